@@ -1,0 +1,192 @@
+/*
+ * simdbloom: a blocked Bloom filter for "have I seen this key before?".
+ *
+ * Every key touches exactly one 64-byte cache line (one 32- or 64-byte block), so a lookup
+ * costs at most one cache miss. Kernels are chosen at run time from what the CPU has.
+ *
+ * Conventions of this header:
+ *   - Every function that can fail returns a negative SBLOOM_E_* code; sbloom_strerror() names it.
+ *   - No function aborts on bad input; NULL pointers are reported as SBLOOM_E_NULL.
+ *   - A filter may be read (contains) from many threads at once; any write (add, clear) needs
+ *     the caller's exclusive access.
+ *   - There is no global state to initialise. The instruction set is picked on first use.
+ */
+#ifndef SIMDBLOOM_H
+#define SIMDBLOOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SIMDBLOOM_VERSION_MAJOR 0
+#define SIMDBLOOM_VERSION_MINOR 1
+#define SIMDBLOOM_VERSION_PATCH 0
+#define SIMDBLOOM_VERSION_STRING "0.1.0"
+
+/* ---- Errors ------------------------------------------------------------------------------- */
+
+enum {
+    SBLOOM_OK = 0,
+    SBLOOM_E_NULL = -1,      /* a required pointer argument was NULL */
+    SBLOOM_E_INVALID = -2,   /* an argument is out of its domain (n = 0, p not in (0,1), NaN) */
+    SBLOOM_E_NOMEM = -3,     /* memory allocation failed */
+    SBLOOM_E_TOO_LARGE = -4, /* the size overflows or exceeds SBLOOM_MAX_BYTES */
+    SBLOOM_E_LAYOUT = -5,    /* unknown layout */
+    SBLOOM_E_ISA = -6,       /* unknown instruction set, or the CPU lacks it */
+};
+
+/* A short, static, human-readable description of an error code (never NULL). */
+const char *sbloom_strerror(int code);
+
+/* ---- Layouts ------------------------------------------------------------------------------ */
+
+typedef enum sbloom_layout {
+    /* Apache Parquet split block: 256-bit blocks of 8 x 32-bit words, one bit per word (k = 8),
+     * strings hashed with XXH64 seed 0. Bit-exact with the Parquet format specification. */
+    SBLOOM_LAYOUT_PARQUET = 1,
+    /* 512-bit cache-line blocks of 8 x 64-bit words, one bit per word (k = 8), XXH3-64. */
+    SBLOOM_LAYOUT_BLOCK512_K8 = 2,
+    /* 512-bit cache-line blocks of 16 x 32-bit words, one bit per word (k = 16), XXH3-64. */
+    SBLOOM_LAYOUT_BLOCK512_K16 = 3,
+} sbloom_layout;
+
+#define SBLOOM_LAYOUT_COUNT 3
+
+/* Largest filter this build creates: 2^32 blocks of the layout's size would be the limit of the
+ * 32-bit multiply-high block index; 64 GiB is the supported ceiling. */
+#define SBLOOM_MAX_BYTES (UINT64_C(64) << 30)
+
+/* "parquet", "block512-k8", "block512-k16"; NULL for an unknown layout. */
+const char *sbloom_layout_name(sbloom_layout layout);
+/* The layout with that name, or SBLOOM_E_LAYOUT. */
+int sbloom_layout_from_name(const char *name);
+/* Bytes per block (32 or 64), or 0 for an unknown layout. */
+uint32_t sbloom_layout_block_bytes(sbloom_layout layout);
+/* Bits set per key (8 or 16), or 0 for an unknown layout. */
+uint32_t sbloom_layout_k(sbloom_layout layout);
+
+/* ---- Sizing ------------------------------------------------------------------------------- */
+
+typedef struct sbloom_plan {
+    sbloom_layout layout;
+    uint64_t bytes;       /* filter size, a whole number of blocks */
+    uint32_t k;           /* bits set per key */
+    double bits_per_key;  /* bytes * 8 / n */
+    double fpp;           /* expected false-positive rate at n items (exact blocked formula) */
+} sbloom_plan;
+
+/* The smallest filter over all layouts whose expected false-positive rate at n distinct items
+ * is at most p. Ties go to the layout that sets fewer bits. */
+int sbloom_plan_for(uint64_t n, double p, sbloom_plan *out);
+/* The same, for one given layout. */
+int sbloom_plan_for_layout(uint64_t n, double p, sbloom_layout layout, sbloom_plan *out);
+
+/* Expected false-positive rate of a blocked filter of `bytes` bytes holding n distinct items:
+ * sum over the Poisson-distributed number L of keys in the probed block of that block's
+ * false-positive rate, which for a layout of W words of w bits, one bit per word, is
+ * (1 - (1 - 1/w)^L)^W. Returns NaN for an unknown layout or bytes below one block. */
+double sbloom_blocked_fpp(sbloom_layout layout, uint64_t bytes, uint64_t n);
+
+/* The classic (unblocked) Bloom filter: rate (1 - e^(-k/bits_per_key))^k for k hash functions
+ * and bits_per_key = m/n bits per item. NaN for non-positive or non-finite arguments. */
+double sbloom_classic_fpp(double bits_per_key, double k);
+/* The integer k >= 1 that minimises sbloom_classic_fpp at bits_per_key (0 on bad input). */
+uint32_t sbloom_classic_best_k(double bits_per_key);
+/* Bits per item a classic filter with its best integer k needs for rate p (NaN on bad input). */
+double sbloom_classic_bits_per_key(double p);
+
+/* ---- Lifecycle ---------------------------------------------------------------------------- */
+
+typedef struct sbloom sbloom_t; /* opaque */
+
+/* A filter planned by sbloom_plan_for(n, p). *out is set to NULL on failure. */
+int sbloom_create(sbloom_t **out, uint64_t n, double p);
+/* The same with the layout chosen by the caller (sbloom_plan_for_layout). */
+int sbloom_create_for_layout(sbloom_t **out, uint64_t n, double p, sbloom_layout layout);
+/* A filter of a given layout and size; bytes is rounded up to a whole number of blocks. */
+int sbloom_create_bytes(sbloom_t **out, uint64_t bytes, sbloom_layout layout);
+/* Frees the filter; NULL is accepted. */
+void sbloom_free(sbloom_t *filter);
+/* Clears every bit and the item counter. */
+int sbloom_clear(sbloom_t *filter);
+
+/* ---- Single keys -------------------------------------------------------------------------- */
+
+/* The 64-bit hash this filter's layout gives a byte string (XXH64 seed 0 for Parquet, XXH3-64
+ * otherwise). Keys may hold any bytes; len 0 is a valid key (key may then be NULL). */
+uint64_t sbloom_hash(const sbloom_t *filter, const void *key, size_t len);
+
+/* Adds a key. Returns 1 if the key was new to the filter (a bit changed), 0 if it was already
+ * present (or a false positive), or a negative error. */
+int sbloom_add(sbloom_t *filter, const void *key, size_t len);
+/* 1 if the key may have been added, 0 if it certainly was not, or a negative error. */
+int sbloom_contains(const sbloom_t *filter, const void *key, size_t len);
+/* The same for a caller-supplied 64-bit hash. Hashes must be well mixed (as from XXH3). */
+int sbloom_add_hash(sbloom_t *filter, uint64_t hash);
+int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash);
+
+/* ---- Batches ------------------------------------------------------------------------------ */
+/* Each returns a count (>= 0) or a negative error. `results`, where taken, receives one byte per
+ * key (1 = present / new, 0 = not) and may be NULL when only the count is wanted. Batches are
+ * processed in chunks whose cache lines are prefetched ahead of use. */
+
+/* Adds n hashes; returns how many were new to the filter. */
+int64_t sbloom_add_hashes(sbloom_t *filter, const uint64_t *hashes, size_t n);
+/* Tests n hashes; returns how many were present. */
+int64_t sbloom_contains_hashes(const sbloom_t *filter, const uint64_t *hashes, size_t n,
+                               uint8_t *results);
+/* Fused test-and-add: sets every key and reports which were absent before; a key repeated
+ * later in the same batch counts as already seen. Returns how many were new. */
+int64_t sbloom_add_if_new_hashes(sbloom_t *filter, const uint64_t *hashes, size_t n,
+                                 uint8_t *is_new);
+
+/* The same over byte-string keys: keys[i] points to lens[i] bytes (NULL allowed if 0). */
+int64_t sbloom_add_keys(sbloom_t *filter, const void *const *keys, const size_t *lens, size_t n);
+int64_t sbloom_contains_keys(const sbloom_t *filter, const void *const *keys, const size_t *lens,
+                             size_t n, uint8_t *results);
+int64_t sbloom_add_if_new_keys(sbloom_t *filter, const void *const *keys, const size_t *lens,
+                               size_t n, uint8_t *is_new);
+
+/* ---- Introspection ------------------------------------------------------------------------ */
+
+sbloom_layout sbloom_get_layout(const sbloom_t *filter); /* 0 for NULL */
+uint64_t sbloom_bytes(const sbloom_t *filter);           /* 0 for NULL */
+uint32_t sbloom_k(const sbloom_t *filter);               /* 0 for NULL */
+/* Keys whose insertion changed the filter: distinct keys added, less false positives. */
+uint64_t sbloom_items(const sbloom_t *filter);
+/* bytes * 8 / n (NaN for NULL or n = 0). */
+double sbloom_bits_per_key(const sbloom_t *filter, uint64_t n);
+/* Plan the filter was created from (n and p), or 0 / NaN for sbloom_create_bytes filters. */
+uint64_t sbloom_planned_items(const sbloom_t *filter);
+double sbloom_planned_fpp(const sbloom_t *filter);
+
+typedef struct sbloom_stats {
+    double fill;            /* fraction of bits set */
+    double estimated_fpp;   /* false-positive rate for a random key now, from the block fills */
+    double estimated_items; /* distinct items inferred from the fill */
+} sbloom_stats;
+
+/* Scans the whole filter (O(bytes)) and fills *out. */
+int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out);
+
+/* ---- Instruction sets --------------------------------------------------------------------- */
+
+/* Name of the instruction set new filters use: "scalar", "avx2", "avx512" or "neon". It is picked
+ * once from the CPU, or from the environment variable SIMDBLOOM_ISA when set. */
+const char *sbloom_isa(void);
+/* Forces the instruction set for filters created afterwards (NULL or "auto" returns to the
+ * CPU's best). SBLOOM_E_ISA if unknown or unsupported by this CPU/build. */
+int sbloom_set_isa(const char *name);
+/* Writes up to cap names of the instruction sets usable here (best last); returns the count. */
+size_t sbloom_isa_list(const char **names, size_t cap);
+/* The instruction set a filter runs on. */
+const char *sbloom_filter_isa(const sbloom_t *filter);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMDBLOOM_H */

@@ -1,0 +1,71 @@
+/*
+ * The kernel table: what every instruction set implements, and the layout math they share.
+ *
+ * A kernel works on 64-bit hashes and a block array; it knows nothing of strings, sizing or
+ * files. src/ calls kernels only through a `sbloom_kernels` table picked by src/dispatch.c.
+ * Every table must give results and leave filters byte-identical to the scalar table.
+ */
+#ifndef SIMDBLOOM_KERNELS_H
+#define SIMDBLOOM_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Layout indexes in a kernel table: the public enum value minus one. */
+enum { SBK_PARQUET = 0, SBK_BLOCK512_K8 = 1, SBK_BLOCK512_K16 = 2, SBK_LAYOUTS = 3 };
+
+/* Block index from the high 32 bits by multiply-high: uniform over [0, nblocks) without a
+ * modulo, for nblocks <= 2^32 (the Parquet rule). */
+static inline uint64_t sbk_block_index(uint64_t hash, uint64_t nblocks)
+{
+    return ((hash >> 32) * nblocks) >> 32;
+}
+
+/* Parquet's eight salts (format spec, "Split Block Bloom Filters"). */
+#define SBK_PARQUET_SALTS                                                                  \
+    {                                                                                      \
+        0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU,      \
+            0x9efc4947U, 0x5c6bfb31U                                                       \
+    }
+
+/* Sixteen odd salts for the 512-bit layouts: the Parquet eight, then SHA-256's eight initial
+ * hash words (fractional bits of the square roots of the first primes) with the low bit set so
+ * that each is odd. The bit of word i is the top bits of (uint32)hash * salt[i]. */
+#define SBK_BLOCK512_SALTS                                                                 \
+    {                                                                                      \
+        0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU,      \
+            0x9efc4947U, 0x5c6bfb31U, 0x6a09e667U, 0xbb67ae85U, 0x3c6ef373U, 0xa54ff53bU,  \
+            0x510e527fU, 0x9b05688dU, 0x1f83d9abU, 0x5be0cd19U                             \
+    }
+
+/*
+ * One layout's operations over a block array of `nblocks` blocks (64-byte aligned).
+ *   add:        sets every key's bits; returns how many keys changed the filter.
+ *   contains:   results[i] = 1 if key i is present (results may be NULL); returns the count.
+ *   add_if_new: for each key in order, tests then sets; is_new[i] = 1 if it was absent (is_new
+ *               may be NULL); returns the count. A repeat later in the batch is not new.
+ */
+typedef struct sbloom_layout_kernels {
+    uint64_t (*add)(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n);
+    uint64_t (*contains)(const void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
+                         uint8_t *results);
+    uint64_t (*add_if_new)(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
+                           uint8_t *is_new);
+} sbloom_layout_kernels;
+
+typedef struct sbloom_kernels {
+    const char *name; /* "scalar", "avx2", "avx512", "neon" */
+    sbloom_layout_kernels layout[SBK_LAYOUTS];
+} sbloom_kernels;
+
+/* Tables each instruction-set file exports (only those built into this binary exist). */
+extern const sbloom_kernels sbloom_kernels_scalar;
+extern const sbloom_kernels sbloom_kernels_avx2;
+extern const sbloom_kernels sbloom_kernels_avx512;
+extern const sbloom_kernels sbloom_kernels_neon;
+
+/* The table with that name if it is built in and this CPU runs it, else NULL (src/dispatch.c).
+ * Tests and fuzzers use it to reach one kernel directly. */
+const sbloom_kernels *sbloom_kernels_by_name(const char *name);
+
+#endif /* SIMDBLOOM_KERNELS_H */

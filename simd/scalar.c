@@ -1,0 +1,160 @@
+/*
+ * The scalar reference kernels: plain C, written to be read. Every other instruction set must
+ * give the same answers and leave the same bytes.
+ *
+ * All three layouts share one rule: the key's block comes from the hash's high 32 bits
+ * (sbk_block_index), and word i of that block gets exactly one bit, chosen by the top bits of
+ * the low 32 bits of the hash multiplied by salt i.
+ *
+ *   layout        block    words          bit index in word i
+ *   parquet       32 B     8 x uint32     (key * salt[i]) >> 27
+ *   block512-k8   64 B     8 x uint64     (key * salt[i]) >> 26
+ *   block512-k16  64 B     16 x uint32    (key * salt[i]) >> 27
+ *
+ * Words are little-endian in memory (the Parquet format's order); a big-endian host would need
+ * byte swaps here, and none is supported yet.
+ */
+#include "kernels.h"
+
+static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
+static const uint32_t block512_salts[16] = SBK_BLOCK512_SALTS;
+
+/* ---- Parquet split block: 8 x 32-bit words ---- */
+
+static void parquet_mask(uint64_t hash, uint32_t mask[8])
+{
+    uint32_t key = (uint32_t)hash;
+    for (int i = 0; i < 8; i++)
+        mask[i] = UINT32_C(1) << ((key * parquet_salts[i]) >> 27);
+}
+
+static uint32_t *parquet_block(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    return (uint32_t *)blocks + 8 * sbk_block_index(hash, nblocks);
+}
+
+static int parquet_test(const uint32_t *block, const uint32_t mask[8])
+{
+    for (int i = 0; i < 8; i++)
+        if ((block[i] & mask[i]) == 0)
+            return 0;
+    return 1;
+}
+
+static void parquet_set(uint32_t *block, const uint32_t mask[8])
+{
+    for (int i = 0; i < 8; i++)
+        block[i] |= mask[i];
+}
+
+/* ---- 512-bit blocks, 8 x 64-bit words ---- */
+
+static void k8_mask(uint64_t hash, uint64_t mask[8])
+{
+    uint32_t key = (uint32_t)hash;
+    for (int i = 0; i < 8; i++)
+        mask[i] = UINT64_C(1) << ((key * block512_salts[i]) >> 26);
+}
+
+static uint64_t *k8_block(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    return (uint64_t *)blocks + 8 * sbk_block_index(hash, nblocks);
+}
+
+static int k8_test(const uint64_t *block, const uint64_t mask[8])
+{
+    for (int i = 0; i < 8; i++)
+        if ((block[i] & mask[i]) == 0)
+            return 0;
+    return 1;
+}
+
+static void k8_set(uint64_t *block, const uint64_t mask[8])
+{
+    for (int i = 0; i < 8; i++)
+        block[i] |= mask[i];
+}
+
+/* ---- 512-bit blocks, 16 x 32-bit words ---- */
+
+static void k16_mask(uint64_t hash, uint32_t mask[16])
+{
+    uint32_t key = (uint32_t)hash;
+    for (int i = 0; i < 16; i++)
+        mask[i] = UINT32_C(1) << ((key * block512_salts[i]) >> 27);
+}
+
+static uint32_t *k16_block(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    return (uint32_t *)blocks + 16 * sbk_block_index(hash, nblocks);
+}
+
+static int k16_test(const uint32_t *block, const uint32_t mask[16])
+{
+    for (int i = 0; i < 16; i++)
+        if ((block[i] & mask[i]) == 0)
+            return 0;
+    return 1;
+}
+
+static void k16_set(uint32_t *block, const uint32_t mask[16])
+{
+    for (int i = 0; i < 16; i++)
+        block[i] |= mask[i];
+}
+
+/*
+ * The batch operations, written once per layout by a macro so that the loop logic cannot drift
+ * between layouts. WORD is the word type, W the words per block. A plain add is a test-and-add
+ * whose answers are not kept: the count of keys that changed the filter is the count of new ones.
+ */
+#define SCALAR_LAYOUT_KERNELS(NAME, WORD, W)                                                    \
+    static uint64_t NAME##_contains(const void *blocks, uint64_t nblocks,                      \
+                                    const uint64_t *hashes, size_t n, uint8_t *results)        \
+    {                                                                                          \
+        uint64_t found = 0;                                                                    \
+        for (size_t j = 0; j < n; j++) {                                                       \
+            WORD mask[W];                                                                      \
+            NAME##_mask(hashes[j], mask);                                                      \
+            int present = NAME##_test(NAME##_block(blocks, nblocks, hashes[j]), mask);         \
+            if (results)                                                                       \
+                results[j] = (uint8_t)present;                                                 \
+            found += (uint64_t)present;                                                        \
+        }                                                                                      \
+        return found;                                                                          \
+    }                                                                                          \
+    static uint64_t NAME##_add_if_new(void *blocks, uint64_t nblocks, const uint64_t *hashes,  \
+                                      size_t n, uint8_t *is_new)                               \
+    {                                                                                          \
+        uint64_t fresh = 0;                                                                    \
+        for (size_t j = 0; j < n; j++) {                                                       \
+            WORD mask[W];                                                                      \
+            NAME##_mask(hashes[j], mask);                                                      \
+            WORD *block = NAME##_block(blocks, nblocks, hashes[j]);                            \
+            int absent = !NAME##_test(block, mask);                                            \
+            NAME##_set(block, mask);                                                           \
+            if (is_new)                                                                        \
+                is_new[j] = (uint8_t)absent;                                                   \
+            fresh += (uint64_t)absent;                                                         \
+        }                                                                                      \
+        return fresh;                                                                          \
+    }                                                                                          \
+    static uint64_t NAME##_add(void *blocks, uint64_t nblocks, const uint64_t *hashes,         \
+                               size_t n)                                                       \
+    {                                                                                          \
+        return NAME##_add_if_new(blocks, nblocks, hashes, n, NULL);                            \
+    }
+
+SCALAR_LAYOUT_KERNELS(parquet, uint32_t, 8)
+SCALAR_LAYOUT_KERNELS(k8, uint64_t, 8)
+SCALAR_LAYOUT_KERNELS(k16, uint32_t, 16)
+
+const sbloom_kernels sbloom_kernels_scalar = {
+    .name = "scalar",
+    .layout =
+        {
+            [SBK_PARQUET] = {parquet_add, parquet_contains, parquet_add_if_new},
+            [SBK_BLOCK512_K8] = {k8_add, k8_contains, k8_add_if_new},
+            [SBK_BLOCK512_K16] = {k16_add, k16_contains, k16_add_if_new},
+        },
+};

@@ -1,0 +1,157 @@
+/*
+ * Batch drivers: cut a batch into chunks, prefetch every cache line a chunk will touch while the
+ * previous chunk is tested or set, and hand each chunk to the kernel.
+ *
+ * On filters larger than the caches a lookup is one DRAM miss; throughput then depends on how
+ * many misses are in flight at once, so the lines of chunk c+1 are requested before chunk c is
+ * worked on. String keys are hashed one chunk ahead for the same reason: hashing chunk c+1
+ * overlaps with the misses of its prefetches.
+ */
+#include "internal.h"
+
+/* Keys per chunk: enough independent misses to cover DRAM latency on one core, small enough that
+ * the prefetched lines are still in L1/L2 when the kernel reaches them. */
+#define CHUNK 64
+
+typedef enum { OP_ADD, OP_CONTAINS, OP_ADD_IF_NEW } batch_op;
+
+static void prefetch_chunk(const sbloom_t *f, const uint64_t *hashes, size_t n, int for_write)
+{
+    const char *base = f->blocks;
+    for (size_t i = 0; i < n; i++) {
+        const char *line = base + sbk_block_index(hashes[i], f->nblocks) * f->block_bytes;
+        if (for_write)
+            __builtin_prefetch(line, 1, 3);
+        else
+            __builtin_prefetch(line, 0, 3);
+    }
+}
+
+static uint64_t run_chunk(sbloom_t *f, batch_op op, const uint64_t *hashes, size_t n,
+                          uint8_t *results)
+{
+    switch (op) {
+    case OP_ADD:
+        return f->kern->add(f->blocks, f->nblocks, hashes, n);
+    case OP_CONTAINS:
+        return f->kern->contains(f->blocks, f->nblocks, hashes, n, results);
+    case OP_ADD_IF_NEW:
+    default:
+        return f->kern->add_if_new(f->blocks, f->nblocks, hashes, n, results);
+    }
+}
+
+static uint64_t run_hashes(sbloom_t *f, batch_op op, const uint64_t *hashes, size_t n,
+                           uint8_t *results)
+{
+    int for_write = op != OP_CONTAINS;
+    uint64_t count = 0;
+    prefetch_chunk(f, hashes, n < CHUNK ? n : CHUNK, for_write);
+    for (size_t start = 0; start < n; start += CHUNK) {
+        size_t len = n - start < CHUNK ? n - start : CHUNK;
+        size_t next = start + CHUNK;
+        if (next < n)
+            prefetch_chunk(f, hashes + next, n - next < CHUNK ? n - next : CHUNK, for_write);
+        count += run_chunk(f, op, hashes + start, len, results ? results + start : NULL);
+    }
+    return count;
+}
+
+static void hash_chunk(const sbloom_t *f, const void *const *keys, const size_t *lens, size_t n,
+                       uint64_t *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = sbloom_hash_bytes(f->layout, keys[i], lens[i]);
+}
+
+static uint64_t run_keys(sbloom_t *f, batch_op op, const void *const *keys, const size_t *lens,
+                         size_t n, uint8_t *results)
+{
+    int for_write = op != OP_CONTAINS;
+    uint64_t buffers[2][CHUNK];
+    uint64_t count = 0;
+    size_t first = n < CHUNK ? n : CHUNK;
+    hash_chunk(f, keys, lens, first, buffers[0]);
+    prefetch_chunk(f, buffers[0], first, for_write);
+    for (size_t start = 0, c = 0; start < n; start += CHUNK, c ^= 1) {
+        size_t len = n - start < CHUNK ? n - start : CHUNK;
+        size_t next = start + CHUNK;
+        if (next < n) {
+            size_t next_len = n - next < CHUNK ? n - next : CHUNK;
+            hash_chunk(f, keys + next, lens + next, next_len, buffers[c ^ 1]);
+            prefetch_chunk(f, buffers[c ^ 1], next_len, for_write);
+        }
+        count += run_chunk(f, op, buffers[c], len, results ? results + start : NULL);
+    }
+    return count;
+}
+
+/* A key pointer may be NULL only when its length is 0. */
+static int keys_valid(const void *const *keys, const size_t *lens, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!keys[i] && lens[i])
+            return 0;
+    return 1;
+}
+
+int64_t sbloom_add_hashes(sbloom_t *filter, const uint64_t *hashes, size_t n)
+{
+    if (!filter || (!hashes && n))
+        return SBLOOM_E_NULL;
+    uint64_t added = run_hashes(filter, OP_ADD, hashes, n, NULL);
+    filter->items += added;
+    return (int64_t)added;
+}
+
+int64_t sbloom_contains_hashes(const sbloom_t *filter, const uint64_t *hashes, size_t n,
+                               uint8_t *results)
+{
+    if (!filter || (!hashes && n))
+        return SBLOOM_E_NULL;
+    /* The contains kernel only reads; the cast lets the drivers share one signature. */
+    return (int64_t)run_hashes((sbloom_t *)filter, OP_CONTAINS, hashes, n, results);
+}
+
+int64_t sbloom_add_if_new_hashes(sbloom_t *filter, const uint64_t *hashes, size_t n,
+                                 uint8_t *is_new)
+{
+    if (!filter || (!hashes && n))
+        return SBLOOM_E_NULL;
+    uint64_t fresh = run_hashes(filter, OP_ADD_IF_NEW, hashes, n, is_new);
+    filter->items += fresh;
+    return (int64_t)fresh;
+}
+
+int64_t sbloom_add_keys(sbloom_t *filter, const void *const *keys, const size_t *lens, size_t n)
+{
+    if (!filter || ((!keys || !lens) && n))
+        return SBLOOM_E_NULL;
+    if (!keys_valid(keys, lens, n))
+        return SBLOOM_E_NULL;
+    uint64_t added = run_keys(filter, OP_ADD, keys, lens, n, NULL);
+    filter->items += added;
+    return (int64_t)added;
+}
+
+int64_t sbloom_contains_keys(const sbloom_t *filter, const void *const *keys, const size_t *lens,
+                             size_t n, uint8_t *results)
+{
+    if (!filter || ((!keys || !lens) && n))
+        return SBLOOM_E_NULL;
+    if (!keys_valid(keys, lens, n))
+        return SBLOOM_E_NULL;
+    return (int64_t)run_keys((sbloom_t *)filter, OP_CONTAINS, keys, lens, n, results);
+}
+
+int64_t sbloom_add_if_new_keys(sbloom_t *filter, const void *const *keys, const size_t *lens,
+                               size_t n, uint8_t *is_new)
+{
+    if (!filter || ((!keys || !lens) && n))
+        return SBLOOM_E_NULL;
+    if (!keys_valid(keys, lens, n))
+        return SBLOOM_E_NULL;
+    uint64_t fresh = run_keys(filter, OP_ADD_IF_NEW, keys, lens, n, is_new);
+    filter->items += fresh;
+    return (int64_t)fresh;
+}

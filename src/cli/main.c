@@ -1,0 +1,52 @@
+/* The simdbloom command: subcommand dispatch, --help and --version. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char main_help[] =
+    "usage: simdbloom COMMAND [ARGS]\n"
+    "\n"
+    "Commands:\n"
+    "  dedup      write each input line not seen before (the visited-URL table)\n"
+    "  plan       filter size for N items at a false-positive rate, every layout\n"
+    "  gen-urls   a deterministic stream of realistic URLs for large runs\n"
+    "\n"
+    "'simdbloom COMMAND --help' describes one. 'simdbloom --version' names the version and the\n"
+    "instruction set in use (SIMDBLOOM_ISA=scalar|avx2|avx512|neon forces one).\n";
+
+static void print_version(void)
+{
+    const char *names[8];
+    size_t count = sbloom_isa_list(names, 8);
+    printf("simdbloom %s, isa %s (available:", SIMDBLOOM_VERSION_STRING, sbloom_isa());
+    for (size_t i = 0; i < count && i < 8; i++)
+        printf(" %s", names[i]);
+    printf(")\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(main_help, stderr);
+        return EXIT_USAGE;
+    }
+    const char *command = argv[1];
+    if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 ||
+        strcmp(command, "help") == 0) {
+        fputs(main_help, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(command, "--version") == 0 || strcmp(command, "version") == 0) {
+        print_version();
+        return EXIT_OK;
+    }
+    if (strcmp(command, "dedup") == 0)
+        return cmd_dedup(argc - 1, argv + 1);
+    if (strcmp(command, "plan") == 0)
+        return cmd_plan(argc - 1, argv + 1);
+    if (strcmp(command, "gen-urls") == 0)
+        return cmd_gen_urls(argc - 1, argv + 1);
+    fprintf(stderr, "simdbloom: unknown command '%s' (see 'simdbloom --help')\n", command);
+    return EXIT_USAGE;
+}

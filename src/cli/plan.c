@@ -1,0 +1,97 @@
+/*
+ * simdbloom plan: what a filter costs. For one (n, p) it prints each layout's size and the
+ * classic unblocked filter's, so the price of blocking is visible; --table prints bits per key
+ * against rate for every layout (the README's sizing table comes from it).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char plan_help[] =
+    "usage: simdbloom plan [--expect N] [--fpp P] | --table\n"
+    "\n"
+    "Prints the filter each layout needs for N distinct items at false-positive rate P (exact\n"
+    "blocked formula), the one 'auto' picks, and the classic unblocked filter for comparison.\n"
+    "  --expect N   items (default 10M)     --fpp P   rate (default 1e-6)\n"
+    "  --table      bits per key against rate, every layout, as a Markdown table\n";
+
+static const sbloom_layout all_layouts[] = {SBLOOM_LAYOUT_PARQUET, SBLOOM_LAYOUT_BLOCK512_K8,
+                                            SBLOOM_LAYOUT_BLOCK512_K16};
+
+static int print_table(void)
+{
+    static const double rates[] = {1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8};
+    const uint64_t n = 10000000;
+    printf("| false-positive rate | classic (best k) |");
+    for (size_t l = 0; l < 3; l++)
+        printf(" %s |", sbloom_layout_name(all_layouts[l]));
+    printf(" auto picks |\n|---|---|---|---|---|---|\n");
+    for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
+        double classic = sbloom_classic_bits_per_key(rates[r]);
+        printf("| %g | %.2f (k=%u) |", rates[r], classic, sbloom_classic_best_k(classic));
+        for (size_t l = 0; l < 3; l++) {
+            sbloom_plan plan;
+            if (sbloom_plan_for_layout(n, rates[r], all_layouts[l], &plan) == SBLOOM_OK)
+                printf(" %.2f |", plan.bits_per_key);
+            else
+                printf(" - |");
+        }
+        sbloom_plan best;
+        if (sbloom_plan_for(n, rates[r], &best) == SBLOOM_OK)
+            printf(" %s |\n", sbloom_layout_name(best.layout));
+        else
+            printf(" - |\n");
+    }
+    return EXIT_OK;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    uint64_t n = 10000000;
+    double p = 1e-6;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(plan_help, stdout);
+            return EXIT_OK;
+        } else if (strcmp(arg, "--table") == 0) {
+            return print_table();
+        } else if (is_option(arg, "--expect")) {
+            if (!(value = option_value(argc, argv, &i, "--expect")) ||
+                !parse_count("--expect", value, &n))
+                return EXIT_USAGE;
+        } else if (is_option(arg, "--fpp")) {
+            if (!(value = option_value(argc, argv, &i, "--fpp")) ||
+                !parse_rate("--fpp", value, &p))
+                return EXIT_USAGE;
+        } else {
+            return usage_error("plan", "unexpected argument '%s'", arg);
+        }
+    }
+    printf("%llu items at false-positive rate %g:\n", (unsigned long long)n, p);
+    printf("%-14s %14s %12s %4s %12s\n", "layout", "bytes", "bits/key", "k", "fpp");
+    for (size_t l = 0; l < 3; l++) {
+        sbloom_plan plan;
+        int rc = sbloom_plan_for_layout(n, p, all_layouts[l], &plan);
+        if (rc != SBLOOM_OK) {
+            printf("%-14s %s\n", sbloom_layout_name(all_layouts[l]), sbloom_strerror(rc));
+            continue;
+        }
+        printf("%-14s %14llu %12.2f %4u %12.3g\n", sbloom_layout_name(plan.layout),
+               (unsigned long long)plan.bytes, plan.bits_per_key, plan.k, plan.fpp);
+    }
+    double classic = sbloom_classic_bits_per_key(p);
+    uint32_t k = sbloom_classic_best_k(classic);
+    printf("%-14s %14.0f %12.2f %4u %12.3g\n", "classic", ceil(classic * (double)n / 8.0), classic,
+           k, sbloom_classic_fpp(classic, k));
+    sbloom_plan best;
+    int rc = sbloom_plan_for(n, p, &best);
+    if (rc != SBLOOM_OK) {
+        fprintf(stderr, "simdbloom: %s\n", sbloom_strerror(rc));
+        return EXIT_USAGE;
+    }
+    printf("auto picks %s\n", sbloom_layout_name(best.layout));
+    return EXIT_OK;
+}

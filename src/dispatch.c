@@ -1,0 +1,171 @@
+/*
+ * Run-time choice of the kernel table.
+ *
+ * The best table this CPU runs is picked once, on first use: on x86 from cpuid *and* xgetbv (the
+ * CPU may have AVX-512 while the OS does not save ZMM registers, and then it must not be used),
+ * on aarch64 NEON is architectural. SIMDBLOOM_ISA=scalar|avx2|avx512|neon forces a table;
+ * sbloom_set_isa() does the same from code. The choice is one atomic pointer, so concurrent
+ * first calls are harmless: they compute the same answer.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+/* XCR0 bits the OS sets when it saves that register state on context switches. */
+#define XCR0_SSE_AVX 0x6u       /* XMM | YMM */
+#define XCR0_AVX512 0xe6u       /* XMM | YMM | opmask | ZMM_Hi256 | Hi16_ZMM */
+
+static uint64_t read_xcr0(void)
+{
+    uint32_t eax, edx;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return ((uint64_t)edx << 32) | eax;
+}
+
+static int os_saves(uint64_t mask)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE))
+        return 0;
+    return (read_xcr0() & mask) == mask;
+}
+
+__attribute__((unused)) static int cpu_has_avx2(void)
+{
+    unsigned a, b, c, d;
+    if (!os_saves(XCR0_SSE_AVX) || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return 0;
+    return (b & bit_AVX2) && (b & bit_BMI2);
+}
+
+__attribute__((unused)) static int cpu_has_avx512(void)
+{
+    unsigned a, b, c, d;
+    if (!cpu_has_avx2() || !os_saves(XCR0_AVX512) || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return 0;
+    const unsigned need = bit_AVX512F | bit_AVX512DQ | bit_AVX512BW | bit_AVX512VL;
+    return (b & need) == need;
+}
+#endif
+
+static int always(void)
+{
+    return 1;
+}
+
+/* Candidates from least to most preferred; only those compiled into this binary are listed. */
+static const struct {
+    const sbloom_kernels *table;
+    int (*runs_here)(void);
+} candidates[] = {
+    {&sbloom_kernels_scalar, always},
+#ifdef SIMDBLOOM_HAVE_NEON
+    /* On x86 the NEON table runs through SIMDe's portable emulation: correct, not fast. It can be
+     * forced (tests, fuzzers) but is never picked automatically there. */
+    {&sbloom_kernels_neon, always},
+#endif
+#ifdef SIMDBLOOM_HAVE_AVX2
+    {&sbloom_kernels_avx2, cpu_has_avx2},
+#endif
+#ifdef SIMDBLOOM_HAVE_AVX512
+    {&sbloom_kernels_avx512, cpu_has_avx512},
+#endif
+};
+
+#define NCANDIDATES (sizeof candidates / sizeof candidates[0])
+
+static int auto_pickable(size_t i)
+{
+#if defined(SIMDBLOOM_HAVE_NEON) && !defined(__aarch64__) && !defined(__ARM_NEON)
+    if (candidates[i].table == &sbloom_kernels_neon)
+        return 0;
+#endif
+    return candidates[i].runs_here();
+}
+
+static const sbloom_kernels *best_here(void)
+{
+    const sbloom_kernels *best = &sbloom_kernels_scalar;
+    for (size_t i = 0; i < NCANDIDATES; i++)
+        if (auto_pickable(i))
+            best = candidates[i].table;
+    return best;
+}
+
+const sbloom_kernels *sbloom_kernels_by_name(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < NCANDIDATES; i++)
+        if (strcmp(candidates[i].table->name, name) == 0 && candidates[i].runs_here())
+            return candidates[i].table;
+    return NULL;
+}
+
+static _Atomic(const sbloom_kernels *) active;
+static atomic_int active_error; /* SBLOOM_E_ISA while SIMDBLOOM_ISA names an unusable table */
+static atomic_int decided;
+
+static void decide_once(void)
+{
+    if (atomic_load_explicit(&decided, memory_order_acquire))
+        return;
+    const char *forced = getenv("SIMDBLOOM_ISA");
+    const sbloom_kernels *table = NULL;
+    int err = SBLOOM_OK;
+    if (forced && *forced && strcmp(forced, "auto") != 0) {
+        table = sbloom_kernels_by_name(forced);
+        if (!table)
+            err = SBLOOM_E_ISA;
+    } else {
+        table = best_here();
+    }
+    atomic_store_explicit(&active, table, memory_order_release);
+    atomic_store_explicit(&active_error, err, memory_order_release);
+    atomic_store_explicit(&decided, 1, memory_order_release);
+}
+
+const sbloom_kernels *sbloom_kernels_active(int *err)
+{
+    decide_once();
+    const sbloom_kernels *table = atomic_load_explicit(&active, memory_order_acquire);
+    if (!table && err)
+        *err = atomic_load_explicit(&active_error, memory_order_acquire);
+    return table;
+}
+
+const char *sbloom_isa(void)
+{
+    const sbloom_kernels *table = sbloom_kernels_active(NULL);
+    return table ? table->name : "invalid SIMDBLOOM_ISA";
+}
+
+int sbloom_set_isa(const char *name)
+{
+    decide_once();
+    const sbloom_kernels *table =
+        (!name || strcmp(name, "auto") == 0) ? best_here() : sbloom_kernels_by_name(name);
+    if (!table)
+        return SBLOOM_E_ISA;
+    atomic_store_explicit(&active, table, memory_order_release);
+    atomic_store_explicit(&active_error, SBLOOM_OK, memory_order_release);
+    return SBLOOM_OK;
+}
+
+size_t sbloom_isa_list(const char **names, size_t cap)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < NCANDIDATES; i++) {
+        if (!candidates[i].runs_here())
+            continue;
+        if (names && count < cap)
+            names[count] = candidates[i].table->name;
+        count++;
+    }
+    return count;
+}

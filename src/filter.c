@@ -1,0 +1,217 @@
+/* The filter object: creation, single-key operations and introspection. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int create_blocks(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint64_t planned_n,
+                         double planned_p)
+{
+    int err = SBLOOM_OK;
+    const sbloom_kernels *kernels = sbloom_kernels_active(&err);
+    if (!kernels)
+        return err;
+
+    uint64_t block_bytes = sbloom_layout_block_bytes(layout);
+    uint64_t nblocks = bytes / block_bytes + (bytes % block_bytes != 0);
+    if (nblocks == 0)
+        nblocks = 1;
+    if (bytes > SBLOOM_MAX_BYTES || nblocks > SBLOOM_MAX_BYTES / block_bytes)
+        return SBLOOM_E_TOO_LARGE;
+
+    sbloom_t *f = calloc(1, sizeof *f);
+    if (!f)
+        return SBLOOM_E_NOMEM;
+    f->bytes = nblocks * block_bytes;
+    f->blocks = sbloom_blocks_alloc(f->bytes, &f->mapped);
+    if (!f->blocks) {
+        free(f);
+        return SBLOOM_E_NOMEM;
+    }
+    f->nblocks = nblocks;
+    f->layout = layout;
+    f->k = sbloom_layout_k(layout);
+    f->block_bytes = (uint32_t)block_bytes;
+    f->planned_items = planned_n;
+    f->planned_fpp = planned_p;
+    f->kern = &kernels->layout[layout - 1];
+    f->isa = kernels->name;
+    *out = f;
+    return SBLOOM_OK;
+}
+
+int sbloom_create(sbloom_t **out, uint64_t n, double p)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    sbloom_plan plan;
+    int rc = sbloom_plan_for(n, p, &plan);
+    if (rc != SBLOOM_OK)
+        return rc;
+    return create_blocks(out, plan.bytes, plan.layout, n, p);
+}
+
+int sbloom_create_for_layout(sbloom_t **out, uint64_t n, double p, sbloom_layout layout)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    sbloom_plan plan;
+    int rc = sbloom_plan_for_layout(n, p, layout, &plan);
+    if (rc != SBLOOM_OK)
+        return rc;
+    return create_blocks(out, plan.bytes, plan.layout, n, p);
+}
+
+int sbloom_create_bytes(sbloom_t **out, uint64_t bytes, sbloom_layout layout)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (!sbloom_layout_valid(layout))
+        return SBLOOM_E_LAYOUT;
+    return create_blocks(out, bytes, layout, 0, NAN);
+}
+
+void sbloom_free(sbloom_t *filter)
+{
+    if (!filter)
+        return;
+    sbloom_blocks_free(filter->blocks, filter->bytes, filter->mapped);
+    free(filter);
+}
+
+int sbloom_clear(sbloom_t *filter)
+{
+    if (!filter)
+        return SBLOOM_E_NULL;
+    memset(filter->blocks, 0, (size_t)filter->bytes);
+    filter->items = 0;
+    return SBLOOM_OK;
+}
+
+/* ---- Single keys ---- */
+
+uint64_t sbloom_hash(const sbloom_t *filter, const void *key, size_t len)
+{
+    if (!filter || (!key && len))
+        return 0;
+    return sbloom_hash_bytes(filter->layout, key, len);
+}
+
+int sbloom_add_hash(sbloom_t *filter, uint64_t hash)
+{
+    if (!filter)
+        return SBLOOM_E_NULL;
+    uint64_t added = filter->kern->add(filter->blocks, filter->nblocks, &hash, 1);
+    filter->items += added;
+    return (int)added;
+}
+
+int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash)
+{
+    if (!filter)
+        return SBLOOM_E_NULL;
+    return (int)filter->kern->contains(filter->blocks, filter->nblocks, &hash, 1, NULL);
+}
+
+int sbloom_add(sbloom_t *filter, const void *key, size_t len)
+{
+    if (!filter || (!key && len))
+        return SBLOOM_E_NULL;
+    return sbloom_add_hash(filter, sbloom_hash_bytes(filter->layout, key, len));
+}
+
+int sbloom_contains(const sbloom_t *filter, const void *key, size_t len)
+{
+    if (!filter || (!key && len))
+        return SBLOOM_E_NULL;
+    return sbloom_contains_hash(filter, sbloom_hash_bytes(filter->layout, key, len));
+}
+
+/* ---- Introspection ---- */
+
+sbloom_layout sbloom_get_layout(const sbloom_t *filter)
+{
+    return filter ? filter->layout : (sbloom_layout)0;
+}
+
+uint64_t sbloom_bytes(const sbloom_t *filter)
+{
+    return filter ? filter->bytes : 0;
+}
+
+uint32_t sbloom_k(const sbloom_t *filter)
+{
+    return filter ? filter->k : 0;
+}
+
+uint64_t sbloom_items(const sbloom_t *filter)
+{
+    return filter ? filter->items : 0;
+}
+
+double sbloom_bits_per_key(const sbloom_t *filter, uint64_t n)
+{
+    if (!filter || n == 0)
+        return NAN;
+    return (double)filter->bytes * 8.0 / (double)n;
+}
+
+uint64_t sbloom_planned_items(const sbloom_t *filter)
+{
+    return filter ? filter->planned_items : 0;
+}
+
+double sbloom_planned_fpp(const sbloom_t *filter)
+{
+    return filter ? filter->planned_fpp : NAN;
+}
+
+const char *sbloom_filter_isa(const sbloom_t *filter)
+{
+    return filter ? filter->isa : NULL;
+}
+
+/*
+ * A random key probing a block is a false positive when every one of its k bits is set; with one
+ * bit per word, that happens with probability prod_i popcount(word_i) / w. Averaging this over
+ * all blocks gives the rate a random negative key meets now. The fill also inverts the expected
+ * fill 1 - exp(-n / (nblocks * w)) into an estimate of the distinct items.
+ */
+int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out)
+{
+    if (!filter || !out)
+        return SBLOOM_E_NULL;
+    uint32_t word_bits = sbloom_layout_word_bits(filter->layout);
+    uint32_t words = filter->k;
+    uint64_t bits_set = 0;
+    double fpp_sum = 0.0;
+    const uint8_t *block = filter->blocks;
+    for (uint64_t b = 0; b < filter->nblocks; b++, block += filter->block_bytes) {
+        double block_fpp = 1.0;
+        for (uint32_t i = 0; i < words; i++) {
+            uint64_t word;
+            if (word_bits == 64) {
+                memcpy(&word, block + 8 * i, 8);
+            } else {
+                uint32_t w32;
+                memcpy(&w32, block + 4 * i, 4);
+                word = w32;
+            }
+            uint32_t ones = (uint32_t)__builtin_popcountll(word);
+            bits_set += ones;
+            block_fpp *= (double)ones / word_bits;
+        }
+        fpp_sum += block_fpp;
+    }
+    double total_bits = (double)filter->bytes * 8.0;
+    out->fill = (double)bits_set / total_bits;
+    out->estimated_fpp = fpp_sum / (double)filter->nblocks;
+    out->estimated_items =
+        out->fill >= 1.0 ? INFINITY
+                         : -(double)filter->nblocks * word_bits * log1p(-out->fill);
+    return SBLOOM_OK;
+}

@@ -1,0 +1,50 @@
+/* Names and fixed geometry of the layouts (the public enum and its strings). */
+#include <string.h>
+
+#include "internal.h"
+
+static const struct {
+    const char *name;
+    uint32_t block_bytes;
+    uint32_t k;
+} layouts[SBLOOM_LAYOUT_COUNT] = {
+    [SBLOOM_LAYOUT_PARQUET - 1] = {"parquet", 32, 8},
+    [SBLOOM_LAYOUT_BLOCK512_K8 - 1] = {"block512-k8", 64, 8},
+    [SBLOOM_LAYOUT_BLOCK512_K16 - 1] = {"block512-k16", 64, 16},
+};
+
+int sbloom_layout_valid(sbloom_layout layout)
+{
+    return layout >= 1 && layout <= SBLOOM_LAYOUT_COUNT;
+}
+
+const char *sbloom_layout_name(sbloom_layout layout)
+{
+    return sbloom_layout_valid(layout) ? layouts[layout - 1].name : NULL;
+}
+
+int sbloom_layout_from_name(const char *name)
+{
+    if (!name)
+        return SBLOOM_E_NULL;
+    for (int i = 0; i < SBLOOM_LAYOUT_COUNT; i++)
+        if (strcmp(name, layouts[i].name) == 0)
+            return i + 1;
+    return SBLOOM_E_LAYOUT;
+}
+
+uint32_t sbloom_layout_block_bytes(sbloom_layout layout)
+{
+    return sbloom_layout_valid(layout) ? layouts[layout - 1].block_bytes : 0;
+}
+
+uint32_t sbloom_layout_k(sbloom_layout layout)
+{
+    return sbloom_layout_valid(layout) ? layouts[layout - 1].k : 0;
+}
+
+uint32_t sbloom_layout_word_bits(sbloom_layout layout)
+{
+    return sbloom_layout_valid(layout) ? layouts[layout - 1].block_bytes * 8 / layouts[layout - 1].k
+                                       : 0;
+}

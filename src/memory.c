@@ -1,0 +1,58 @@
+/*
+ * Block memory: zeroed, 64-byte aligned. Large filters come from mmap, whose pages the kernel
+ * zeroes lazily (a 1 GiB filter costs nothing until touched) and which can be backed by huge
+ * pages, sparing TLB misses on random access; small ones from the heap.
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#define HAVE_MMAP 1
+#endif
+
+#define MMAP_THRESHOLD (UINT64_C(1) << 21)
+#define HUGE_PAGE (UINT64_C(1) << 21)
+
+void *sbloom_blocks_alloc(uint64_t bytes, int *mapped)
+{
+    *mapped = 0;
+    if (bytes == 0 || bytes > SIZE_MAX - HUGE_PAGE)
+        return NULL;
+#ifdef HAVE_MMAP
+    if (bytes >= MMAP_THRESHOLD) {
+        void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+#ifdef MADV_HUGEPAGE
+        madvise(p, (size_t)bytes, MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+        *mapped = 1;
+        return p;
+    }
+#endif
+    size_t rounded = (size_t)((bytes + 63) & ~UINT64_C(63));
+    void *p = aligned_alloc(64, rounded);
+    if (p)
+        memset(p, 0, rounded);
+    return p;
+}
+
+void sbloom_blocks_free(void *blocks, uint64_t bytes, int mapped)
+{
+    if (!blocks)
+        return;
+#ifdef HAVE_MMAP
+    if (mapped) {
+        munmap(blocks, (size_t)bytes);
+        return;
+    }
+#endif
+    (void)bytes;
+    (void)mapped;
+    free(blocks);
+}

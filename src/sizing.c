@@ -1,0 +1,135 @@
+/*
+ * Sizing: how many bytes a filter needs for n items at false-positive rate p.
+ *
+ * Blocked filters pay for their speed: keys land in blocks unevenly (Poisson), and an
+ * overloaded block answers "present" far more often than the average load suggests. The classic
+ * formula ignores this and underestimates the rate, so we size from the exact blocked formula:
+ *
+ *   fpp = sum_L  Poisson(L; n / nblocks) * (1 - (1 - 1/w)^L)^k
+ *
+ * where a block has k words of w bits and each key sets one bit in every word: with L keys in the
+ * block, a word has a given bit clear with probability (1 - 1/w)^L, independently per word.
+ */
+#include <math.h>
+
+#include "internal.h"
+
+/* Beyond this mean load every layout's block is full to double precision: 1 - (1-1/64)^1e6 == 1. */
+#define SATURATED_LOAD 1e6
+/* Poisson terms are summed over mean +- this many standard deviations (plus a margin for small
+ * means); the mass outside is below 1e-30. */
+#define TAIL_SIGMAS 12.0
+
+double sbloom_blocked_fpp(sbloom_layout layout, uint64_t bytes, uint64_t n)
+{
+    uint32_t block_bytes = sbloom_layout_block_bytes(layout);
+    if (block_bytes == 0 || bytes < block_bytes)
+        return NAN;
+    double nblocks = (double)(bytes / block_bytes);
+    double k = sbloom_layout_k(layout);
+    double word_bits = sbloom_layout_word_bits(layout);
+    double load = (double)n / nblocks;
+    if (n == 0)
+        return 0.0;
+    if (load > SATURATED_LOAD)
+        return 1.0;
+
+    double spread = TAIL_SIGMAS * sqrt(load) + 40.0;
+    double first = fmax(0.0, floor(load - spread));
+    double last = ceil(load + spread);
+    double log_clear = log1p(-1.0 / word_bits); /* ln(1 - 1/w) */
+    double sum = 0.0;
+    for (double l = first; l <= last; l += 1.0) {
+        double log_pmf = l * log(load) - load - lgamma(l + 1.0);
+        double word_hit = -expm1(l * log_clear); /* 1 - (1-1/w)^L */
+        sum += exp(log_pmf + k * log(word_hit));
+    }
+    return fmin(sum, 1.0);
+}
+
+int sbloom_plan_for_layout(uint64_t n, double p, sbloom_layout layout, sbloom_plan *out)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    if (!sbloom_layout_valid(layout))
+        return SBLOOM_E_LAYOUT;
+    if (n == 0 || !(p > 0.0 && p < 1.0)) /* also rejects NaN */
+        return SBLOOM_E_INVALID;
+
+    uint64_t block_bytes = sbloom_layout_block_bytes(layout);
+    uint64_t lo = 1, hi = SBLOOM_MAX_BYTES / block_bytes;
+    if (sbloom_blocked_fpp(layout, hi * block_bytes, n) > p)
+        return SBLOOM_E_TOO_LARGE;
+    /* The rate falls as blocks are added: find the fewest blocks that meet p. */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (sbloom_blocked_fpp(layout, mid * block_bytes, n) <= p)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    out->layout = layout;
+    out->bytes = lo * block_bytes;
+    out->k = sbloom_layout_k(layout);
+    out->bits_per_key = (double)out->bytes * 8.0 / (double)n;
+    out->fpp = sbloom_blocked_fpp(layout, out->bytes, n);
+    return SBLOOM_OK;
+}
+
+int sbloom_plan_for(uint64_t n, double p, sbloom_plan *out)
+{
+    /* Candidates in order of preference on a tie in bytes: fewer bits to set first. */
+    static const sbloom_layout order[] = {SBLOOM_LAYOUT_BLOCK512_K8, SBLOOM_LAYOUT_PARQUET,
+                                          SBLOOM_LAYOUT_BLOCK512_K16};
+    if (!out)
+        return SBLOOM_E_NULL;
+    int best = SBLOOM_E_TOO_LARGE;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        sbloom_plan candidate;
+        int rc = sbloom_plan_for_layout(n, p, order[i], &candidate);
+        if (rc == SBLOOM_E_INVALID)
+            return rc;
+        if (rc == SBLOOM_OK && (best != SBLOOM_OK || candidate.bytes < out->bytes)) {
+            *out = candidate;
+            best = SBLOOM_OK;
+        }
+    }
+    return best;
+}
+
+double sbloom_classic_fpp(double bits_per_key, double k)
+{
+    if (!(bits_per_key > 0.0) || !(k > 0.0) || isinf(bits_per_key) || isinf(k))
+        return NAN;
+    return pow(-expm1(-k / bits_per_key), k);
+}
+
+uint32_t sbloom_classic_best_k(double bits_per_key)
+{
+    if (!(bits_per_key > 0.0) || isinf(bits_per_key) || bits_per_key > 1e6)
+        return 0;
+    /* The rate is unimodal in k with its real minimum at ln 2 * m/n; check the integers around. */
+    double ideal = bits_per_key * log(2.0);
+    uint32_t first = ideal > 3.0 ? (uint32_t)ideal - 2 : 1;
+    uint32_t best = first;
+    for (uint32_t k = first; k <= (uint32_t)ideal + 2; k++)
+        if (sbloom_classic_fpp(bits_per_key, k) < sbloom_classic_fpp(bits_per_key, best))
+            best = k;
+    return best;
+}
+
+double sbloom_classic_bits_per_key(double p)
+{
+    if (!(p > 0.0 && p < 1.0))
+        return NAN;
+    /* With its best integer k the classic rate falls as bits grow: bisect on bits per key. */
+    double lo = 1e-3, hi = 1e4;
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (sbloom_classic_fpp(mid, sbloom_classic_best_k(mid)) <= p)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
