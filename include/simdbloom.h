@@ -155,6 +155,9 @@ int64_t sbloom_add_if_new_keys(sbloom_t *filter, const void *const *keys, const 
 sbloom_layout sbloom_get_layout(const sbloom_t *filter); /* 0 for NULL */
 uint64_t sbloom_bytes(const sbloom_t *filter);           /* 0 for NULL */
 uint32_t sbloom_k(const sbloom_t *filter);               /* 0 for NULL */
+/* The filter's bit array, sbloom_bytes() long, read-only: for Parquet a column chunk's bitset
+ * as the format stores it (little-endian 32-bit words). NULL for NULL. */
+const void *sbloom_data(const sbloom_t *filter);
 /* Keys whose insertion changed the filter: distinct keys added, less false positives. */
 uint64_t sbloom_items(const sbloom_t *filter);
 /* bytes * 8 / n (NaN for NULL or n = 0). */

@@ -143,6 +143,11 @@ uint64_t sbloom_bytes(const sbloom_t *filter)
     return filter ? filter->bytes : 0;
 }
 
+const void *sbloom_data(const sbloom_t *filter)
+{
+    return filter ? filter->blocks : NULL;
+}
+
 uint32_t sbloom_k(const sbloom_t *filter)
 {
     return filter ? filter->k : 0;

@@ -1,0 +1,63 @@
+/* A minimal test harness: CHECK counts, failures print where, check_report() closes with the
+ * plain "N passed, N failed" line and the exit status ctest reads. */
+#ifndef SIMDBLOOM_CHECK_H
+#define SIMDBLOOM_CHECK_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+
+static unsigned long check_passed_count, check_failed_count;
+
+static inline void check_record(int ok, const char *file, int line, const char *what)
+{
+    if (ok) {
+        check_passed_count++;
+    } else {
+        check_failed_count++;
+        fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
+    }
+}
+
+#define CHECK(cond) check_record((cond) ? 1 : 0, __FILE__, __LINE__, #cond)
+
+/* |got - want| <= rel * |want|, printing both on failure. */
+#define CHECK_REL(got, want, rel)                                                               \
+    do {                                                                                        \
+        double check_g_ = (got), check_w_ = (want);                                             \
+        int check_ok_ = fabs(check_g_ - check_w_) <= (rel) * fabs(check_w_);                    \
+        if (!check_ok_)                                                                         \
+            fprintf(stderr, "  got %.15g, want %.15g (relative tolerance %g)\n", check_g_,      \
+                    check_w_, (double)(rel));                                                   \
+        check_record(check_ok_, __FILE__, __LINE__, #got " ~ " #want);                          \
+    } while (0)
+
+#define CHECK_EQ_U64(got, want)                                                                 \
+    do {                                                                                        \
+        uint64_t check_g_ = (got), check_w_ = (want);                                           \
+        if (check_g_ != check_w_)                                                               \
+            fprintf(stderr, "  got 0x%016llx, want 0x%016llx\n", (unsigned long long)check_g_, \
+                    (unsigned long long)check_w_);                                              \
+        check_record(check_g_ == check_w_, __FILE__, __LINE__, #got " == " #want);              \
+    } while (0)
+
+static inline int check_report(void)
+{
+    printf("%lu passed, %lu failed\n", check_passed_count, check_failed_count);
+    return check_failed_count ? 1 : 0;
+}
+
+/* Deterministic 64-bit stream for test keys (splitmix64). */
+static inline uint64_t test_rand(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static const sbloom_layout test_layouts[] = {SBLOOM_LAYOUT_PARQUET, SBLOOM_LAYOUT_BLOCK512_K8,
+                                             SBLOOM_LAYOUT_BLOCK512_K16};
+#define TEST_NLAYOUTS 3
+
+#endif

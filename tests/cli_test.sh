@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The simdbloom command, end to end: dedup against awk on real data, edge inputs, exit codes.
+# usage: cli_test.sh SIMDBLOOM_BINARY URL_STREAM_FILE
+set -u
+bin=$1
+stream=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
+  local what=$1; shift
+  if "$@"; then pass; else fail "$what"; fi
+}
+exit_code() { # exit_code WANT COMMAND...: the command's exit status is WANT
+  local want=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then pass; else fail "exit $got, want $want: $* ($(head -c 300 "$tmp/err"))"; fi
+}
+
+# 1. The real stream: same output as awk's first-seen filter (a 1e-9 rate makes a false positive
+#    over 100k distinct lines a one-in-ten-thousand event), and the summary tells the counts.
+"$bin" dedup --fpp 1e-9 "$stream" >"$tmp/ours" 2>"$tmp/summary"
+awk '!seen[$0]++' "$stream" >"$tmp/awk"
+check "dedup equals awk on the URL stream" cmp -s "$tmp/ours" "$tmp/awk"
+lines_in=$(wc -l <"$stream"); lines_out=$(wc -l <"$tmp/awk")
+check "summary counts lines in and out" grep -q "^simdbloom dedup: $lines_in lines in, $lines_out lines out" "$tmp/summary"
+check "summary names layout and isa" grep -q "^filter: .*isa " "$tmp/summary"
+check "no overflow warning when within plan" bash -c "! grep -q warning '$tmp/summary'"
+# Standard input and '-' behave like a file; two files share one filter.
+"$bin" dedup --quiet <"$stream" >"$tmp/stdin"
+check "stdin equals file" cmp -s "$tmp/stdin" "$tmp/awk"
+"$bin" dedup --quiet - "$stream" <"$stream" >"$tmp/twice"
+check "second pass over the same lines adds nothing" cmp -s "$tmp/twice" "$tmp/awk"
+check "--quiet prints nothing" bash -c "'$bin' dedup --quiet '$stream' 2>&1 >/dev/null | cmp -s - /dev/null"
+
+# 2. Over the plan: a warning with the rate now expected.
+head -n 5000 "$stream" | "$bin" dedup --expect 100 --fpp 0.01 >/dev/null 2>"$tmp/warn"
+check "warns when more distinct lines than planned" grep -q "^warning: .* distinct lines exceed the 100 planned; the false-positive rate is now about" "$tmp/warn"
+
+# 3. Edge inputs: CRLF, empty lines, NUL bytes, invalid UTF-8, no final newline, long lines.
+printf 'a\r\nb\na\n\n\nb\r\n' >"$tmp/crlf"
+"$bin" dedup --quiet "$tmp/crlf" >"$tmp/out"
+check "CRLF: CR is not part of the key, output keeps the first form" cmp -s "$tmp/out" <(printf 'a\r\nb\n\n')
+printf 'x\0y\nx\0z\nx\0y\n\xff\xfe\n\xff\xfe\nlast' >"$tmp/binary"
+"$bin" dedup --quiet "$tmp/binary" >"$tmp/out"
+check "NUL bytes and invalid UTF-8 are key bytes" cmp -s "$tmp/out" <(printf 'x\0y\nx\0z\n\xff\xfe\nlast\n')
+printf 'one\ntwo' >"$tmp/nofinal"; printf 'two\nthree\n' >"$tmp/second"
+"$bin" dedup --quiet "$tmp/nofinal" "$tmp/second" >"$tmp/out"
+check "a last line without newline is a line, and is not glued to the next file" cmp -s "$tmp/out" <(printf 'one\ntwo\nthree\n')
+head -c 3000000 /dev/zero | tr '\0' 'u' >"$tmp/long"; printf '\nshort\n' >>"$tmp/long"
+head -c 3000000 /dev/zero | tr '\0' 'u' >>"$tmp/long"; printf 'v\n' >>"$tmp/long"
+cat "$tmp/long" "$tmp/long" >"$tmp/long2"
+"$bin" dedup --quiet "$tmp/long2" >"$tmp/out"
+check "3 MB lines kept whole and told apart by their last byte" cmp -s "$tmp/out" "$tmp/long"
+: >"$tmp/empty"
+"$bin" dedup "$tmp/empty" >"$tmp/out" 2>"$tmp/err"
+check "empty input: no output, a summary" bash -c "[ ! -s '$tmp/out' ] && grep -q '0 lines in, 0 lines out' '$tmp/err'"
+for layout in parquet block512-k8 block512-k16; do
+  "$bin" dedup --quiet --layout "$layout" --fpp 1e-9 "$stream" >"$tmp/out"
+  check "layout $layout equals awk" cmp -s "$tmp/out" "$tmp/awk"
+done
+
+# 4. Exit codes: 0 ok, 1 runtime, 2 usage; one line on stderr for errors.
+exit_code 0 "$bin" --help
+exit_code 0 "$bin" --version
+check "--version names the instruction set" bash -c "'$bin' --version | grep -q 'isa '"
+exit_code 0 "$bin" dedup --help
+exit_code 2 "$bin"
+exit_code 2 "$bin" frobnicate
+exit_code 2 "$bin" dedup --no-such-option
+exit_code 2 "$bin" dedup --expect
+exit_code 2 "$bin" dedup --expect 0
+exit_code 2 "$bin" dedup --expect -5
+exit_code 2 "$bin" dedup --expect 12abc
+exit_code 2 "$bin" dedup --fpp 0
+exit_code 2 "$bin" dedup --fpp 1
+exit_code 2 "$bin" dedup --fpp nan
+exit_code 2 "$bin" dedup --fpp=abc
+exit_code 2 "$bin" dedup --layout bogus
+exit_code 2 "$bin" dedup --expect 1T --fpp 1e-12
+check "usage errors say what is wrong in one line" bash -c "[ \$(wc -l <'$tmp/err') -eq 1 ]"
+exit_code 1 "$bin" dedup "$tmp/does-not-exist"
+check "missing file is named" grep -q "cannot open $tmp/does-not-exist" "$tmp/err"
+exit_code 1 "$bin" dedup "$tmp"
+if [ -w /dev/full ]; then
+  exit_code 1 "$bin" dedup --quiet "$stream" ">/dev/full"
+  "$bin" dedup --quiet "$stream" >/dev/full 2>"$tmp/err"; rc=$?
+  check "write error is exit 1 with a message" bash -c "[ $rc -eq 1 ] && grep -q 'cannot write' '$tmp/err'"
+fi
+SIMDBLOOM_ISA=no-such-isa "$bin" dedup --quiet </dev/null >/dev/null 2>"$tmp/err"; rc=$?
+check "an unusable SIMDBLOOM_ISA is a runtime error" bash -c "[ $rc -eq 1 ] && grep -q 'instruction set' '$tmp/err'"
+
+# 5. The generator: deterministic, distinct, realistic lengths, repeats on request.
+"$bin" gen-urls 20000 --seed 7 >"$tmp/g1"; "$bin" gen-urls 20000 --seed 7 >"$tmp/g2"
+check "gen-urls is deterministic" cmp -s "$tmp/g1" "$tmp/g2"
+check "gen-urls lines are distinct" bash -c "[ \$(sort -u '$tmp/g1' | wc -l) -eq 20000 ]"
+median=$(awk '{print length($0)}' "$tmp/g1" | sort -n | awk '{a[NR]=$1} END {print a[int(NR/2)]}')
+check "gen-urls median length is URL-like ($median)" bash -c "[ $median -ge 35 ] && [ $median -le 90 ]"
+check "gen-urls lines look like URLs" bash -c "! grep -v -q -E '^https?://[a-z0-9.-]+\.[a-z.]+(/|\?|$)' '$tmp/g1'"
+"$bin" gen-urls 20000 --repeat 0.7 >"$tmp/g3"
+distinct=$(sort -u "$tmp/g3" | wc -l)
+check "gen-urls --repeat 0.7 repeats about 70% ($distinct distinct of 20000)" bash -c "[ $distinct -gt 5000 ] && [ $distinct -lt 7000 ]"
+exit_code 2 "$bin" gen-urls
+exit_code 2 "$bin" gen-urls 10 --repeat 1.5
+
+# 6. plan: the sizes the library computes.
+"$bin" plan --expect 1M --fpp 0.01 >"$tmp/plan"
+check "plan lists every layout and classic" bash -c "grep -q '^parquet' '$tmp/plan' && grep -q '^block512-k8' '$tmp/plan' && grep -q '^block512-k16' '$tmp/plan' && grep -q '^classic' '$tmp/plan' && grep -q '^auto picks' '$tmp/plan'"
+check "plan table has a row per rate" bash -c "[ \$('$bin' plan --table | grep -c '^| [0-9]') -eq 8 ]"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,308 @@
+/* The public API: lifecycle, every bad-argument path, no false negatives, fused test-and-add,
+ * batch/single agreement, introspection and instruction-set selection. */
+#define _DEFAULT_SOURCE /* setrlimit */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "simdbloom.h"
+#include "check.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+static void errors_have_names(void)
+{
+    for (int code = -6; code <= 0; code++) {
+        const char *s = sbloom_strerror(code);
+        CHECK(s != NULL && strlen(s) > 0);
+    }
+    CHECK(strcmp(sbloom_strerror(-1000), "unknown error") == 0);
+    CHECK(sbloom_strerror(SBLOOM_E_NOMEM) != sbloom_strerror(SBLOOM_E_NULL));
+}
+
+static void bad_arguments(void)
+{
+    sbloom_t *f = (sbloom_t *)&f; /* must be reset to NULL on failure */
+    CHECK(sbloom_create(NULL, 10, 0.01) == SBLOOM_E_NULL);
+    CHECK(sbloom_create(&f, 0, 0.01) == SBLOOM_E_INVALID && f == NULL);
+    f = (sbloom_t *)&f;
+    CHECK(sbloom_create(&f, 10, NAN) == SBLOOM_E_INVALID && f == NULL);
+    CHECK(sbloom_create(&f, 10, 0.0) == SBLOOM_E_INVALID);
+    CHECK(sbloom_create(&f, 10, 1.0) == SBLOOM_E_INVALID);
+    CHECK(sbloom_create(&f, 10, 2.0) == SBLOOM_E_INVALID);
+    CHECK(sbloom_create(&f, UINT64_MAX, 1e-9) == SBLOOM_E_TOO_LARGE);
+    CHECK(sbloom_create_bytes(&f, UINT64_MAX, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_E_TOO_LARGE);
+    CHECK(sbloom_create_bytes(&f, SBLOOM_MAX_BYTES + 1, SBLOOM_LAYOUT_PARQUET) ==
+          SBLOOM_E_TOO_LARGE);
+    CHECK(sbloom_create_bytes(&f, 1024, (sbloom_layout)0) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_create_bytes(&f, 1024, (sbloom_layout)4) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_create_bytes(NULL, 1024, SBLOOM_LAYOUT_PARQUET) == SBLOOM_E_NULL);
+    CHECK(sbloom_create_for_layout(&f, 100, 0.01, (sbloom_layout)9) == SBLOOM_E_LAYOUT);
+    CHECK(f == NULL);
+
+    /* NULL filters and NULL data. */
+    uint64_t h = 1;
+    uint8_t r;
+    const void *key = "x";
+    size_t len = 1;
+    CHECK(sbloom_add(NULL, "x", 1) == SBLOOM_E_NULL);
+    CHECK(sbloom_contains(NULL, "x", 1) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_hash(NULL, 1) == SBLOOM_E_NULL);
+    CHECK(sbloom_contains_hash(NULL, 1) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_hashes(NULL, &h, 1) == SBLOOM_E_NULL);
+    CHECK(sbloom_contains_hashes(NULL, &h, 1, &r) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_if_new_hashes(NULL, &h, 1, &r) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_keys(NULL, &key, &len, 1) == SBLOOM_E_NULL);
+    CHECK(sbloom_contains_keys(NULL, &key, &len, 1, &r) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_if_new_keys(NULL, &key, &len, 1, &r) == SBLOOM_E_NULL);
+    CHECK(sbloom_clear(NULL) == SBLOOM_E_NULL);
+    sbloom_free(NULL);
+    CHECK(sbloom_get_layout(NULL) == 0 && sbloom_bytes(NULL) == 0 && sbloom_k(NULL) == 0);
+    CHECK(sbloom_items(NULL) == 0 && sbloom_data(NULL) == NULL);
+    CHECK(isnan(sbloom_bits_per_key(NULL, 10)));
+    sbloom_stats stats;
+    CHECK(sbloom_get_stats(NULL, &stats) == SBLOOM_E_NULL);
+
+    CHECK(sbloom_create(&f, 1000, 0.01) == SBLOOM_OK);
+    CHECK(sbloom_add(f, NULL, 3) == SBLOOM_E_NULL);
+    CHECK(sbloom_contains(f, NULL, 3) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_hashes(f, NULL, 3) == SBLOOM_E_NULL);
+    CHECK(sbloom_contains_hashes(f, NULL, 3, NULL) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_if_new_hashes(f, NULL, 2, NULL) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_keys(f, NULL, &len, 1) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_keys(f, &key, NULL, 1) == SBLOOM_E_NULL);
+    const void *null_key = NULL;
+    CHECK(sbloom_add_keys(f, &null_key, &len, 1) == SBLOOM_E_NULL);
+    CHECK(sbloom_contains_keys(f, &null_key, &len, 1, NULL) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_if_new_keys(f, &null_key, &len, 1, NULL) == SBLOOM_E_NULL);
+    CHECK(sbloom_items(f) == 0); /* failed calls changed nothing */
+    CHECK(sbloom_get_stats(f, NULL) == SBLOOM_E_NULL);
+    /* Empty batches and zero-length keys are fine; a NULL pointer is allowed for length 0. */
+    CHECK(sbloom_add_hashes(f, NULL, 0) == 0);
+    CHECK(sbloom_contains_keys(f, NULL, NULL, 0, NULL) == 0);
+    size_t zero = 0;
+    CHECK(sbloom_add_if_new_keys(f, &null_key, &zero, 1, &r) == 1 && r == 1);
+    CHECK(sbloom_contains(f, NULL, 0) == 1);
+    CHECK(sbloom_contains(f, "", 0) == 1);
+    sbloom_free(f);
+}
+
+static void lifecycle_and_introspection(void)
+{
+    for (int l = 0; l < TEST_NLAYOUTS; l++) {
+        sbloom_t *f;
+        CHECK(sbloom_create_for_layout(&f, 100000, 0.001, test_layouts[l]) == SBLOOM_OK);
+        sbloom_plan plan;
+        CHECK(sbloom_plan_for_layout(100000, 0.001, test_layouts[l], &plan) == SBLOOM_OK);
+        CHECK(sbloom_get_layout(f) == test_layouts[l]);
+        CHECK(sbloom_bytes(f) == plan.bytes);
+        CHECK(sbloom_k(f) == sbloom_layout_k(test_layouts[l]));
+        CHECK(((uintptr_t)sbloom_data(f) & 63) == 0); /* one key, one cache line */
+        CHECK(sbloom_planned_items(f) == 100000 && sbloom_planned_fpp(f) == 0.001);
+        CHECK_REL(sbloom_bits_per_key(f, 100000), plan.bits_per_key, 1e-12);
+        CHECK(sbloom_filter_isa(f) != NULL);
+        CHECK(strcmp(sbloom_layout_name(test_layouts[l]),
+                     sbloom_layout_name((sbloom_layout)sbloom_layout_from_name(
+                         sbloom_layout_name(test_layouts[l])))) == 0);
+
+        /* Fill to plan, then the stats estimate the state. */
+        uint64_t state = 42 + (uint64_t)l;
+        for (int i = 0; i < 100000; i++)
+            sbloom_add_hash(f, test_rand(&state));
+        sbloom_stats s;
+        CHECK(sbloom_get_stats(f, &s) == SBLOOM_OK);
+        CHECK(sbloom_items(f) <= 100000 && sbloom_items(f) > 99800);
+        CHECK_REL(s.estimated_items, 100000, 0.02);
+        CHECK_REL(s.estimated_fpp, plan.fpp, 0.15);
+        CHECK(s.fill > 0.3 && s.fill < 0.7);
+
+        CHECK(sbloom_clear(f) == SBLOOM_OK);
+        CHECK(sbloom_items(f) == 0);
+        CHECK(sbloom_get_stats(f, &s) == SBLOOM_OK);
+        CHECK(s.fill == 0.0 && s.estimated_fpp == 0.0 && s.estimated_items == 0.0);
+        sbloom_free(f);
+    }
+    CHECK(sbloom_layout_from_name("nope") == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_layout_from_name(NULL) == SBLOOM_E_NULL);
+    CHECK(sbloom_layout_name((sbloom_layout)0) == NULL);
+    /* Sizes round up to whole blocks; the smallest filter is one block. */
+    sbloom_t *f;
+    CHECK(sbloom_create_bytes(&f, 1, SBLOOM_LAYOUT_BLOCK512_K16) == SBLOOM_OK);
+    CHECK(sbloom_bytes(f) == 64);
+    CHECK(sbloom_add(f, "k", 1) == 1 && sbloom_contains(f, "k", 1) == 1);
+    sbloom_free(f);
+    CHECK(sbloom_create_bytes(&f, 100, SBLOOM_LAYOUT_PARQUET) == SBLOOM_OK);
+    CHECK(sbloom_bytes(f) == 128);
+    sbloom_free(f);
+    /* A large filter (mmap path) is zeroed and usable. */
+    CHECK(sbloom_create_bytes(&f, 64 << 20, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_OK);
+    CHECK(sbloom_contains_hash(f, 12345) == 0);
+    CHECK(sbloom_add_hash(f, 12345) == 1 && sbloom_contains_hash(f, 12345) == 1);
+    sbloom_free(f);
+}
+
+/* Every added key is found, through every API, in every layout; 1M+ keys each. */
+static void no_false_negatives(void)
+{
+    enum { N = 1 << 20 };
+    uint64_t *hashes = malloc(N * sizeof *hashes);
+    uint8_t *results = malloc(N);
+    char (*text)[24] = malloc((size_t)N * 24);
+    const void **keys = malloc(N * sizeof *keys);
+    size_t *lens = malloc(N * sizeof *lens);
+    for (int l = 0; l < TEST_NLAYOUTS; l++) {
+        uint64_t state = 7 + (uint64_t)l;
+        for (size_t i = 0; i < N; i++)
+            hashes[i] = test_rand(&state);
+
+        sbloom_t *f;
+        CHECK(sbloom_create_for_layout(&f, N, 0.01, test_layouts[l]) == SBLOOM_OK);
+        CHECK(sbloom_add_hashes(f, hashes, N) > (int64_t)(N * 0.98));
+        CHECK(sbloom_contains_hashes(f, hashes, N, results) == N);
+        size_t single_misses = 0, flag_misses = 0;
+        for (size_t i = 0; i < N; i++) {
+            flag_misses += results[i] != 1;
+            single_misses += sbloom_contains_hash(f, hashes[i]) != 1;
+        }
+        CHECK(flag_misses == 0 && single_misses == 0);
+        sbloom_free(f);
+
+        /* Strings: single adds, batch test (and the reverse). */
+        for (size_t i = 0; i < N; i++) {
+            lens[i] = (size_t)snprintf(text[i], sizeof text[i], "key-%zu-%d", i, l);
+            keys[i] = text[i];
+        }
+        CHECK(sbloom_create_for_layout(&f, N, 0.01, test_layouts[l]) == SBLOOM_OK);
+        for (size_t i = 0; i < N; i++)
+            sbloom_add(f, keys[i], lens[i]);
+        CHECK(sbloom_contains_keys(f, keys, lens, N, results) == N);
+        CHECK(sbloom_clear(f) == SBLOOM_OK);
+        CHECK(sbloom_add_keys(f, keys, lens, N) > (int64_t)(N * 0.98));
+        size_t misses = 0;
+        for (size_t i = 0; i < N; i++)
+            misses += sbloom_contains(f, keys[i], lens[i]) != 1;
+        CHECK(misses == 0);
+        /* The string API is the hash API over sbloom_hash. */
+        for (size_t i = 0; i < 1000; i++)
+            CHECK(sbloom_contains_hash(f, sbloom_hash(f, keys[i], lens[i])) == 1);
+        sbloom_free(f);
+    }
+    free(hashes);
+    free(results);
+    free(text);
+    free(keys);
+    free(lens);
+}
+
+/* Fused test-and-add: new means absent before the call and not earlier in the same batch. */
+static void add_if_new(void)
+{
+    for (int l = 0; l < TEST_NLAYOUTS; l++) {
+        sbloom_t *f;
+        CHECK(sbloom_create_for_layout(&f, 10000, 1e-6, test_layouts[l]) == SBLOOM_OK);
+        CHECK(sbloom_add_hash(f, 111) == 1);
+        CHECK(sbloom_add_hash(f, 111) == 0);
+        uint64_t batch[] = {222, 111, 333, 222, 222, 444, 333};
+        uint8_t is_new[7];
+        CHECK(sbloom_add_if_new_hashes(f, batch, 7, is_new) == 3);
+        uint8_t want[] = {1, 0, 1, 0, 0, 1, 0};
+        CHECK(memcmp(is_new, want, 7) == 0);
+        CHECK(sbloom_items(f) == 4);
+        CHECK(sbloom_add_if_new_hashes(f, batch, 7, is_new) == 0);
+        CHECK(sbloom_add_if_new_hashes(f, batch, 7, NULL) == 0);
+
+        const char *words[] = {"a", "b", "a", "", "c", "", "b"};
+        size_t lens[7];
+        for (int i = 0; i < 7; i++)
+            lens[i] = strlen(words[i]);
+        CHECK(sbloom_add_if_new_keys(f, (const void *const *)words, lens, 7, is_new) == 4);
+        uint8_t want_words[] = {1, 1, 0, 1, 1, 0, 0};
+        CHECK(memcmp(is_new, want_words, 7) == 0);
+
+        /* Long batches with repeats across chunk boundaries (chunks are 64 keys). */
+        enum { M = 10000 };
+        static uint64_t stream[M];
+        static uint8_t flags[M];
+        uint64_t state = 99;
+        for (int i = 0; i < M; i++)
+            stream[i] = (i >= 50 && test_rand(&state) % 3 == 0) ? stream[test_rand(&state) % i]
+                                                                 : test_rand(&state);
+        CHECK(sbloom_clear(f) == SBLOOM_OK);
+        int64_t fresh = sbloom_add_if_new_hashes(f, stream, M, flags);
+        /* Reference: the same stream one key at a time. */
+        sbloom_t *g;
+        CHECK(sbloom_create_bytes(&g, sbloom_bytes(f), test_layouts[l]) == SBLOOM_OK);
+        int64_t fresh_single = 0, disagree = 0;
+        for (int i = 0; i < M; i++) {
+            int absent = !sbloom_contains_hash(g, stream[i]);
+            sbloom_add_hash(g, stream[i]);
+            fresh_single += absent;
+            disagree += absent != flags[i];
+        }
+        CHECK(fresh == fresh_single && disagree == 0);
+        CHECK(memcmp(sbloom_data(f), sbloom_data(g), sbloom_bytes(f)) == 0);
+        sbloom_free(g);
+        sbloom_free(f);
+    }
+}
+
+static void instruction_sets(void)
+{
+    const char *names[8];
+    size_t count = sbloom_isa_list(names, 8);
+    CHECK(count >= 1 && strcmp(names[0], "scalar") == 0);
+    CHECK(sbloom_isa_list(NULL, 0) == count);
+    for (size_t i = 0; i < count && i < 8; i++) {
+        CHECK(sbloom_set_isa(names[i]) == SBLOOM_OK);
+        CHECK(strcmp(sbloom_isa(), names[i]) == 0);
+        sbloom_t *f;
+        CHECK(sbloom_create(&f, 1000, 0.01) == SBLOOM_OK);
+        CHECK(strcmp(sbloom_filter_isa(f), names[i]) == 0);
+        sbloom_free(f);
+    }
+    CHECK(sbloom_set_isa("sse9") == SBLOOM_E_ISA);
+    CHECK(sbloom_set_isa("auto") == SBLOOM_OK);
+    CHECK(sbloom_set_isa(NULL) == SBLOOM_OK);
+}
+
+/* Allocation failure is an error code, not a crash: cap the address space below the filter. */
+static void out_of_memory(void)
+{
+#ifndef UNDER_ASAN
+    struct rlimit old, low;
+    if (getrlimit(RLIMIT_AS, &old) != 0)
+        return;
+    low = old;
+    low.rlim_cur = (rlim_t)1 << 30;
+    if (setrlimit(RLIMIT_AS, &low) != 0)
+        return;
+    sbloom_t *f = (sbloom_t *)&f;
+    CHECK(sbloom_create_bytes(&f, UINT64_C(4) << 30, SBLOOM_LAYOUT_BLOCK512_K8) ==
+          SBLOOM_E_NOMEM);
+    CHECK(f == NULL);
+    CHECK(sbloom_create(&f, UINT64_C(2000000000), 1e-6) == SBLOOM_E_NOMEM);
+    setrlimit(RLIMIT_AS, &old);
+    CHECK(sbloom_create(&f, 1000, 0.01) == SBLOOM_OK);
+    sbloom_free(f);
+#endif
+}
+
+int main(void)
+{
+    errors_have_names();
+    bad_arguments();
+    lifecycle_and_introspection();
+    no_false_negatives();
+    add_if_new();
+    instruction_sets();
+    out_of_memory();
+    return check_report();
+}
