@@ -14,7 +14,7 @@
  * Words are little-endian in memory (the Parquet format's order); a big-endian host would need
  * byte swaps here, and none is supported yet.
  */
-#include "kernels.h"
+#include "kernel_loops.h"
 
 static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
 static const uint32_t block512_salts[16] = SBK_BLOCK512_SALTS;
@@ -103,58 +103,36 @@ static void k16_set(uint32_t *block, const uint32_t mask[16])
         block[i] |= mask[i];
 }
 
-/*
- * The batch operations, written once per layout by a macro so that the loop logic cannot drift
- * between layouts. WORD is the word type, W the words per block. A plain add is a test-and-add
- * whose answers are not kept: the count of keys that changed the filter is the count of new ones.
- */
-#define SCALAR_LAYOUT_KERNELS(NAME, WORD, W)                                                    \
-    static uint64_t NAME##_contains(const void *blocks, uint64_t nblocks,                      \
-                                    const uint64_t *hashes, size_t n, uint8_t *results)        \
-    {                                                                                          \
-        uint64_t found = 0;                                                                    \
-        for (size_t j = 0; j < n; j++) {                                                       \
-            WORD mask[W];                                                                      \
-            NAME##_mask(hashes[j], mask);                                                      \
-            int present = NAME##_test(NAME##_block(blocks, nblocks, hashes[j]), mask);         \
-            if (results)                                                                       \
-                results[j] = (uint8_t)present;                                                 \
-            found += (uint64_t)present;                                                        \
-        }                                                                                      \
-        return found;                                                                          \
-    }                                                                                          \
-    static uint64_t NAME##_add_if_new(void *blocks, uint64_t nblocks, const uint64_t *hashes,  \
-                                      size_t n, uint8_t *is_new)                               \
-    {                                                                                          \
-        uint64_t fresh = 0;                                                                    \
-        for (size_t j = 0; j < n; j++) {                                                       \
-            WORD mask[W];                                                                      \
-            NAME##_mask(hashes[j], mask);                                                      \
-            WORD *block = NAME##_block(blocks, nblocks, hashes[j]);                            \
-            int absent = !NAME##_test(block, mask);                                            \
-            NAME##_set(block, mask);                                                           \
-            if (is_new)                                                                        \
-                is_new[j] = (uint8_t)absent;                                                   \
-            fresh += (uint64_t)absent;                                                         \
-        }                                                                                      \
-        return fresh;                                                                          \
-    }                                                                                          \
-    static uint64_t NAME##_add(void *blocks, uint64_t nblocks, const uint64_t *hashes,         \
-                               size_t n)                                                       \
-    {                                                                                          \
-        return NAME##_add_if_new(blocks, nblocks, hashes, n, NULL);                            \
-    }
+/* ---- Per-key probe and insert, from which kernel_loops.h builds the batch loops ---- */
 
-SCALAR_LAYOUT_KERNELS(parquet, uint32_t, 8)
-SCALAR_LAYOUT_KERNELS(k8, uint64_t, 8)
-SCALAR_LAYOUT_KERNELS(k16, uint32_t, 16)
+#define SCALAR_PER_KEY(NAME, WORD, W)                                                          \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)      \
+    {                                                                                          \
+        WORD mask[W];                                                                          \
+        NAME##_mask(hash, mask);                                                               \
+        return NAME##_test(NAME##_block(blocks, nblocks, hash), mask);                         \
+    }                                                                                          \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)            \
+    {                                                                                          \
+        WORD mask[W];                                                                          \
+        NAME##_mask(hash, mask);                                                               \
+        WORD *block = NAME##_block(blocks, nblocks, hash);                                     \
+        int absent = !NAME##_test(block, mask);                                                \
+        NAME##_set(block, mask);                                                               \
+        return absent;                                                                         \
+    }                                                                                          \
+    SBK_DEFINE_BATCH_KERNELS(NAME)
+
+SCALAR_PER_KEY(parquet, uint32_t, 8)
+SCALAR_PER_KEY(k8, uint64_t, 8)
+SCALAR_PER_KEY(k16, uint32_t, 16)
 
 const sbloom_kernels sbloom_kernels_scalar = {
     .name = "scalar",
     .layout =
         {
-            [SBK_PARQUET] = {parquet_add, parquet_contains, parquet_add_if_new},
-            [SBK_BLOCK512_K8] = {k8_add, k8_contains, k8_add_if_new},
-            [SBK_BLOCK512_K16] = {k16_add, k16_contains, k16_add_if_new},
+            [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
+            [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
+            [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
         },
 };

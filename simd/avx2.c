@@ -1,0 +1,137 @@
+/*
+ * AVX2 kernels (compiled with -mavx2 -mbmi2). Each key's whole block is one or two 256-bit
+ * registers, so a probe is: build the key's bit mask in a register, load the block, and test
+ * "every mask bit is set in the block" with one vptest, no branch on the answer.
+ *
+ * Why no gathers: in every layout here a key touches every word of its block, so the words it
+ * needs are contiguous; one aligned load fetches them all, where a gather of the same words
+ * would cost 8-16 element loads. Gathers pay off for layouts where a key touches a few words
+ * scattered over a large block (Lang et al.'s register-blocked variants), not for these.
+ */
+#include <immintrin.h>
+
+#include "kernel_loops.h"
+
+static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
+static const uint32_t block512_salts[16] = SBK_BLOCK512_SALTS;
+
+/* 8 lanes of (key * salt[i]) >> shift, key = low 32 bits of the hash: each lane's bit index. */
+static inline __m256i bit_indexes(uint64_t hash, const uint32_t *salts, int shift)
+{
+    __m256i key = _mm256_set1_epi32((int)(uint32_t)hash);
+    __m256i salt = _mm256_loadu_si256((const __m256i *)salts);
+    return _mm256_srli_epi32(_mm256_mullo_epi32(key, salt), shift);
+}
+
+/* 8 x 32-bit lanes, lane i = 1 << index_i. */
+static inline __m256i mask32(__m256i index)
+{
+    return _mm256_sllv_epi32(_mm256_set1_epi32(1), index);
+}
+
+/* "every bit of mask is set in block": vptest's carry flag is ((~block & mask) == 0). */
+static inline int covers(__m256i block, __m256i mask)
+{
+    return _mm256_testc_si256(block, mask);
+}
+
+/* ---- parquet: one block = one 256-bit register of 8 x 32-bit words ---- */
+
+static inline __m256i *parquet_block(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    return (__m256i *)blocks + sbk_block_index(hash, nblocks);
+}
+
+static inline int parquet_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m256i mask = mask32(bit_indexes(hash, parquet_salts, 27));
+    return covers(_mm256_load_si256(parquet_block(blocks, nblocks, hash)), mask);
+}
+
+static inline int parquet_insert(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m256i mask = mask32(bit_indexes(hash, parquet_salts, 27));
+    __m256i *p = parquet_block(blocks, nblocks, hash);
+    __m256i block = _mm256_load_si256(p);
+    int absent = !covers(block, mask);
+    _mm256_store_si256(p, _mm256_or_si256(block, mask));
+    return absent;
+}
+
+/* ---- block512-k8: 8 x 64-bit words = two registers of 4 words ---- */
+
+static inline __m256i *block512(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    return (__m256i *)blocks + 2 * sbk_block_index(hash, nblocks);
+}
+
+/* The 6-bit indexes of words 0-3 and 4-7, widened to 64-bit lanes, then 1 << index. */
+static inline void k8_masks(uint64_t hash, __m256i *lo, __m256i *hi)
+{
+    __m256i index = bit_indexes(hash, block512_salts, 26);
+    __m256i one = _mm256_set1_epi64x(1);
+    *lo = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(index)));
+    *hi = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(index, 1)));
+}
+
+static inline int k8_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m256i lo, hi;
+    k8_masks(hash, &lo, &hi);
+    const __m256i *p = block512(blocks, nblocks, hash);
+    return covers(_mm256_load_si256(p), lo) & covers(_mm256_load_si256(p + 1), hi);
+}
+
+static inline int k8_insert(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m256i lo, hi;
+    k8_masks(hash, &lo, &hi);
+    __m256i *p = block512(blocks, nblocks, hash);
+    __m256i b0 = _mm256_load_si256(p), b1 = _mm256_load_si256(p + 1);
+    int absent = !(covers(b0, lo) & covers(b1, hi));
+    _mm256_store_si256(p, _mm256_or_si256(b0, lo));
+    _mm256_store_si256(p + 1, _mm256_or_si256(b1, hi));
+    return absent;
+}
+
+/* ---- block512-k16: 16 x 32-bit words = two registers of 8 words ---- */
+
+static inline void k16_masks(uint64_t hash, __m256i *lo, __m256i *hi)
+{
+    *lo = mask32(bit_indexes(hash, block512_salts, 27));
+    *hi = mask32(bit_indexes(hash, block512_salts + 8, 27));
+}
+
+static inline int k16_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m256i lo, hi;
+    k16_masks(hash, &lo, &hi);
+    const __m256i *p = block512(blocks, nblocks, hash);
+    return covers(_mm256_load_si256(p), lo) & covers(_mm256_load_si256(p + 1), hi);
+}
+
+static inline int k16_insert(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m256i lo, hi;
+    k16_masks(hash, &lo, &hi);
+    __m256i *p = block512(blocks, nblocks, hash);
+    __m256i b0 = _mm256_load_si256(p), b1 = _mm256_load_si256(p + 1);
+    int absent = !(covers(b0, lo) & covers(b1, hi));
+    _mm256_store_si256(p, _mm256_or_si256(b0, lo));
+    _mm256_store_si256(p + 1, _mm256_or_si256(b1, hi));
+    return absent;
+}
+
+SBK_DEFINE_BATCH_KERNELS(parquet)
+SBK_DEFINE_BATCH_KERNELS(k8)
+SBK_DEFINE_BATCH_KERNELS(k16)
+
+const sbloom_kernels sbloom_kernels_avx2 = {
+    .name = "avx2",
+    .layout =
+        {
+            [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
+            [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
+            [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
+        },
+};

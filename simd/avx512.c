@@ -1,0 +1,111 @@
+/*
+ * AVX-512 kernels (compiled with -mavx512f -mavx512bw -mavx512vl -mavx512dq). A 512-bit block is
+ * exactly one ZMM register: a probe builds the key's 512-bit mask, loads the line, and asks
+ * "is any mask bit clear in the block" with one andnot and one test into a mask register, no
+ * branch on the answer. Parquet's 256-bit blocks take the AVX2 form on YMM registers.
+ *
+ * As in avx2.c, no gathers: every key needs every word of its (contiguous) block.
+ */
+#include <immintrin.h>
+
+#include "kernel_loops.h"
+
+static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
+static const uint32_t block512_salts[16] = SBK_BLOCK512_SALTS;
+
+/* ---- parquet: 8 x 32-bit words in one YMM register ---- */
+
+static inline __m256i parquet_mask(uint64_t hash)
+{
+    __m256i key = _mm256_set1_epi32((int)(uint32_t)hash);
+    __m256i salt = _mm256_loadu_si256((const __m256i *)parquet_salts);
+    __m256i index = _mm256_srli_epi32(_mm256_mullo_epi32(key, salt), 27);
+    return _mm256_sllv_epi32(_mm256_set1_epi32(1), index);
+}
+
+static inline __m256i *parquet_block(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    return (__m256i *)blocks + sbk_block_index(hash, nblocks);
+}
+
+static inline int parquet_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    return _mm256_testc_si256(_mm256_load_si256(parquet_block(blocks, nblocks, hash)),
+                              parquet_mask(hash));
+}
+
+static inline int parquet_insert(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m256i mask = parquet_mask(hash);
+    __m256i *p = parquet_block(blocks, nblocks, hash);
+    __m256i block = _mm256_load_si256(p);
+    int absent = !_mm256_testc_si256(block, mask);
+    _mm256_store_si256(p, _mm256_or_si256(block, mask));
+    return absent;
+}
+
+/* ---- 512-bit blocks: one ZMM register ---- */
+
+static inline __m512i *block512(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    return (__m512i *)blocks + sbk_block_index(hash, nblocks);
+}
+
+/* k8: the 8 products key * salt[i] in 32-bit lanes, top 6 bits widened to 64-bit lanes, and
+ * lane i = 1 << index_i. */
+static inline __m512i k8_mask(uint64_t hash)
+{
+    __m256i key = _mm256_set1_epi32((int)(uint32_t)hash);
+    __m256i salt = _mm256_loadu_si256((const __m256i *)block512_salts);
+    __m256i index = _mm256_srli_epi32(_mm256_mullo_epi32(key, salt), 26);
+    return _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_cvtepu32_epi64(index));
+}
+
+/* k16: 16 products in 32-bit lanes, top 5 bits, lane i = 1 << index_i. */
+static inline __m512i k16_mask(uint64_t hash)
+{
+    __m512i key = _mm512_set1_epi32((int)(uint32_t)hash);
+    __m512i salt = _mm512_loadu_si512((const void *)block512_salts);
+    __m512i index = _mm512_srli_epi32(_mm512_mullo_epi32(key, salt), 27);
+    return _mm512_sllv_epi32(_mm512_set1_epi32(1), index);
+}
+
+/* Lanes where the mask has a bit the block lacks: zero means the key is present. */
+static inline __mmask16 missing(__m512i block, __m512i mask)
+{
+    __m512i clear = _mm512_andnot_si512(block, mask);
+    return _mm512_test_epi32_mask(clear, clear);
+}
+
+#define BLOCK512_PER_KEY(NAME)                                                                 \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)       \
+    {                                                                                          \
+        __m512i block = _mm512_load_si512(block512(blocks, nblocks, hash));                    \
+        return missing(block, NAME##_mask(hash)) == 0;                                         \
+    }                                                                                          \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)             \
+    {                                                                                          \
+        __m512i mask = NAME##_mask(hash);                                                      \
+        __m512i *p = block512(blocks, nblocks, hash);                                          \
+        __m512i block = _mm512_load_si512(p);                                                  \
+        int absent = missing(block, mask) != 0;                                                \
+        _mm512_store_si512(p, _mm512_or_si512(block, mask));                                   \
+        return absent;                                                                         \
+    }
+
+BLOCK512_PER_KEY(k8)
+BLOCK512_PER_KEY(k16)
+
+SBK_DEFINE_BATCH_KERNELS(parquet)
+SBK_DEFINE_BATCH_KERNELS(k8)
+SBK_DEFINE_BATCH_KERNELS(k16)
+
+const sbloom_kernels sbloom_kernels_avx512 = {
+    .name = "avx512",
+    .layout =
+        {
+            [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
+            [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
+            [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
+        },
+};

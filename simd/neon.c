@@ -1,0 +1,110 @@
+/*
+ * NEON kernels, written against SIMDe's `simde/arm/neon.h`: on aarch64 these are the native
+ * instructions, on x86 SIMDe emulates them, so the fuzzers and differential tests check this file
+ * against scalar on any machine (slowly there: it is never picked automatically off Arm).
+ *
+ * A block is 2 (Parquet) or 4 (512-bit) 128-bit registers. A probe builds the key's mask in the
+ * same registers, ORs together the mask bits the block lacks (vbic), and takes the horizontal
+ * max: zero means every bit is set. No branch on the answer.
+ */
+#define SIMDE_ENABLE_NATIVE_ALIASES
+#include <simde/arm/neon.h>
+
+#include "kernel_loops.h"
+
+static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
+static const uint32_t block512_salts[16] = SBK_BLOCK512_SALTS;
+
+/* 4 lanes of (key * salt[i]) >> shift: the bit index for 4 words. */
+static inline uint32x4_t bit_indexes(uint32x4_t key, const uint32_t *salts, int shift)
+{
+    uint32x4_t product = vmulq_u32(key, vld1q_u32(salts));
+    return shift == 27 ? vshrq_n_u32(product, 27) : vshrq_n_u32(product, 26);
+}
+
+/* 1 << index per 32-bit lane. */
+static inline uint32x4_t bit32(uint32x4_t index)
+{
+    return vshlq_u32(vdupq_n_u32(1), vreinterpretq_s32_u32(index));
+}
+
+/* 1 << index per 64-bit lane, from two 32-bit indexes. */
+static inline uint64x2_t bit64(uint32x2_t index)
+{
+    return vshlq_u64(vdupq_n_u64(1), vreinterpretq_s64_u64(vmovl_u32(index)));
+}
+
+/*
+ * Every layout as G groups of 4 x 32-bit lanes (k8's 64-bit words are handled as their 32-bit
+ * halves for loading, testing and storing: the test is bitwise, so the lane width does not
+ * matter once the mask is built).
+ */
+static inline void parquet_mask(uint64_t hash, uint32x4_t mask[2])
+{
+    uint32x4_t key = vdupq_n_u32((uint32_t)hash);
+    mask[0] = bit32(bit_indexes(key, parquet_salts, 27));
+    mask[1] = bit32(bit_indexes(key, parquet_salts + 4, 27));
+}
+
+static inline void k16_mask(uint64_t hash, uint32x4_t mask[4])
+{
+    uint32x4_t key = vdupq_n_u32((uint32_t)hash);
+    for (int g = 0; g < 4; g++)
+        mask[g] = bit32(bit_indexes(key, block512_salts + 4 * g, 27));
+}
+
+static inline void k8_mask(uint64_t hash, uint32x4_t mask[4])
+{
+    uint32x4_t key = vdupq_n_u32((uint32_t)hash);
+    uint32x4_t lo = bit_indexes(key, block512_salts, 26);
+    uint32x4_t hi = bit_indexes(key, block512_salts + 4, 26);
+    mask[0] = vreinterpretq_u32_u64(bit64(vget_low_u32(lo)));
+    mask[1] = vreinterpretq_u32_u64(bit64(vget_high_u32(lo)));
+    mask[2] = vreinterpretq_u32_u64(bit64(vget_low_u32(hi)));
+    mask[3] = vreinterpretq_u32_u64(bit64(vget_high_u32(hi)));
+}
+
+/* Probe and insert for a block of G groups, given the layout's mask builder. */
+#define NEON_PER_KEY(NAME, G)                                                                  \
+    static inline uint32_t *NAME##_block(const void *blocks, uint64_t nblocks, uint64_t hash) \
+    {                                                                                          \
+        return (uint32_t *)blocks + 4 * (G) * sbk_block_index(hash, nblocks);                 \
+    }                                                                                          \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)       \
+    {                                                                                          \
+        uint32x4_t mask[G];                                                                    \
+        NAME##_mask(hash, mask);                                                               \
+        const uint32_t *p = NAME##_block(blocks, nblocks, hash);                               \
+        uint32x4_t lacking = vbicq_u32(mask[0], vld1q_u32(p));                                 \
+        for (int g = 1; g < (G); g++)                                                          \
+            lacking = vorrq_u32(lacking, vbicq_u32(mask[g], vld1q_u32(p + 4 * g)));           \
+        return vmaxvq_u32(lacking) == 0;                                                       \
+    }                                                                                          \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)             \
+    {                                                                                          \
+        uint32x4_t mask[G];                                                                    \
+        NAME##_mask(hash, mask);                                                               \
+        uint32_t *p = NAME##_block(blocks, nblocks, hash);                                     \
+        uint32x4_t lacking = vdupq_n_u32(0);                                                   \
+        for (int g = 0; g < (G); g++) {                                                        \
+            uint32x4_t block = vld1q_u32(p + 4 * g);                                           \
+            lacking = vorrq_u32(lacking, vbicq_u32(mask[g], block));                           \
+            vst1q_u32(p + 4 * g, vorrq_u32(block, mask[g]));                                   \
+        }                                                                                      \
+        return vmaxvq_u32(lacking) != 0;                                                       \
+    }                                                                                          \
+    SBK_DEFINE_BATCH_KERNELS(NAME)
+
+NEON_PER_KEY(parquet, 2)
+NEON_PER_KEY(k8, 4)
+NEON_PER_KEY(k16, 4)
+
+const sbloom_kernels sbloom_kernels_neon = {
+    .name = "neon",
+    .layout =
+        {
+            [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
+            [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
+            [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
+        },
+};

@@ -1,0 +1,173 @@
+/*
+ * Every instruction set against the scalar reference. For each layout and each ISA this machine
+ * runs (neon through SIMDe on x86), a random sequence of operations (single and batch adds,
+ * contains and test-and-adds, on hashes and on byte strings, batch lengths 0, 1, odd and long,
+ * keys new and repeated) is applied to two filters, one per ISA. Every answer must be equal and
+ * the two filters byte-identical, checked after every phase and at random points. Filter sizes
+ * change between phases, the smallest (one block) included.
+ *
+ * SIMDBLOOM_DIFF_OPS sets the operations per layout and ISA (default 1,000,000).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "simdbloom.h"
+#include "check.h"
+
+#define MAX_BATCH 300
+#define PHASES 20
+
+typedef struct world {
+    uint64_t rng;
+    uint64_t seen[4096]; /* earlier keys, to be repeated */
+    size_t nseen;
+    uint64_t hashes[MAX_BATCH];
+    char text[MAX_BATCH][40];
+    const void *keys[MAX_BATCH];
+    size_t lens[MAX_BATCH];
+} world;
+
+static size_t batch_length(world *w)
+{
+    uint64_t r = test_rand(&w->rng) % 100;
+    if (r < 40)
+        return 1;
+    if (r < 45)
+        return 0;
+    if (r < 85)
+        return (size_t)(test_rand(&w->rng) % 33) | 1; /* odd, short */
+    return (size_t)(test_rand(&w->rng) % MAX_BATCH);
+}
+
+/* Half new random keys, half repeats of earlier ones (so hits and in-batch repeats happen). */
+static uint64_t next_hash(world *w)
+{
+    if (w->nseen > 0 && test_rand(&w->rng) % 2)
+        return w->seen[test_rand(&w->rng) % w->nseen];
+    uint64_t h = test_rand(&w->rng);
+    w->seen[w->nseen < 4096 ? w->nseen++ : test_rand(&w->rng) % 4096] = h;
+    return h;
+}
+
+static void fill_keys(world *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = next_hash(w);
+        size_t len = (size_t)(h % 40); /* 0..39 bytes, any byte values, NUL included */
+        for (size_t b = 0; b < len; b++)
+            w->text[i][b] = (char)(h >> (b % 8 * 8)) ^ (char)b;
+        w->keys[i] = w->text[i];
+        w->lens[i] = len;
+    }
+}
+
+static int run_pair(sbloom_layout layout, const char *isa, uint64_t ops, uint64_t seed)
+{
+    world *w = calloc(1, sizeof *w);
+    w->rng = seed;
+    uint8_t ref_out[MAX_BATCH], isa_out[MAX_BATCH];
+    uint64_t mismatches = 0, done = 0;
+    for (int phase = 0; phase < PHASES && mismatches == 0; phase++) {
+        static const uint64_t small[] = {1, 2, 3, 5};
+        uint64_t nblocks = phase < 4 ? small[phase] : 1 + test_rand(&w->rng) % 4096;
+        uint64_t bytes = nblocks * sbloom_layout_block_bytes(layout);
+        sbloom_t *ref, *fast;
+        sbloom_set_isa("scalar");
+        CHECK(sbloom_create_bytes(&ref, bytes, layout) == SBLOOM_OK);
+        sbloom_set_isa(isa);
+        CHECK(sbloom_create_bytes(&fast, bytes, layout) == SBLOOM_OK);
+        CHECK(strcmp(sbloom_filter_isa(fast), isa) == 0);
+        w->nseen = 0;
+        uint64_t phase_ops = ops / PHASES;
+        for (uint64_t op = 0; op < phase_ops; op++, done++) {
+            size_t n = batch_length(w);
+            int kind = (int)(test_rand(&w->rng) % 6);
+            int64_t a = 0, b = 0;
+            memset(ref_out, 2, sizeof ref_out);
+            memset(isa_out, 2, sizeof isa_out);
+            if (kind < 3) {
+                for (size_t i = 0; i < n; i++)
+                    w->hashes[i] = next_hash(w);
+            } else {
+                fill_keys(w, n);
+            }
+            switch (kind) {
+            case 0:
+                a = sbloom_add_hashes(ref, w->hashes, n);
+                b = sbloom_add_hashes(fast, w->hashes, n);
+                break;
+            case 1:
+                a = sbloom_contains_hashes(ref, w->hashes, n, ref_out);
+                b = sbloom_contains_hashes(fast, w->hashes, n, isa_out);
+                break;
+            case 2:
+                if (n == 1) { /* the single-key entry points */
+                    a = sbloom_add_hash(ref, w->hashes[0]) * 2 + sbloom_contains_hash(ref, 1);
+                    b = sbloom_add_hash(fast, w->hashes[0]) * 2 + sbloom_contains_hash(fast, 1);
+                } else {
+                    a = sbloom_add_if_new_hashes(ref, w->hashes, n, ref_out);
+                    b = sbloom_add_if_new_hashes(fast, w->hashes, n, isa_out);
+                }
+                break;
+            case 3:
+                a = sbloom_add_keys(ref, w->keys, w->lens, n);
+                b = sbloom_add_keys(fast, w->keys, w->lens, n);
+                break;
+            case 4:
+                a = sbloom_contains_keys(ref, w->keys, w->lens, n, ref_out);
+                b = sbloom_contains_keys(fast, w->keys, w->lens, n, isa_out);
+                break;
+            default:
+                if (n == 1) {
+                    a = sbloom_add(ref, w->keys[0], w->lens[0]) * 2 +
+                        sbloom_contains(ref, w->keys[0], w->lens[0]);
+                    b = sbloom_add(fast, w->keys[0], w->lens[0]) * 2 +
+                        sbloom_contains(fast, w->keys[0], w->lens[0]);
+                } else {
+                    a = sbloom_add_if_new_keys(ref, w->keys, w->lens, n, ref_out);
+                    b = sbloom_add_if_new_keys(fast, w->keys, w->lens, n, isa_out);
+                }
+                break;
+            }
+            if (a != b || memcmp(ref_out, isa_out, sizeof ref_out) != 0 ||
+                (test_rand(&w->rng) % 512 == 0 &&
+                 memcmp(sbloom_data(ref), sbloom_data(fast), bytes) != 0)) {
+                fprintf(stderr, "%s %s: op %llu (kind %d, %zu keys, %llu blocks) differs\n",
+                        sbloom_layout_name(layout), isa, (unsigned long long)done, kind, n,
+                        (unsigned long long)nblocks);
+                mismatches++;
+                break;
+            }
+        }
+        CHECK(memcmp(sbloom_data(ref), sbloom_data(fast), bytes) == 0);
+        CHECK(sbloom_items(ref) == sbloom_items(fast));
+        sbloom_free(ref);
+        sbloom_free(fast);
+    }
+    sbloom_set_isa(NULL);
+    free(w);
+    printf("%-12s %-7s %llu operations, %s\n", sbloom_layout_name(layout), isa,
+           (unsigned long long)done, mismatches ? "MISMATCH" : "identical to scalar");
+    return mismatches == 0;
+}
+
+int main(void)
+{
+    uint64_t ops = 1000000;
+    const char *env = getenv("SIMDBLOOM_DIFF_OPS");
+    if (env && atoll(env) > 0)
+        ops = (uint64_t)atoll(env);
+    const char *names[8];
+    size_t count = sbloom_isa_list(names, 8);
+    CHECK(count >= 1);
+    size_t compared = 0;
+    for (size_t i = 0; i < count && i < 8; i++) {
+        if (strcmp(names[i], "scalar") == 0)
+            continue;
+        for (int l = 0; l < TEST_NLAYOUTS; l++)
+            CHECK(run_pair(test_layouts[l], names[i], ops, 1234 + (uint64_t)l * 77 + i));
+        compared++;
+    }
+    printf("%zu instruction sets compared with scalar\n", compared);
+    return check_report();
+}
