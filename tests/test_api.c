@@ -284,6 +284,14 @@ static void out_of_memory(void)
     low.rlim_cur = (rlim_t)1 << 30;
     if (setrlimit(RLIMIT_AS, &low) != 0)
         return;
+    /* Some environments (qemu-user) do not enforce the limit: then there is nothing to test. */
+    void *probe = malloc((size_t)3 << 30);
+    if (probe) {
+        free(probe);
+        setrlimit(RLIMIT_AS, &old);
+        printf("address-space limit not enforced here: allocation-failure checks skipped\n");
+        return;
+    }
     sbloom_t *f = (sbloom_t *)&f;
     CHECK(sbloom_create_bytes(&f, UINT64_C(4) << 30, SBLOOM_LAYOUT_BLOCK512_K8) ==
           SBLOOM_E_NOMEM);

@@ -1,0 +1,67 @@
+/* What the fuzz targets share: reading the input as a stream of small fields, and one filter per
+ * instruction set this machine runs, the scalar reference first. */
+#ifndef SIMDBLOOM_FUZZ_COMMON_H
+#define SIMDBLOOM_FUZZ_COMMON_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simdbloom.h"
+
+#define FUZZ_MAX_ISAS 8
+
+typedef struct fuzz_input {
+    const uint8_t *data;
+    size_t size, pos;
+} fuzz_input;
+
+/* The next n bytes as a little-endian number; zeros once the input runs out. */
+static inline uint64_t fuzz_take(fuzz_input *in, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v |= (uint64_t)(in->pos < in->size ? in->data[in->pos++] : 0) << (8 * i);
+    return v;
+}
+
+static inline int fuzz_done(const fuzz_input *in)
+{
+    return in->pos >= in->size;
+}
+
+typedef struct fuzz_filters {
+    size_t count;
+    const char *isa[FUZZ_MAX_ISAS];
+    sbloom_t *filter[FUZZ_MAX_ISAS]; /* filter[0] runs on scalar */
+} fuzz_filters;
+
+/* One filter of the given size and layout per usable instruction set; aborts (a finding) if any
+ * creation fails, since these sizes are small. */
+static inline void fuzz_filters_create(fuzz_filters *ff, uint64_t bytes, sbloom_layout layout)
+{
+    ff->count = sbloom_isa_list(ff->isa, FUZZ_MAX_ISAS);
+    if (ff->count > FUZZ_MAX_ISAS)
+        ff->count = FUZZ_MAX_ISAS;
+    for (size_t i = 0; i < ff->count; i++) {
+        if (sbloom_set_isa(ff->isa[i]) != SBLOOM_OK ||
+            sbloom_create_bytes(&ff->filter[i], bytes, layout) != SBLOOM_OK)
+            abort();
+    }
+    sbloom_set_isa(NULL);
+}
+
+/* Every filter byte-identical to the scalar one, with the same item count. */
+static inline void fuzz_filters_check_and_free(fuzz_filters *ff)
+{
+    for (size_t i = 1; i < ff->count; i++) {
+        if (memcmp(sbloom_data(ff->filter[0]), sbloom_data(ff->filter[i]),
+                   sbloom_bytes(ff->filter[0])) != 0 ||
+            sbloom_items(ff->filter[0]) != sbloom_items(ff->filter[i]))
+            abort();
+    }
+    for (size_t i = 0; i < ff->count; i++)
+        sbloom_free(ff->filter[i]);
+}
+
+#endif
