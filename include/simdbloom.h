@@ -108,6 +108,9 @@ int sbloom_create(sbloom_t **out, uint64_t n, double p);
 int sbloom_create_for_layout(sbloom_t **out, uint64_t n, double p, sbloom_layout layout);
 /* A filter of a given layout and size; bytes is rounded up to a whole number of blocks. */
 int sbloom_create_bytes(sbloom_t **out, uint64_t bytes, sbloom_layout layout);
+/* A copy of a filter (bits, counters, plan), running on the instruction set new filters use now:
+ * a snapshot, or the same contents on another ISA after sbloom_set_isa(). */
+int sbloom_clone(sbloom_t **out, const sbloom_t *filter);
 /* Frees the filter; NULL is accepted. */
 void sbloom_free(sbloom_t *filter);
 /* Clears every bit and the item counter. */

@@ -75,6 +75,24 @@ int sbloom_create_bytes(sbloom_t **out, uint64_t bytes, sbloom_layout layout)
     return create_blocks(out, bytes, layout, 0, NAN);
 }
 
+int sbloom_clone(sbloom_t **out, const sbloom_t *filter)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (!filter)
+        return SBLOOM_E_NULL;
+    sbloom_t *copy;
+    int rc = create_blocks(&copy, filter->bytes, filter->layout, filter->planned_items,
+                           filter->planned_fpp);
+    if (rc != SBLOOM_OK)
+        return rc;
+    memcpy(copy->blocks, filter->blocks, (size_t)filter->bytes);
+    copy->items = filter->items;
+    *out = copy;
+    return SBLOOM_OK;
+}
+
 void sbloom_free(sbloom_t *filter)
 {
     if (!filter)

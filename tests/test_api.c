@@ -124,6 +124,22 @@ static void lifecycle_and_introspection(void)
         CHECK_REL(s.estimated_fpp, plan.fpp, 0.15);
         CHECK(s.fill > 0.3 && s.fill < 0.7);
 
+        /* A clone has the same bits, count and plan, and is independent of the original. */
+        sbloom_t *copy = NULL;
+        CHECK(sbloom_clone(&copy, f) == SBLOOM_OK);
+        CHECK(sbloom_bytes(copy) == sbloom_bytes(f) && sbloom_items(copy) == sbloom_items(f));
+        CHECK(sbloom_planned_items(copy) == 100000 && sbloom_get_layout(copy) == test_layouts[l]);
+        CHECK(memcmp(sbloom_data(copy), sbloom_data(f), sbloom_bytes(f)) == 0);
+        uint64_t more[1000];
+        for (int i = 0; i < 1000; i++)
+            more[i] = test_rand(&state);
+        CHECK(sbloom_add_hashes(copy, more, 1000) > 900);
+        CHECK(sbloom_items(f) < sbloom_items(copy));
+        CHECK(memcmp(sbloom_data(copy), sbloom_data(f), sbloom_bytes(f)) != 0);
+        sbloom_free(copy);
+        CHECK(sbloom_clone(&copy, NULL) == SBLOOM_E_NULL && copy == NULL);
+        CHECK(sbloom_clone(NULL, f) == SBLOOM_E_NULL);
+
         CHECK(sbloom_clear(f) == SBLOOM_OK);
         CHECK(sbloom_items(f) == 0);
         CHECK(sbloom_get_stats(f, &s) == SBLOOM_OK);

@@ -1,0 +1,69 @@
+/* Baselines that compete with the filter, in plain C: the classic Bloom filter, the single-hash
+ * bitmap, and the random cache-line read limit. (The hash-set baselines are in shim.cc: they use
+ * Abseil, which is C++.) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "workloads.h"
+
+__extension__ typedef unsigned __int128 wide; /* GCC and clang; the bench needs no other */
+
+int classic_init(classic_filter *f, uint64_t bytes, uint32_t k)
+{
+    f->nbits = bytes * 8;
+    f->k = k;
+    f->words = calloc((size_t)((f->nbits + 63) / 64), sizeof *f->words);
+    return f->words != NULL;
+}
+
+void classic_free(classic_filter *f)
+{
+    free(f->words);
+    f->words = NULL;
+}
+
+/* Bit i of the key: (h1 + i * h2) scaled into [0, nbits) by multiply-high (Kirsch-Mitzenmacher
+ * double hashing from the two halves of one 64-bit hash). */
+static inline uint64_t classic_bit(const classic_filter *f, uint64_t hash, uint32_t i)
+{
+    uint32_t h1 = (uint32_t)hash, h2 = (uint32_t)(hash >> 32) | 1;
+    uint32_t mixed = h1 + i * h2;
+    return (uint64_t)(((wide)((uint64_t)mixed << 32 | (mixed * 0x9e3779b9u)) *
+                       f->nbits) >> 64);
+}
+
+void classic_add(classic_filter *f, uint64_t hash)
+{
+    for (uint32_t i = 0; i < f->k; i++) {
+        uint64_t bit = classic_bit(f, hash, i);
+        f->words[bit / 64] |= UINT64_C(1) << (bit % 64);
+    }
+}
+
+int classic_contains(const classic_filter *f, uint64_t hash)
+{
+    for (uint32_t i = 0; i < f->k; i++) {
+        uint64_t bit = classic_bit(f, hash, i);
+        if (!(f->words[bit / 64] & (UINT64_C(1) << (bit % 64))))
+            return 0;
+    }
+    return 1;
+}
+
+uint64_t line_reads(const uint8_t *array, uint64_t bytes, const uint64_t *hashes, size_t n)
+{
+    enum { CHUNK = 32 };
+    uint64_t lines = bytes / 64, sum = 0;
+    for (size_t start = 0; start < n; start += CHUNK) {
+        size_t end = start + CHUNK < n ? start + CHUNK : n;
+        size_t next_end = end + CHUNK < n ? end + CHUNK : n;
+        for (size_t i = end; i < next_end; i++)
+            __builtin_prefetch(array + ((hashes[i] >> 32) * lines >> 32) * 64);
+        for (size_t i = start; i < end; i++) {
+            uint64_t word;
+            memcpy(&word, array + ((hashes[i] >> 32) * lines >> 32) * 64, 8);
+            sum += word;
+        }
+    }
+    return sum;
+}
