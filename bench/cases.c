@@ -33,6 +33,7 @@ struct bench_case {
     uint64_t *hashes;         /* the pass's keys, pre-hashed workloads */
     const void **keys;        /* the pass's keys, string workloads */
     size_t *lens;
+    char *pass_text;          /* the pass's string keys, contiguous in pass order */
     uint8_t *results;
     size_t absent_from;       /* the pass's keys at index >= absent_from... */
     uint8_t *absent;          /* ...or, for mixes, absent[i] = 1 for absent keys */
@@ -125,7 +126,7 @@ static int make_pass_keys(bench_case *c)
         c->lens = malloc(c->n * sizeof *c->lens);
         if (!c->keys || !c->lens)
             return 0;
-        size_t absent_count = c->strings->count - c->strings->inserted;
+        size_t absent_count = c->strings->count - c->strings->inserted, total = 0;
         for (size_t i = 0; i < c->n; i++) {
             int present = is_present_probe(s->op, i, &rng);
             size_t pick = (size_t)(bench_key(5, i) % (present ? c->strings->inserted
@@ -137,6 +138,16 @@ static int make_pass_keys(bench_case *c)
             c->keys[i] = c->strings->keys[pick];
             c->lens[i] = c->strings->lens[pick];
             c->absent[i] = (uint8_t)!present;
+            total += c->lens[i];
+        }
+        /* Keys arrive one after another in a stream: lay them out so, or every key would pay a
+         * cache miss before hashing and the string path would measure the allocator. */
+        c->pass_text = malloc(total ? total : 1);
+        if (!c->pass_text)
+            return 0;
+        for (size_t i = 0, at = 0; i < c->n; at += c->lens[i], i++) {
+            memcpy(c->pass_text + at, c->keys[i], c->lens[i]);
+            c->keys[i] = c->pass_text + at;
         }
     } else {
         c->hashes = malloc(c->n * sizeof *c->hashes);
@@ -238,6 +249,7 @@ void bench_case_free(bench_case *c)
     free(c->hashes);
     free(c->keys);
     free(c->lens);
+    free(c->pass_text);
     free(c->results);
     free(c->absent);
     free(c);

@@ -7,6 +7,7 @@
  * worked on. String keys are hashed one chunk ahead for the same reason: hashing chunk c+1
  * overlaps with the misses of its prefetches.
  */
+#include "hash.h"
 #include "internal.h"
 
 /* Keys per chunk: enough independent misses to cover DRAM latency on one core, small enough that
@@ -72,8 +73,14 @@ static uint64_t run_hashes(sbloom_t *f, batch_op op, const uint64_t *hashes, siz
 static void hash_chunk(const sbloom_t *f, const void *const *keys, const size_t *lens, size_t n,
                        uint64_t *out)
 {
-    for (size_t i = 0; i < n; i++)
-        out[i] = sbloom_hash_bytes(f->layout, keys[i], lens[i]);
+    /* One loop per hash function, so that the choice is made once per chunk, not per key. */
+    if (f->layout == SBLOOM_LAYOUT_PARQUET) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = sbloom_hash_bytes(SBLOOM_LAYOUT_PARQUET, keys[i], lens[i]);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            out[i] = sbloom_hash_bytes(SBLOOM_LAYOUT_BLOCK512_K8, keys[i], lens[i]);
+    }
 }
 
 static uint64_t run_keys(sbloom_t *f, batch_op op, const void *const *keys, const size_t *lens,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "internal.h"
 
 static int create_blocks(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint64_t planned_n,

@@ -27,8 +27,6 @@ struct sbloom {
  * instruction set that is unknown or that this CPU lacks. */
 const sbloom_kernels *sbloom_kernels_active(int *err);
 
-/* src/hash.c: the layout's string hash. */
-uint64_t sbloom_hash_bytes(sbloom_layout layout, const void *key, size_t len);
 
 /* src/layout.c: 1 if the value names a layout; bits per word (each key sets one bit in each of
  * the k words of its block, so a block holds k words of block_bytes * 8 / k bits). */

@@ -1,0 +1,24 @@
+/*
+ * How byte-string keys become 64-bit hashes: XXH64 seed 0 for Parquet (the format's rule),
+ * XXH3-64 for the cache-line layouts (faster, same quality). Inline, with xxHash inlined too
+ * (XXH_INLINE_ALL): the hash is on the hot path of every string operation, and a call per key
+ * into another file cost measurable time in the batch drivers.
+ */
+#ifndef SIMDBLOOM_HASH_H
+#define SIMDBLOOM_HASH_H
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "simdbloom.h"
+
+static inline uint64_t sbloom_hash_bytes(sbloom_layout layout, const void *key, size_t len)
+{
+    if (len == 0)
+        key = ""; /* xxHash reads nothing then, but must not be handed NULL */
+    if (layout == SBLOOM_LAYOUT_PARQUET)
+        return XXH64(key, len, 0);
+    return XXH3_64bits(key, len);
+}
+
+#endif
