@@ -88,9 +88,11 @@ static inline __mmask16 missing(__m512i block, __m512i mask)
         __m512i mask = NAME##_mask(hash);                                                      \
         __m512i *p = block512(blocks, nblocks, hash);                                          \
         __m512i block = _mm512_load_si512(p);                                                  \
-        int absent = missing(block, mask) != 0;                                                \
-        _mm512_store_si512(p, _mm512_or_si512(block, mask));                                   \
-        return absent;                                                                         \
+        __mmask16 lacking = missing(block, mask);                                              \
+        /* Only the lanes that gain a bit are written: a key already present stores nothing,   \
+         * so its cache line stays clean and need not be written back to memory. */           \
+        _mm512_mask_store_epi32(p, lacking, _mm512_or_si512(block, mask));                     \
+        return lacking != 0;                                                                   \
     }
 
 BLOCK512_PER_KEY(k8)
