@@ -36,6 +36,13 @@ enum {
     SBLOOM_E_TOO_LARGE = -4, /* the size overflows or exceeds SBLOOM_MAX_BYTES */
     SBLOOM_E_LAYOUT = -5,    /* unknown layout */
     SBLOOM_E_ISA = -6,       /* unknown instruction set, or the CPU lacks it */
+    SBLOOM_E_IO = -7,        /* a file operation failed (errno tells which) */
+    SBLOOM_E_FORMAT = -8,    /* not a simdbloom filter (bad magic) */
+    SBLOOM_E_VERSION = -9,   /* a format version or hash function this build does not know */
+    SBLOOM_E_CORRUPT = -10,  /* a checksum does not match: the header or the bits were damaged */
+    SBLOOM_E_TRUNCATED = -11, /* shorter (or longer) than its header says */
+    SBLOOM_E_INCOMPATIBLE = -12, /* filters differ in layout or size: cannot be combined */
+    SBLOOM_E_READONLY = -13, /* the filter is a read-only mapping of a file */
 };
 
 /* A short, static, human-readable description of an error code (never NULL). */
@@ -152,6 +159,49 @@ int64_t sbloom_contains_keys(const sbloom_t *filter, const void *const *keys, co
                              size_t n, uint8_t *results);
 int64_t sbloom_add_if_new_keys(sbloom_t *filter, const void *const *keys, const size_t *lens,
                                size_t n, uint8_t *is_new);
+
+/* ---- Files and buffers (docs/FORMAT.md) ---------------------------------------------------- */
+/* A filter file is a 128-byte little-endian header (magic, version, layout, hash, sizes, counts,
+ * plan, payload and header checksums) followed by the bits at a 64-byte-aligned offset. Readers
+ * validate everything (sizes against the input, both checksums) before they allocate. */
+
+/* Bytes sbloom_serialize writes for this filter (0 for NULL). */
+uint64_t sbloom_serialized_size(const sbloom_t *filter);
+/* Writes the file image into buf (cap bytes); returns SBLOOM_OK or SBLOOM_E_TRUNCATED if cap is
+ * too small. */
+int sbloom_serialize(const sbloom_t *filter, void *buf, size_t cap);
+/* A filter from a file image of len bytes. */
+int sbloom_deserialize(sbloom_t **out, const void *buf, size_t len);
+/* Crash-safe save: a temporary file in the same directory, written, fsynced, renamed over path,
+ * and the directory fsynced. On any error the old file at path is left as it was. */
+int sbloom_save(const sbloom_t *filter, const char *path);
+/* Reads and validates a file into memory. */
+int sbloom_load(sbloom_t **out, const char *path);
+/* Maps a file read-only, zero copy (for read-mostly services): the header is validated; the bits'
+ * checksum only if verify is non-zero (it reads the whole file). Adds return SBLOOM_E_READONLY. */
+int sbloom_map(sbloom_t **out, const char *path, int verify);
+/* 1 if the filter is a read-only mapping. */
+int sbloom_is_readonly(const sbloom_t *filter);
+
+/* The Parquet layout's bare bitset, as a Parquet column chunk stores it (after its Thrift
+ * header): export copies sbloom_bytes() bytes into buf; import makes a Parquet filter from one
+ * (len a non-zero multiple of 32). SBLOOM_E_LAYOUT for other layouts. */
+int sbloom_parquet_export(const sbloom_t *filter, void *buf, size_t cap);
+int sbloom_parquet_import(sbloom_t **out, const void *bitset, size_t len);
+
+/* ---- Set operations ---------------------------------------------------------------------- */
+
+/* dst |= src (the union: holds every key of both) and dst &= src (holds at least the common
+ * keys, with a false-positive rate no better than the union's). Filters must have the same layout
+ * and size: SBLOOM_E_INCOMPATIBLE otherwise. The item count of a union is re-estimated from the
+ * fill. */
+int sbloom_union(sbloom_t *dst, const sbloom_t *src);
+int sbloom_intersect(sbloom_t *dst, const sbloom_t *src);
+/* Halves the block count `times` times by OR-ing blocks 2i and 2i+1 into block i: a filter sized
+ * for a larger n shrinks once the real n is known, and every key still answers present. Exact for
+ * every layout here, because the block index is a multiply-high (block(h, B/2) == block(h, B) / 2
+ * when B is even); SBLOOM_E_INVALID if the count is odd at some step. */
+int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint32_t times);
 
 /* ---- Introspection ------------------------------------------------------------------------ */
 

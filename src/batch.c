@@ -118,6 +118,8 @@ int64_t sbloom_add_hashes(sbloom_t *filter, const uint64_t *hashes, size_t n)
 {
     if (!filter || (!hashes && n))
         return SBLOOM_E_NULL;
+    if (filter->readonly)
+        return SBLOOM_E_READONLY;
     uint64_t added = run_hashes(filter, OP_ADD, hashes, n, NULL);
     filter->items += added;
     return (int64_t)added;
@@ -137,6 +139,8 @@ int64_t sbloom_add_if_new_hashes(sbloom_t *filter, const uint64_t *hashes, size_
 {
     if (!filter || (!hashes && n))
         return SBLOOM_E_NULL;
+    if (filter->readonly)
+        return SBLOOM_E_READONLY;
     uint64_t fresh = run_hashes(filter, OP_ADD_IF_NEW, hashes, n, is_new);
     filter->items += fresh;
     return (int64_t)fresh;
@@ -146,6 +150,8 @@ int64_t sbloom_add_keys(sbloom_t *filter, const void *const *keys, const size_t 
 {
     if (!filter || ((!keys || !lens) && n))
         return SBLOOM_E_NULL;
+    if (filter->readonly)
+        return SBLOOM_E_READONLY;
     if (!keys_valid(keys, lens, n))
         return SBLOOM_E_NULL;
     uint64_t added = run_keys(filter, OP_ADD, keys, lens, n, NULL);
@@ -168,6 +174,8 @@ int64_t sbloom_add_if_new_keys(sbloom_t *filter, const void *const *keys, const 
 {
     if (!filter || ((!keys || !lens) && n))
         return SBLOOM_E_NULL;
+    if (filter->readonly)
+        return SBLOOM_E_READONLY;
     if (!keys_valid(keys, lens, n))
         return SBLOOM_E_NULL;
     uint64_t fresh = run_keys(filter, OP_ADD_IF_NEW, keys, lens, n, is_new);

@@ -18,6 +18,20 @@ const char *sbloom_strerror(int code)
         return "unknown layout";
     case SBLOOM_E_ISA:
         return "instruction set unknown or not supported by this CPU";
+    case SBLOOM_E_IO:
+        return "file input/output failed";
+    case SBLOOM_E_FORMAT:
+        return "not a simdbloom filter file";
+    case SBLOOM_E_VERSION:
+        return "filter file of an unknown format version or hash function";
+    case SBLOOM_E_CORRUPT:
+        return "filter file damaged (checksum mismatch)";
+    case SBLOOM_E_TRUNCATED:
+        return "filter file truncated (size does not match its header)";
+    case SBLOOM_E_INCOMPATIBLE:
+        return "filters have different layouts or sizes";
+    case SBLOOM_E_READONLY:
+        return "filter is a read-only mapping";
     default:
         return code > 0 ? "not an error code" : "unknown error";
     }

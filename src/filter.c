@@ -6,8 +6,8 @@
 #include "hash.h"
 #include "internal.h"
 
-static int create_blocks(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint64_t planned_n,
-                         double planned_p)
+int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint64_t planned_n,
+                      double planned_p, int no_blocks)
 {
     int err = SBLOOM_OK;
     const sbloom_kernels *kernels = sbloom_kernels_active(&err);
@@ -25,8 +25,8 @@ static int create_blocks(sbloom_t **out, uint64_t bytes, sbloom_layout layout, u
     if (!f)
         return SBLOOM_E_NOMEM;
     f->bytes = nblocks * block_bytes;
-    f->blocks = sbloom_blocks_alloc(f->bytes, &f->mapped);
-    if (!f->blocks) {
+    f->blocks = no_blocks ? NULL : sbloom_blocks_alloc(f->bytes, &f->mapped);
+    if (!f->blocks && !no_blocks) {
         free(f);
         return SBLOOM_E_NOMEM;
     }
@@ -51,7 +51,7 @@ int sbloom_create(sbloom_t **out, uint64_t n, double p)
     int rc = sbloom_plan_for(n, p, &plan);
     if (rc != SBLOOM_OK)
         return rc;
-    return create_blocks(out, plan.bytes, plan.layout, n, p);
+    return sbloom_filter_new(out, plan.bytes, plan.layout, n, p, 0);
 }
 
 int sbloom_create_for_layout(sbloom_t **out, uint64_t n, double p, sbloom_layout layout)
@@ -63,7 +63,7 @@ int sbloom_create_for_layout(sbloom_t **out, uint64_t n, double p, sbloom_layout
     int rc = sbloom_plan_for_layout(n, p, layout, &plan);
     if (rc != SBLOOM_OK)
         return rc;
-    return create_blocks(out, plan.bytes, plan.layout, n, p);
+    return sbloom_filter_new(out, plan.bytes, plan.layout, n, p, 0);
 }
 
 int sbloom_create_bytes(sbloom_t **out, uint64_t bytes, sbloom_layout layout)
@@ -73,7 +73,7 @@ int sbloom_create_bytes(sbloom_t **out, uint64_t bytes, sbloom_layout layout)
     *out = NULL;
     if (!sbloom_layout_valid(layout))
         return SBLOOM_E_LAYOUT;
-    return create_blocks(out, bytes, layout, 0, NAN);
+    return sbloom_filter_new(out, bytes, layout, 0, NAN, 0);
 }
 
 int sbloom_clone(sbloom_t **out, const sbloom_t *filter)
@@ -83,9 +83,9 @@ int sbloom_clone(sbloom_t **out, const sbloom_t *filter)
     *out = NULL;
     if (!filter)
         return SBLOOM_E_NULL;
-    sbloom_t *copy;
-    int rc = create_blocks(&copy, filter->bytes, filter->layout, filter->planned_items,
-                           filter->planned_fpp);
+    sbloom_t *copy = NULL;
+    int rc = sbloom_filter_new(&copy, filter->bytes, filter->layout, filter->planned_items,
+                               filter->planned_fpp, 0);
     if (rc != SBLOOM_OK)
         return rc;
     memcpy(copy->blocks, filter->blocks, (size_t)filter->bytes);
@@ -98,7 +98,10 @@ void sbloom_free(sbloom_t *filter)
 {
     if (!filter)
         return;
-    sbloom_blocks_free(filter->blocks, filter->bytes, filter->mapped);
+    if (filter->map_base)
+        sbloom_unmap_file(filter->map_base, filter->map_bytes);
+    else
+        sbloom_blocks_free(filter->blocks, filter->bytes, filter->mapped);
     free(filter);
 }
 
@@ -106,6 +109,8 @@ int sbloom_clear(sbloom_t *filter)
 {
     if (!filter)
         return SBLOOM_E_NULL;
+    if (filter->readonly)
+        return SBLOOM_E_READONLY;
     memset(filter->blocks, 0, (size_t)filter->bytes);
     filter->items = 0;
     return SBLOOM_OK;
@@ -124,6 +129,8 @@ int sbloom_add_hash(sbloom_t *filter, uint64_t hash)
 {
     if (!filter)
         return SBLOOM_E_NULL;
+    if (filter->readonly)
+        return SBLOOM_E_READONLY;
     uint64_t added = filter->kern->add(filter->blocks, filter->nblocks, &hash, 1);
     filter->items += added;
     return (int)added;
@@ -140,6 +147,8 @@ int sbloom_add(sbloom_t *filter, const void *key, size_t len)
 {
     if (!filter || (!key && len))
         return SBLOOM_E_NULL;
+    if (filter->readonly)
+        return SBLOOM_E_READONLY;
     return sbloom_add_hash(filter, sbloom_hash_bytes(filter->layout, key, len));
 }
 
@@ -192,6 +201,11 @@ uint64_t sbloom_planned_items(const sbloom_t *filter)
 double sbloom_planned_fpp(const sbloom_t *filter)
 {
     return filter ? filter->planned_fpp : NAN;
+}
+
+int sbloom_is_readonly(const sbloom_t *filter)
+{
+    return filter ? filter->readonly : 0;
 }
 
 const char *sbloom_filter_isa(const sbloom_t *filter)

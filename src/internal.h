@@ -19,6 +19,9 @@ struct sbloom {
     uint32_t k;
     uint32_t block_bytes;
     int mapped;                 /* blocks came from mmap (1) or the heap (0) */
+    int readonly;               /* blocks are a read-only file mapping at map_base */
+    void *map_base;
+    uint64_t map_bytes;
     const sbloom_layout_kernels *kern; /* this layout's kernels in the chosen table */
     const char *isa;            /* name of the chosen table */
 };
@@ -33,8 +36,16 @@ const sbloom_kernels *sbloom_kernels_active(int *err);
 int sbloom_layout_valid(sbloom_layout layout);
 uint32_t sbloom_layout_word_bits(sbloom_layout layout);
 
+/* src/filter.c: a zeroed filter of `bytes` (whole blocks) and this layout on the active ISA; the
+ * plan is (0, NaN) when n = 0. With no_blocks, the block memory is left for the caller to set. */
+int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint64_t n, double p,
+                      int no_blocks);
+
 /* src/memory.c: zeroed, 64-byte aligned block memory; *mapped tells sbloom_blocks_free how. */
 void *sbloom_blocks_alloc(uint64_t bytes, int *mapped);
 void sbloom_blocks_free(void *blocks, uint64_t bytes, int mapped);
+
+/* src/file.c: releases a read-only file mapping made by sbloom_map. */
+void sbloom_unmap_file(void *base, uint64_t bytes);
 
 #endif /* SIMDBLOOM_INTERNAL_H */

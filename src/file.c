@@ -1,0 +1,266 @@
+/*
+ * Filter files on disk: crash-safe save, load into memory, read-only map.
+ *
+ * Save never overwrites in place: it writes a temporary file in the same directory (so the
+ * rename cannot cross file systems), fsyncs it, renames it over the target, and fsyncs the
+ * directory so the rename itself survives a power cut. At every instant the path holds either
+ * the old complete file or the new complete file. A crash can leave a `NAME.tmp.XXXXXX` file
+ * behind; it is never read.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "endian.h"
+#include "format.h"
+#include "hash.h"
+
+static int write_all(int fd, const void *data, uint64_t len)
+{
+    const uint8_t *p = data;
+    while (len > 0) {
+        size_t step = len > (UINT64_C(1) << 30) ? (size_t)1 << 30 : (size_t)len;
+        ssize_t wrote = write(fd, p, step);
+        if (wrote < 0 && errno == EINTR)
+            continue;
+        if (wrote <= 0) {
+            if (wrote == 0)
+                errno = ENOSPC;
+            return -1;
+        }
+        p += wrote;
+        len -= (uint64_t)wrote;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *data, uint64_t len)
+{
+    uint8_t *p = data;
+    while (len > 0) {
+        size_t step = len > (UINT64_C(1) << 30) ? (size_t)1 << 30 : (size_t)len;
+        ssize_t got = read(fd, p, step);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            if (got == 0)
+                errno = EIO; /* the file shrank under us */
+            return -1;
+        }
+        p += got;
+        len -= (uint64_t)got;
+    }
+    return 0;
+}
+
+/* The payload in file order: the blocks themselves on a little-endian host, else swapped in
+ * chunks. */
+static int write_payload(int fd, const sbloom_t *f)
+{
+    if (!sbloom_host_is_big_endian())
+        return write_all(fd, f->blocks, f->bytes);
+    uint8_t chunk[1 << 16];
+    for (uint64_t at = 0; at < f->bytes; at += sizeof chunk) {
+        uint64_t len = f->bytes - at < sizeof chunk ? f->bytes - at : sizeof chunk;
+        sbloom_copy_words(chunk, (const uint8_t *)f->blocks + at, len,
+                          sbloom_layout_word_bits(f->layout), 1);
+        if (write_all(fd, chunk, len) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The directory part of path ("." when there is none), in a new string. */
+static char *directory_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return strdup(".");
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    char *dir = malloc(len + 1);
+    if (dir) {
+        memcpy(dir, path, len);
+        dir[len] = '\0';
+    }
+    return dir;
+}
+
+int sbloom_save(const sbloom_t *filter, const char *path)
+{
+    if (!filter || !path)
+        return SBLOOM_E_NULL;
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16);
+    char *dir = directory_of(path);
+    if (!tmp || !dir) {
+        free(tmp);
+        free(dir);
+        return SBLOOM_E_NOMEM;
+    }
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".tmp.XXXXXX", 12);
+
+    sbloom_header h;
+    uint8_t header[SBLOOM_HEADER_BYTES];
+    sbloom_header_of(filter, &h);
+    sbloom_header_pack(&h, header);
+
+    int rc = SBLOOM_E_IO, saved_errno = 0;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        saved_errno = errno;
+        goto done;
+    }
+    fchmod(fd, 0644); /* mkstemp makes 0600; a filter is data like any other file */
+    if (write_all(fd, header, sizeof header) < 0 || write_payload(fd, filter) < 0 ||
+        fsync(fd) < 0) {
+        saved_errno = errno;
+        close(fd);
+        unlink(tmp);
+        goto done;
+    }
+    if (close(fd) < 0 || rename(tmp, path) < 0) {
+        saved_errno = errno;
+        unlink(tmp);
+        goto done;
+    }
+    int dfd = open(dir, O_RDONLY);
+    if (dfd >= 0) {
+        fsync(dfd); /* makes the rename durable; some file systems refuse, which is harmless */
+        close(dfd);
+    }
+    rc = SBLOOM_OK;
+done:
+    free(tmp);
+    free(dir);
+    if (saved_errno)
+        errno = saved_errno;
+    return rc;
+}
+
+int sbloom_load(sbloom_t **out, const char *path)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (!path)
+        return SBLOOM_E_NULL;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return SBLOOM_E_IO;
+    struct stat st;
+    uint8_t header[SBLOOM_HEADER_BYTES];
+    sbloom_header h;
+    sbloom_t *f = NULL;
+    int rc = SBLOOM_E_IO, saved_errno = 0;
+    if (fstat(fd, &st) < 0) {
+        saved_errno = errno;
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        saved_errno = EISDIR;
+        goto done;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    uint64_t head = size < sizeof header ? size : sizeof header;
+    if (read_all(fd, header, head) < 0) {
+        saved_errno = errno;
+        goto done;
+    }
+    rc = sbloom_header_parse(header, size, &h);
+    if (rc != SBLOOM_OK)
+        goto done;
+    /* The payload size is now known to equal what the file holds: allocate and read it. */
+    rc = sbloom_filter_new(&f, h.payload_bytes, h.layout, 0, NAN, 0);
+    if (rc != SBLOOM_OK)
+        goto done;
+    if (read_all(fd, f->blocks, h.payload_bytes) < 0) {
+        saved_errno = errno;
+        rc = SBLOOM_E_IO;
+        goto done;
+    }
+    if (XXH3_64bits(f->blocks, (size_t)h.payload_bytes) != h.payload_checksum) {
+        rc = SBLOOM_E_CORRUPT;
+        goto done;
+    }
+    if (sbloom_host_is_big_endian())
+        sbloom_copy_words(f->blocks, f->blocks, f->bytes, sbloom_layout_word_bits(f->layout), 1);
+    sbloom_header_apply(&h, f);
+    *out = f;
+    f = NULL;
+    rc = SBLOOM_OK;
+done:
+    sbloom_free(f);
+    close(fd);
+    if (saved_errno)
+        errno = saved_errno;
+    return rc;
+}
+
+void sbloom_unmap_file(void *base, uint64_t bytes)
+{
+    munmap(base, (size_t)bytes);
+}
+
+int sbloom_map(sbloom_t **out, const char *path, int verify)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (!path)
+        return SBLOOM_E_NULL;
+    if (sbloom_host_is_big_endian())
+        return SBLOOM_E_INVALID; /* the bits are little-endian words: load() swaps, map cannot */
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return SBLOOM_E_IO;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        int saved = S_ISREG(st.st_mode) ? errno : EISDIR;
+        close(fd);
+        errno = saved;
+        return SBLOOM_E_IO;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    if (size < SBLOOM_HEADER_BYTES) {
+        uint8_t head[SBLOOM_HEADER_BYTES];
+        sbloom_header h;
+        int rc = read_all(fd, head, size) < 0 ? SBLOOM_E_IO : sbloom_header_parse(head, size, &h);
+        close(fd);
+        return rc;
+    }
+    void *base = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+    int saved = errno;
+    close(fd);
+    if (base == MAP_FAILED) {
+        errno = saved;
+        return SBLOOM_E_IO;
+    }
+    sbloom_header h;
+    int rc = sbloom_header_parse(base, size, &h);
+    if (rc == SBLOOM_OK && verify &&
+        XXH3_64bits((const uint8_t *)base + SBLOOM_HEADER_BYTES, (size_t)h.payload_bytes) !=
+            h.payload_checksum)
+        rc = SBLOOM_E_CORRUPT;
+    sbloom_t *f = NULL;
+    if (rc == SBLOOM_OK)
+        rc = sbloom_filter_new(&f, h.payload_bytes, h.layout, 0, NAN, 1);
+    if (rc != SBLOOM_OK) {
+        munmap(base, (size_t)size);
+        return rc;
+    }
+    f->blocks = (uint8_t *)base + SBLOOM_HEADER_BYTES; /* 64-byte aligned: base is a page */
+    f->readonly = 1;
+    f->map_base = base;
+    f->map_bytes = size;
+    sbloom_header_apply(&h, f);
+    *out = f;
+    return SBLOOM_OK;
+}

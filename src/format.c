@@ -1,0 +1,220 @@
+/*
+ * The filter file format (docs/FORMAT.md): the header, its validation, and the in-memory file
+ * image (serialize / deserialize), plus the Parquet bare bitset.
+ *
+ * A reader trusts nothing until it is checked, in this order: the size can hold a header, the
+ * magic, the header checksum, the version and reserved bytes, the layout and hash, the geometry
+ * (blocks x block size == payload bytes <= 64 GiB), the total size, and only then (after the one
+ * allocation, whose size is now bounded by the input's) the payload checksum.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "endian.h"
+#include "format.h"
+#include "hash.h"
+
+static const uint8_t magic[8] = {0x89, 'S', 'B', 'L', 'O', 'O', 'M', '\n'};
+
+enum { HASH_XXH64 = 1, HASH_XXH3_64 = 2 };
+
+/* Header field offsets. */
+enum {
+    AT_MAGIC = 0, AT_VERSION = 8, AT_HEADER_BYTES = 12, AT_LAYOUT = 16, AT_HASH = 20,
+    AT_SEED = 24, AT_NBLOCKS = 32, AT_K = 40, AT_FLAGS = 44, AT_ITEMS = 48, AT_PLANNED_N = 56,
+    AT_PLANNED_P = 64, AT_PAYLOAD_BYTES = 72, AT_PAYLOAD_SUM = 80, AT_RESERVED = 88,
+    AT_HEADER_SUM = 120
+};
+
+static int swap_needed(void)
+{
+    return sbloom_host_is_big_endian();
+}
+
+uint64_t sbloom_payload_checksum(const sbloom_t *f)
+{
+    if (!swap_needed())
+        return XXH3_64bits(f->blocks, (size_t)f->bytes);
+    /* Big-endian host: checksum the little-endian image, a chunk at a time. */
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    uint8_t chunk[4096];
+    for (uint64_t at = 0; at < f->bytes; at += sizeof chunk) {
+        uint64_t len = f->bytes - at < sizeof chunk ? f->bytes - at : sizeof chunk;
+        sbloom_copy_words(chunk, (const uint8_t *)f->blocks + at, len,
+                          sbloom_layout_word_bits(f->layout), 1);
+        XXH3_64bits_update(&state, chunk, (size_t)len);
+    }
+    return XXH3_64bits_digest(&state);
+}
+
+void sbloom_header_of(const sbloom_t *f, sbloom_header *h)
+{
+    memset(h, 0, sizeof *h);
+    h->version = SBLOOM_FORMAT_VERSION;
+    h->layout = f->layout;
+    h->hash_function = f->layout == SBLOOM_LAYOUT_PARQUET ? HASH_XXH64 : HASH_XXH3_64;
+    h->nblocks = f->nblocks;
+    h->k = f->k;
+    h->flags = f->planned_items ? 1u : 0u;
+    h->items = f->items;
+    h->planned_items = f->planned_items;
+    h->planned_fpp = f->planned_items ? f->planned_fpp : 0.0;
+    h->payload_bytes = f->bytes;
+    h->payload_checksum = sbloom_payload_checksum(f);
+}
+
+void sbloom_header_pack(const sbloom_header *h, uint8_t out[SBLOOM_HEADER_BYTES])
+{
+    uint64_t fpp_bits;
+    memcpy(&fpp_bits, &h->planned_fpp, 8);
+    memset(out, 0, SBLOOM_HEADER_BYTES);
+    memcpy(out + AT_MAGIC, magic, 8);
+    sbloom_put_le32(out + AT_VERSION, h->version);
+    sbloom_put_le32(out + AT_HEADER_BYTES, SBLOOM_HEADER_BYTES);
+    sbloom_put_le32(out + AT_LAYOUT, (uint32_t)h->layout);
+    sbloom_put_le32(out + AT_HASH, h->hash_function);
+    sbloom_put_le64(out + AT_SEED, h->hash_seed);
+    sbloom_put_le64(out + AT_NBLOCKS, h->nblocks);
+    sbloom_put_le32(out + AT_K, h->k);
+    sbloom_put_le32(out + AT_FLAGS, h->flags);
+    sbloom_put_le64(out + AT_ITEMS, h->items);
+    sbloom_put_le64(out + AT_PLANNED_N, h->planned_items);
+    sbloom_put_le64(out + AT_PLANNED_P, fpp_bits);
+    sbloom_put_le64(out + AT_PAYLOAD_BYTES, h->payload_bytes);
+    sbloom_put_le64(out + AT_PAYLOAD_SUM, h->payload_checksum);
+    sbloom_put_le64(out + AT_HEADER_SUM, XXH3_64bits(out, AT_HEADER_SUM));
+}
+
+int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
+{
+    if (file_bytes < SBLOOM_HEADER_BYTES)
+        return file_bytes >= 8 && memcmp(b, magic, 8) != 0 ? SBLOOM_E_FORMAT : SBLOOM_E_TRUNCATED;
+    if (memcmp(b + AT_MAGIC, magic, 8) != 0)
+        return SBLOOM_E_FORMAT;
+    if (sbloom_get_le64(b + AT_HEADER_SUM) != XXH3_64bits(b, AT_HEADER_SUM))
+        return SBLOOM_E_CORRUPT;
+    /* From here the header is as its writer made it; what we do not know is a newer writer's. */
+    memset(h, 0, sizeof *h);
+    h->version = sbloom_get_le32(b + AT_VERSION);
+    if (h->version != SBLOOM_FORMAT_VERSION ||
+        sbloom_get_le32(b + AT_HEADER_BYTES) != SBLOOM_HEADER_BYTES)
+        return SBLOOM_E_VERSION;
+    for (int i = AT_RESERVED; i < AT_HEADER_SUM; i++)
+        if (b[i] != 0)
+            return SBLOOM_E_VERSION;
+    h->layout = (sbloom_layout)sbloom_get_le32(b + AT_LAYOUT);
+    if (!sbloom_layout_valid(h->layout))
+        return SBLOOM_E_LAYOUT;
+    h->hash_function = sbloom_get_le32(b + AT_HASH);
+    h->hash_seed = sbloom_get_le64(b + AT_SEED);
+    uint32_t want_hash = h->layout == SBLOOM_LAYOUT_PARQUET ? HASH_XXH64 : HASH_XXH3_64;
+    if (h->hash_function != want_hash || h->hash_seed != 0)
+        return SBLOOM_E_VERSION;
+    h->nblocks = sbloom_get_le64(b + AT_NBLOCKS);
+    h->k = sbloom_get_le32(b + AT_K);
+    h->flags = sbloom_get_le32(b + AT_FLAGS);
+    h->items = sbloom_get_le64(b + AT_ITEMS);
+    h->planned_items = sbloom_get_le64(b + AT_PLANNED_N);
+    uint64_t fpp_bits = sbloom_get_le64(b + AT_PLANNED_P);
+    memcpy(&h->planned_fpp, &fpp_bits, 8);
+    h->payload_bytes = sbloom_get_le64(b + AT_PAYLOAD_BYTES);
+    h->payload_checksum = sbloom_get_le64(b + AT_PAYLOAD_SUM);
+    uint64_t block_bytes = sbloom_layout_block_bytes(h->layout);
+    if (h->k != sbloom_layout_k(h->layout) || h->nblocks == 0 ||
+        h->nblocks > SBLOOM_MAX_BYTES / block_bytes ||
+        h->payload_bytes != h->nblocks * block_bytes || (h->flags & ~1u) != 0)
+        return SBLOOM_E_CORRUPT; /* a consistent checksum over inconsistent fields: a bad writer */
+    if (file_bytes != SBLOOM_HEADER_BYTES + h->payload_bytes)
+        return SBLOOM_E_TRUNCATED;
+    return SBLOOM_OK;
+}
+
+void sbloom_header_apply(const sbloom_header *h, sbloom_t *f)
+{
+    f->items = h->items;
+    if (h->flags & 1u) {
+        f->planned_items = h->planned_items;
+        f->planned_fpp = h->planned_fpp;
+    }
+}
+
+uint64_t sbloom_serialized_size(const sbloom_t *filter)
+{
+    return filter ? SBLOOM_HEADER_BYTES + filter->bytes : 0;
+}
+
+int sbloom_serialize(const sbloom_t *filter, void *buf, size_t cap)
+{
+    if (!filter || !buf)
+        return SBLOOM_E_NULL;
+    if (cap < sbloom_serialized_size(filter))
+        return SBLOOM_E_TRUNCATED;
+    sbloom_header h;
+    sbloom_header_of(filter, &h);
+    sbloom_header_pack(&h, buf);
+    sbloom_copy_words((uint8_t *)buf + SBLOOM_HEADER_BYTES, filter->blocks, filter->bytes,
+                      sbloom_layout_word_bits(filter->layout), swap_needed());
+    return SBLOOM_OK;
+}
+
+int sbloom_deserialize(sbloom_t **out, const void *buf, size_t len)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (!buf)
+        return SBLOOM_E_NULL;
+    sbloom_header h;
+    int rc = sbloom_header_parse(buf, len, &h);
+    if (rc != SBLOOM_OK)
+        return rc;
+    const uint8_t *payload = (const uint8_t *)buf + SBLOOM_HEADER_BYTES;
+    if (XXH3_64bits(payload, (size_t)h.payload_bytes) != h.payload_checksum)
+        return SBLOOM_E_CORRUPT;
+    sbloom_t *f;
+    rc = sbloom_filter_new(&f, h.payload_bytes, h.layout, 0, NAN, 0);
+    if (rc != SBLOOM_OK)
+        return rc;
+    sbloom_copy_words(f->blocks, payload, h.payload_bytes, sbloom_layout_word_bits(h.layout),
+                      swap_needed());
+    sbloom_header_apply(&h, f);
+    *out = f;
+    return SBLOOM_OK;
+}
+
+int sbloom_parquet_export(const sbloom_t *filter, void *buf, size_t cap)
+{
+    if (!filter || !buf)
+        return SBLOOM_E_NULL;
+    if (filter->layout != SBLOOM_LAYOUT_PARQUET)
+        return SBLOOM_E_LAYOUT;
+    if (cap < filter->bytes)
+        return SBLOOM_E_TRUNCATED;
+    sbloom_copy_words(buf, filter->blocks, filter->bytes, 32, swap_needed());
+    return SBLOOM_OK;
+}
+
+int sbloom_parquet_import(sbloom_t **out, const void *bitset, size_t len)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (!bitset)
+        return SBLOOM_E_NULL;
+    if (len == 0 || len % 32 != 0)
+        return SBLOOM_E_INVALID;
+    if (len > SBLOOM_MAX_BYTES)
+        return SBLOOM_E_TOO_LARGE;
+    sbloom_t *f;
+    int rc = sbloom_filter_new(&f, len, SBLOOM_LAYOUT_PARQUET, 0, NAN, 0);
+    if (rc != SBLOOM_OK)
+        return rc;
+    sbloom_copy_words(f->blocks, bitset, len, 32, swap_needed());
+    sbloom_stats stats;
+    sbloom_get_stats(f, &stats); /* a bare bitset carries no count: estimate it */
+    f->items = isfinite(stats.estimated_items) ? (uint64_t)llround(stats.estimated_items) : 0;
+    *out = f;
+    return SBLOOM_OK;
+}

@@ -1,0 +1,80 @@
+/* Set operations on whole filters: union, intersection, and fold (halving the block count). */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int compatible(const sbloom_t *a, const sbloom_t *b)
+{
+    return a->layout == b->layout && a->bytes == b->bytes;
+}
+
+/* The item count a union or fold should carry: estimated from the fill, since keys present in
+ * both inputs would otherwise be counted twice. */
+static void reestimate_items(sbloom_t *f)
+{
+    sbloom_stats stats;
+    sbloom_get_stats(f, &stats);
+    f->items = isfinite(stats.estimated_items) ? (uint64_t)llround(stats.estimated_items) : 0;
+}
+
+static int combine(sbloom_t *dst, const sbloom_t *src, int intersect)
+{
+    if (!dst || !src)
+        return SBLOOM_E_NULL;
+    if (dst->readonly)
+        return SBLOOM_E_READONLY;
+    if (!compatible(dst, src))
+        return SBLOOM_E_INCOMPATIBLE;
+    uint64_t *d = dst->blocks;
+    const uint64_t *s = src->blocks;
+    uint64_t words = dst->bytes / 8; /* blocks are 32 or 64 bytes: whole 64-bit words */
+    if (intersect)
+        for (uint64_t i = 0; i < words; i++)
+            d[i] &= s[i];
+    else
+        for (uint64_t i = 0; i < words; i++)
+            d[i] |= s[i];
+    reestimate_items(dst);
+    return SBLOOM_OK;
+}
+
+int sbloom_union(sbloom_t *dst, const sbloom_t *src)
+{
+    return combine(dst, src, 0);
+}
+
+int sbloom_intersect(sbloom_t *dst, const sbloom_t *src)
+{
+    return combine(dst, src, 1);
+}
+
+int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint32_t times)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (!filter)
+        return SBLOOM_E_NULL;
+    uint64_t nblocks = filter->nblocks;
+    for (uint32_t t = 0; t < times; t++) {
+        if (nblocks % 2 != 0)
+            return SBLOOM_E_INVALID;
+        nblocks /= 2;
+    }
+    sbloom_t *f;
+    int rc = sbloom_filter_new(&f, nblocks * filter->block_bytes, filter->layout,
+                               filter->planned_items, filter->planned_fpp, 0);
+    if (rc != SBLOOM_OK)
+        return rc;
+    /* Block i of the result ORs the 2^times source blocks whose index shifts down to i. */
+    uint64_t group = filter->nblocks / nblocks, words = filter->block_bytes / 8;
+    const uint64_t *src = filter->blocks;
+    uint64_t *dst = f->blocks;
+    for (uint64_t b = 0; b < filter->nblocks; b++)
+        for (uint64_t w = 0; w < words; w++)
+            dst[(b / group) * words + w] |= src[b * words + w];
+    reestimate_items(f);
+    *out = f;
+    return SBLOOM_OK;
+}

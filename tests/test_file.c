@@ -1,0 +1,432 @@
+/*
+ * Filter files: round trips, and every way a file can be damaged or a save interrupted.
+ *   - serialize/deserialize, save/load and save/map give back the same bits, counts and plan;
+ *   - truncation at every header offset and at payload offsets: SBLOOM_E_TRUNCATED;
+ *   - every single-bit flip of the header: SBLOOM_E_FORMAT (magic) or SBLOOM_E_CORRUPT;
+ *   - payload bit flips: SBLOOM_E_CORRUPT; forged headers with valid checksums (2^55 blocks, an
+ *     unknown version or layout) are refused before any allocation;
+ *   - a writer killed with SIGKILL at random moments leaves the old or the new file, complete;
+ *   - a save that runs out of space (RLIMIT_FSIZE) fails cleanly and leaves the old file;
+ *   - the big-endian byte-swap path, forced on this little-endian machine;
+ *   - union, intersection and fold; Parquet bitset export and import.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "simdbloom.h"
+#include "check.h"
+#include "../src/endian.h"
+
+#define HEADER 128
+
+static char dir[256];
+
+static sbloom_t *filled(sbloom_layout layout, uint64_t n, uint64_t seed)
+{
+    sbloom_t *f;
+    if (sbloom_create_for_layout(&f, n, 0.01, layout) != SBLOOM_OK)
+        return NULL;
+    for (uint64_t i = 0; i < n; i++)
+        sbloom_add_hash(f, test_rand(&seed));
+    return f;
+}
+
+static int same_filter(const sbloom_t *a, const sbloom_t *b)
+{
+    return a && b && sbloom_get_layout(a) == sbloom_get_layout(b) &&
+           sbloom_bytes(a) == sbloom_bytes(b) && sbloom_items(a) == sbloom_items(b) &&
+           memcmp(sbloom_data(a), sbloom_data(b), sbloom_bytes(a)) == 0;
+}
+
+static uint8_t *image_of(const sbloom_t *f, size_t *len)
+{
+    *len = (size_t)sbloom_serialized_size(f);
+    uint8_t *buf = malloc(*len);
+    CHECK(sbloom_serialize(f, buf, *len) == SBLOOM_OK);
+    return buf;
+}
+
+static void round_trips(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/f.sbloom", dir);
+    for (int l = 0; l < TEST_NLAYOUTS; l++) {
+        sbloom_t *f = filled(test_layouts[l], 5000, 1 + (uint64_t)l), *g = NULL;
+        size_t len;
+        uint8_t *buf = image_of(f, &len);
+        CHECK(len == HEADER + sbloom_bytes(f));
+        CHECK(((uintptr_t)HEADER % 64) == 0);
+        CHECK(sbloom_serialize(f, buf, len - 1) == SBLOOM_E_TRUNCATED);
+        CHECK(sbloom_deserialize(&g, buf, len) == SBLOOM_OK && same_filter(f, g));
+        CHECK(sbloom_planned_items(g) == 5000 && sbloom_planned_fpp(g) == 0.01);
+        sbloom_free(g);
+
+        CHECK(sbloom_save(f, path) == SBLOOM_OK);
+        CHECK(sbloom_load(&g, path) == SBLOOM_OK && same_filter(f, g));
+        CHECK(sbloom_add_hash(g, 42) >= 0); /* a loaded filter is writable */
+        sbloom_free(g);
+        for (int verify = 0; verify < 2; verify++) {
+            CHECK(sbloom_map(&g, path, verify) == SBLOOM_OK && same_filter(f, g));
+            CHECK(sbloom_is_readonly(g) == 1);
+            CHECK(sbloom_add_hash(g, 42) == SBLOOM_E_READONLY);
+            CHECK(sbloom_add(g, "x", 1) == SBLOOM_E_READONLY);
+            uint64_t h = 7;
+            CHECK(sbloom_add_hashes(g, &h, 1) == SBLOOM_E_READONLY);
+            CHECK(sbloom_clear(g) == SBLOOM_E_READONLY);
+            CHECK(sbloom_union(g, f) == SBLOOM_E_READONLY);
+            uint64_t seed = 1 + (uint64_t)l;
+            uint64_t keys[100];
+            for (int i = 0; i < 100; i++)
+                keys[i] = test_rand(&seed);
+            CHECK(sbloom_contains_hashes(g, keys, 100, NULL) == 100);
+            sbloom_free(g);
+        }
+        free(buf);
+        sbloom_free(f);
+    }
+    /* A filter made by size, with no plan, keeps having none. */
+    sbloom_t *f, *g;
+    CHECK(sbloom_create_bytes(&f, 4096, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_OK);
+    size_t len;
+    uint8_t *buf = image_of(f, &len);
+    CHECK(sbloom_deserialize(&g, buf, len) == SBLOOM_OK && sbloom_planned_items(g) == 0);
+    free(buf);
+    sbloom_free(f);
+    sbloom_free(g);
+    CHECK(sbloom_load(&g, "/nonexistent/dir/f") == SBLOOM_E_IO && g == NULL);
+    CHECK(sbloom_load(&g, dir) == SBLOOM_E_IO);
+    CHECK(sbloom_map(&g, dir, 0) == SBLOOM_E_IO);
+    CHECK(sbloom_save(NULL, path) == SBLOOM_E_NULL);
+}
+
+static void truncation_and_flips(void)
+{
+    sbloom_t *f = filled(SBLOOM_LAYOUT_BLOCK512_K16, 3000, 9), *g = (sbloom_t *)&g;
+    size_t len;
+    uint8_t *buf = image_of(f, &len);
+    int all_truncated = 1;
+    for (size_t cut = 0; cut < HEADER; cut++)
+        all_truncated &= sbloom_deserialize(&g, buf, cut) == SBLOOM_E_TRUNCATED && g == NULL;
+    CHECK(all_truncated);
+    size_t payload_cuts[] = {HEADER, HEADER + 1, HEADER + 63, len / 2, len - 64, len - 1};
+    for (size_t i = 0; i < sizeof payload_cuts / sizeof payload_cuts[0]; i++)
+        CHECK(sbloom_deserialize(&g, buf, payload_cuts[i]) == SBLOOM_E_TRUNCATED);
+    uint8_t *longer = malloc(len + 1);
+    memcpy(longer, buf, len);
+    longer[len] = 0;
+    CHECK(sbloom_deserialize(&g, longer, len + 1) == SBLOOM_E_TRUNCATED);
+    free(longer);
+
+    int flips_ok = 1;
+    for (size_t bit = 0; bit < HEADER * 8; bit++) {
+        buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        int want = bit < 64 ? SBLOOM_E_FORMAT : SBLOOM_E_CORRUPT;
+        int got = sbloom_deserialize(&g, buf, len);
+        if (got != want) {
+            fprintf(stderr, "  header bit %zu: got %d, want %d\n", bit, got, want);
+            flips_ok = 0;
+        }
+        buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    }
+    CHECK(flips_ok);
+    size_t payload_bits[] = {0, 1, 511, 4096 * 8 + 3, (len - HEADER) * 8 - 1};
+    for (size_t i = 0; i < sizeof payload_bits / sizeof payload_bits[0]; i++) {
+        size_t at = HEADER + payload_bits[i] / 8;
+        buf[at] ^= (uint8_t)(1u << (payload_bits[i] % 8));
+        CHECK(sbloom_deserialize(&g, buf, len) == SBLOOM_E_CORRUPT);
+        buf[at] ^= (uint8_t)(1u << (payload_bits[i] % 8));
+    }
+    CHECK(sbloom_deserialize(&g, buf, len) == SBLOOM_OK);
+    sbloom_free(g);
+
+    /* The same through files: a truncated file, a flipped payload bit (load, map with verify). */
+    char path[300];
+    snprintf(path, sizeof path, "%s/damaged.sbloom", dir);
+    size_t file_cuts[] = {0, 7, 64, HEADER - 1, HEADER, len - 1};
+    for (size_t i = 0; i < sizeof file_cuts / sizeof file_cuts[0]; i++) {
+        FILE *out = fopen(path, "wb");
+        fwrite(buf, 1, file_cuts[i], out);
+        fclose(out);
+        CHECK(sbloom_load(&g, path) == SBLOOM_E_TRUNCATED);
+        CHECK(sbloom_map(&g, path, 1) == SBLOOM_E_TRUNCATED);
+    }
+    buf[len - 10] ^= 0x10;
+    FILE *out = fopen(path, "wb");
+    fwrite(buf, 1, len, out);
+    fclose(out);
+    CHECK(sbloom_load(&g, path) == SBLOOM_E_CORRUPT);
+    CHECK(sbloom_map(&g, path, 1) == SBLOOM_E_CORRUPT);
+    CHECK(sbloom_map(&g, path, 0) == SBLOOM_OK); /* unverified maps trust the bits */
+    sbloom_free(g);
+    free(buf);
+    sbloom_free(f);
+}
+
+/* Rewrites field `at` (8 bytes) and re-signs the header, as a buggy or hostile writer would. */
+static void forge(uint8_t *buf, size_t at, uint64_t value, int bytes)
+{
+    if (bytes == 8)
+        sbloom_put_le64(buf + at, value);
+    else
+        sbloom_put_le32(buf + at, (uint32_t)value);
+    sbloom_put_le64(buf + 120, XXH3_64bits(buf, 120));
+}
+
+static void forged_headers(void)
+{
+    sbloom_t *f = filled(SBLOOM_LAYOUT_BLOCK512_K8, 1000, 3), *g;
+    size_t len;
+    uint8_t *clean = image_of(f, &len), *buf = malloc(len);
+    struct {
+        size_t at;
+        uint64_t value;
+        int bytes, want;
+    } cases[] = {
+        {32, UINT64_C(1) << 55, 8, SBLOOM_E_CORRUPT}, /* 2^55 blocks: refused, not allocated */
+        {72, UINT64_C(1) << 60, 8, SBLOOM_E_CORRUPT}, /* payload bytes disagree with blocks */
+        {32, 0, 8, SBLOOM_E_CORRUPT},                 /* no blocks */
+        {8, 2, 4, SBLOOM_E_VERSION},                  /* a newer format */
+        {20, 9, 4, SBLOOM_E_VERSION},                 /* an unknown hash function */
+        {24, 5, 8, SBLOOM_E_VERSION},                 /* a seed this build does not use */
+        {96, 1, 8, SBLOOM_E_VERSION},                 /* reserved bytes used by a newer writer */
+        {16, 7, 4, SBLOOM_E_LAYOUT},                  /* an unknown layout */
+        {40, 9, 4, SBLOOM_E_CORRUPT},                 /* k disagrees with the layout */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memcpy(buf, clean, len);
+        forge(buf, cases[i].at, cases[i].value, cases[i].bytes);
+        CHECK(sbloom_deserialize(&g, buf, len) == cases[i].want);
+    }
+    /* Blocks and payload grown together to a consistent 16 GiB: the file size gives it away. */
+    memcpy(buf, clean, len);
+    sbloom_put_le64(buf + 32, UINT64_C(1) << 28);
+    forge(buf, 72, UINT64_C(1) << 34, 8);
+    CHECK(sbloom_deserialize(&g, buf, len) == SBLOOM_E_TRUNCATED);
+    free(clean);
+    free(buf);
+    sbloom_free(f);
+}
+
+static int count_temp_files(void)
+{
+    int count = 0;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        count += strstr(e->d_name, ".tmp.") != NULL;
+    if (d)
+        closedir(d);
+    return count;
+}
+
+static void remove_temp_files(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[600];
+    while (d && (e = readdir(d)))
+        if (strstr(e->d_name, ".tmp.")) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    if (d)
+        closedir(d);
+}
+
+/* A child saves filter A, then B, then A... to one path; it is killed at random moments. Whatever
+ * is at the path afterwards must load and be exactly A or B. */
+static void killed_writer(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/crash.sbloom", dir);
+    sbloom_t *a = filled(SBLOOM_LAYOUT_BLOCK512_K8, 400000, 21);
+    sbloom_t *b = filled(SBLOOM_LAYOUT_BLOCK512_K8, 400000, 22);
+    CHECK(sbloom_save(a, path) == SBLOOM_OK);
+    uint64_t seed = (uint64_t)time(NULL);
+    int intact = 0, rounds = 25;
+    for (int r = 0; r < rounds; r++) {
+        pid_t child = fork();
+        if (child == 0) {
+            for (int i = 0;; i++)
+                sbloom_save(i % 2 ? a : b, path);
+        }
+        struct timespec pause = {0, (long)(test_rand(&seed) % 30000000)}; /* up to 30 ms */
+        nanosleep(&pause, NULL);
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        sbloom_t *g = NULL;
+        int rc = sbloom_load(&g, path);
+        intact += rc == SBLOOM_OK && (same_filter(g, a) || same_filter(g, b));
+        sbloom_free(g);
+    }
+    CHECK(intact == rounds);
+    printf("killed writer: %d of %d kills left a complete old or new file\n", intact, rounds);
+    remove_temp_files();
+    sbloom_free(a);
+    sbloom_free(b);
+}
+
+/* A save that cannot finish (the file-size limit stands in for a full disk) reports the error,
+ * leaves the old file as it was, and leaves no temporary file behind. */
+static void full_disk(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/full.sbloom", dir);
+    sbloom_t *small = filled(SBLOOM_LAYOUT_PARQUET, 100, 5);
+    sbloom_t *big = filled(SBLOOM_LAYOUT_PARQUET, 200000, 6);
+    CHECK(sbloom_save(small, path) == SBLOOM_OK);
+    pid_t child = fork();
+    if (child == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit limit = {100000, 100000}; /* bytes: less than the big filter */
+        setrlimit(RLIMIT_FSIZE, &limit);
+        int rc = sbloom_save(big, path);
+        _exit(rc == SBLOOM_E_IO && errno == EFBIG ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    sbloom_t *g = NULL;
+    CHECK(sbloom_load(&g, path) == SBLOOM_OK && same_filter(g, small));
+    CHECK(count_temp_files() == 0);
+    sbloom_free(g);
+    /* A directory that does not exist: the error, and no file. */
+    CHECK(sbloom_save(big, "/nonexistent/dir/f") == SBLOOM_E_IO);
+    sbloom_free(small);
+    sbloom_free(big);
+}
+
+static void byte_swapping(void)
+{
+    /* The path a big-endian host takes, forced here: each word's bytes reversed, and back. */
+    uint32_t words32[2] = {0x11223344u, 0xa1b2c3d4u};
+    uint8_t out[16];
+    sbloom_copy_words(out, words32, 8, 32, 1);
+    uint8_t want32[8];
+    for (int w = 0; w < 2; w++)
+        memcpy(want32 + 4 * w, &words32[w], 4);
+    int reversed = 1;
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 4; i++)
+            reversed &= out[4 * w + i] == want32[4 * w + 3 - i];
+    CHECK(reversed);
+    uint64_t words64[2] = {0x0102030405060708ull, 0xf0e0d0c0b0a09080ull}, back[2];
+    sbloom_copy_words(out, words64, 16, 64, 1);
+    CHECK(out[0] == 0x01 && out[7] == 0x08 && out[8] == 0xf0 && out[15] == 0x80);
+    sbloom_copy_words(back, out, 16, 64, 1);
+    CHECK(back[0] == words64[0] && back[1] == words64[1]);
+    sbloom_copy_words(out, out, 16, 64, 1); /* in place, as load() does */
+    CHECK(memcmp(out, words64, 16) == 0);
+    /* Header fields are written byte by byte: the same on every host. */
+    uint8_t le[8];
+    sbloom_put_le64(le, 0x0102030405060708ull);
+    CHECK(le[0] == 8 && le[7] == 1 && sbloom_get_le64(le) == 0x0102030405060708ull);
+    CHECK(sbloom_host_is_big_endian() == 0 || sbloom_host_is_big_endian() == 1);
+}
+
+static void set_operations(void)
+{
+    for (int l = 0; l < TEST_NLAYOUTS; l++) {
+        sbloom_layout layout = test_layouts[l];
+        uint64_t bytes = 1024 * sbloom_layout_block_bytes(layout);
+        sbloom_t *a, *b, *c, *both, *small;
+        CHECK(sbloom_create_bytes(&a, bytes, layout) == SBLOOM_OK);
+        CHECK(sbloom_create_bytes(&b, bytes, layout) == SBLOOM_OK);
+        CHECK(sbloom_create_bytes(&both, bytes, layout) == SBLOOM_OK);
+        CHECK(sbloom_create_bytes(&small, bytes / 4, layout) == SBLOOM_OK);
+        uint64_t keys[4000], seed = 77 + (uint64_t)l;
+        for (int i = 0; i < 4000; i++) {
+            keys[i] = test_rand(&seed);
+            sbloom_add_hash(i < 2000 ? a : b, keys[i]);
+            sbloom_add_hash(both, keys[i]);
+            sbloom_add_hash(small, keys[i]);
+        }
+        CHECK(sbloom_clone(&c, a) == SBLOOM_OK);
+        CHECK(sbloom_union(c, b) == SBLOOM_OK);
+        CHECK(memcmp(sbloom_data(c), sbloom_data(both), bytes) == 0); /* union = built together */
+        CHECK(sbloom_contains_hashes(c, keys, 4000, NULL) == 4000);
+        CHECK(sbloom_items(c) > 3800 && sbloom_items(c) < 4200);
+        sbloom_free(c);
+        CHECK(sbloom_clone(&c, both) == SBLOOM_OK);
+        CHECK(sbloom_intersect(c, a) == SBLOOM_OK);
+        CHECK(sbloom_contains_hashes(c, keys, 2000, NULL) == 2000); /* a's keys survive */
+        sbloom_free(c);
+        CHECK(sbloom_union(a, small) == SBLOOM_E_INCOMPATIBLE);
+        CHECK(sbloom_union(NULL, a) == SBLOOM_E_NULL);
+
+        /* Fold twice: the same bits as a filter built at a quarter of the size. */
+        sbloom_t *folded = NULL;
+        CHECK(sbloom_fold(&folded, both, 2) == SBLOOM_OK);
+        CHECK(sbloom_bytes(folded) == bytes / 4);
+        CHECK(memcmp(sbloom_data(folded), sbloom_data(small), bytes / 4) == 0);
+        CHECK(sbloom_contains_hashes(folded, keys, 4000, NULL) == 4000);
+        sbloom_free(folded);
+        sbloom_t *odd;
+        CHECK(sbloom_create_bytes(&odd, 3 * sbloom_layout_block_bytes(layout), layout) == 0);
+        CHECK(sbloom_fold(&folded, odd, 1) == SBLOOM_E_INVALID && folded == NULL);
+        CHECK(sbloom_fold(&folded, both, 0) == SBLOOM_OK); /* folding zero times copies */
+        CHECK(sbloom_bytes(folded) == bytes &&
+              memcmp(sbloom_data(folded), sbloom_data(both), bytes) == 0);
+        sbloom_free(folded);
+        sbloom_free(odd);
+        sbloom_free(a);
+        sbloom_free(b);
+        sbloom_free(both);
+        sbloom_free(small);
+    }
+}
+
+static void parquet_bitsets(void)
+{
+    sbloom_t *f = filled(SBLOOM_LAYOUT_PARQUET, 2000, 8), *g;
+    uint8_t *bits = malloc(sbloom_bytes(f));
+    CHECK(sbloom_parquet_export(f, bits, sbloom_bytes(f)) == SBLOOM_OK);
+    CHECK(memcmp(bits, sbloom_data(f), sbloom_bytes(f)) == 0); /* little-endian host */
+    CHECK(sbloom_parquet_export(f, bits, sbloom_bytes(f) - 1) == SBLOOM_E_TRUNCATED);
+    CHECK(sbloom_parquet_import(&g, bits, sbloom_bytes(f)) == SBLOOM_OK);
+    CHECK(memcmp(sbloom_data(g), sbloom_data(f), sbloom_bytes(f)) == 0);
+    CHECK(sbloom_items(g) > 1900 && sbloom_items(g) < 2100); /* estimated from the fill */
+    sbloom_free(g);
+    CHECK(sbloom_parquet_import(&g, bits, 0) == SBLOOM_E_INVALID);
+    CHECK(sbloom_parquet_import(&g, bits, 33) == SBLOOM_E_INVALID);
+    CHECK(sbloom_parquet_import(&g, NULL, 32) == SBLOOM_E_NULL);
+    sbloom_t *k8 = filled(SBLOOM_LAYOUT_BLOCK512_K8, 100, 1);
+    CHECK(sbloom_parquet_export(k8, bits, sbloom_bytes(f)) == SBLOOM_E_LAYOUT);
+    sbloom_free(k8);
+    free(bits);
+    sbloom_free(f);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "%s/simdbloom-test-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    round_trips();
+    truncation_and_flips();
+    forged_headers();
+    killed_writer();
+    full_disk();
+    byte_swapping();
+    set_operations();
+    parquet_bitsets();
+    char command[400];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    if (system(command) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return check_report();
+}
