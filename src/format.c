@@ -126,6 +126,10 @@ int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
         h->nblocks > SBLOOM_MAX_BYTES / block_bytes ||
         h->payload_bytes != h->nblocks * block_bytes || (h->flags & ~1u) != 0)
         return SBLOOM_E_CORRUPT; /* a consistent checksum over inconsistent fields: a bad writer */
+    int planned = (h->flags & 1u) != 0;
+    if (planned ? !(h->planned_items > 0 && h->planned_fpp > 0.0 && h->planned_fpp < 1.0)
+                : (h->planned_items != 0 || fpp_bits != 0))
+        return SBLOOM_E_CORRUPT; /* the plan is all there (flag set) or all zero */
     if (file_bytes != SBLOOM_HEADER_BYTES + h->payload_bytes)
         return SBLOOM_E_TRUNCATED;
     return SBLOOM_OK;

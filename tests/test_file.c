@@ -203,6 +203,9 @@ static void forged_headers(void)
         {96, 1, 8, SBLOOM_E_VERSION},                 /* reserved bytes used by a newer writer */
         {16, 7, 4, SBLOOM_E_LAYOUT},                  /* an unknown layout */
         {40, 9, 4, SBLOOM_E_CORRUPT},                 /* k disagrees with the layout */
+        {56, 0, 8, SBLOOM_E_CORRUPT},  /* "planned" flag with no planned items (found by fuzz_load) */
+        {44, 0, 4, SBLOOM_E_CORRUPT},  /* planned fields present, flag clear */
+        {44, 2, 4, SBLOOM_E_CORRUPT},  /* an unknown flag */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memcpy(buf, clean, len);
