@@ -197,11 +197,14 @@ int sbloom_parquet_import(sbloom_t **out, const void *bitset, size_t len);
  * fill. */
 int sbloom_union(sbloom_t *dst, const sbloom_t *src);
 int sbloom_intersect(sbloom_t *dst, const sbloom_t *src);
-/* Halves the block count `times` times by OR-ing blocks 2i and 2i+1 into block i: a filter sized
- * for a larger n shrinks once the real n is known, and every key still answers present. Exact for
- * every layout here, because the block index is a multiply-high (block(h, B/2) == block(h, B) / 2
- * when B is even); SBLOOM_E_INVALID if the count is odd at some step. */
-int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint32_t times);
+/* Divides the block count by `factor` (which must divide it) by OR-ing each run of `factor`
+ * consecutive blocks into one: a filter sized for a larger n shrinks once the real n is known,
+ * and every key still answers present. Exact for every layout here, because the block index is a
+ * multiply-high: floor(floor(h * B / 2^32) / f) == floor(h * (B / f) / 2^32). Folding by 2 ORs
+ * blocks 2i and 2i+1 into block i. The result keeps the planned rate, and its planned items
+ * become the most it holds at that rate. SBLOOM_E_INVALID if factor is 0 or does not divide the
+ * block count. */
+int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint64_t factor);
 
 /* ---- Introspection ------------------------------------------------------------------------ */
 

@@ -1,4 +1,4 @@
-/* Set operations on whole filters: union, intersection, and fold (halving the block count). */
+/* Set operations on whole filters: union, intersection, and fold (dividing the block count). */
 #include <math.h>
 #include <string.h>
 
@@ -49,32 +49,47 @@ int sbloom_intersect(sbloom_t *dst, const sbloom_t *src)
     return combine(dst, src, 1);
 }
 
-int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint32_t times)
+/* The largest item count, up to `limit`, at which the filter keeps the planned rate: the plan a
+ * smaller filter can honestly carry (0 when the original had no plan). */
+static uint64_t capacity_at_rate(const sbloom_t *f, uint64_t limit, double rate)
+{
+    if (limit == 0)
+        return 0;
+    uint64_t lo = 0, hi = limit;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (sbloom_blocked_fpp(f->layout, f->bytes, mid) <= rate)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo > 0 ? lo : 1;
+}
+
+int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint64_t factor)
 {
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
     if (!filter)
         return SBLOOM_E_NULL;
-    uint64_t nblocks = filter->nblocks;
-    for (uint32_t t = 0; t < times; t++) {
-        if (nblocks % 2 != 0)
-            return SBLOOM_E_INVALID;
-        nblocks /= 2;
-    }
+    if (factor == 0 || filter->nblocks % factor != 0)
+        return SBLOOM_E_INVALID;
+    uint64_t nblocks = filter->nblocks / factor;
     sbloom_t *f;
     int rc = sbloom_filter_new(&f, nblocks * filter->block_bytes, filter->layout,
                                filter->planned_items, filter->planned_fpp, 0);
     if (rc != SBLOOM_OK)
         return rc;
-    /* Block i of the result ORs the 2^times source blocks whose index shifts down to i. */
-    uint64_t group = filter->nblocks / nblocks, words = filter->block_bytes / 8;
+    /* Block i of the result ORs source blocks i * factor ... i * factor + factor - 1. */
+    uint64_t group = factor, words = filter->block_bytes / 8;
     const uint64_t *src = filter->blocks;
     uint64_t *dst = f->blocks;
     for (uint64_t b = 0; b < filter->nblocks; b++)
         for (uint64_t w = 0; w < words; w++)
             dst[(b / group) * words + w] |= src[b * words + w];
     reestimate_items(f);
+    f->planned_items = capacity_at_rate(f, filter->planned_items, filter->planned_fpp);
     *out = f;
     return SBLOOM_OK;
 }

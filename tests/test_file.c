@@ -369,17 +369,33 @@ static void set_operations(void)
         CHECK(sbloom_union(a, small) == SBLOOM_E_INCOMPATIBLE);
         CHECK(sbloom_union(NULL, a) == SBLOOM_E_NULL);
 
-        /* Fold twice: the same bits as a filter built at a quarter of the size. */
+        /* Fold by 4: the same bits as a filter built at a quarter of the size. */
         sbloom_t *folded = NULL;
-        CHECK(sbloom_fold(&folded, both, 2) == SBLOOM_OK);
+        CHECK(sbloom_fold(&folded, both, 4) == SBLOOM_OK);
         CHECK(sbloom_bytes(folded) == bytes / 4);
         CHECK(memcmp(sbloom_data(folded), sbloom_data(small), bytes / 4) == 0);
         CHECK(sbloom_contains_hashes(folded, keys, 4000, NULL) == 4000);
         sbloom_free(folded);
         sbloom_t *odd;
         CHECK(sbloom_create_bytes(&odd, 3 * sbloom_layout_block_bytes(layout), layout) == 0);
-        CHECK(sbloom_fold(&folded, odd, 1) == SBLOOM_E_INVALID && folded == NULL);
-        CHECK(sbloom_fold(&folded, both, 0) == SBLOOM_OK); /* folding zero times copies */
+        CHECK(sbloom_fold(&folded, odd, 2) == SBLOOM_E_INVALID && folded == NULL);
+        CHECK(sbloom_fold(&folded, odd, 0) == SBLOOM_E_INVALID);
+        CHECK(sbloom_fold(&folded, odd, 3) == SBLOOM_OK && sbloom_bytes(folded) ==
+              sbloom_layout_block_bytes(layout)); /* any divisor: 3 blocks into 1 */
+        sbloom_free(folded);
+        /* A factor of 3 against a filter built at a third of the size (1023 blocks / 3). */
+        sbloom_t *third, *by3;
+        uint64_t block = sbloom_layout_block_bytes(layout);
+        CHECK(sbloom_create_bytes(&third, 341 * block, layout) == SBLOOM_OK);
+        CHECK(sbloom_create_bytes(&by3, 1023 * block, layout) == SBLOOM_OK);
+        sbloom_add_hashes(third, keys, 4000);
+        sbloom_add_hashes(by3, keys, 4000);
+        CHECK(sbloom_fold(&folded, by3, 3) == SBLOOM_OK);
+        CHECK(memcmp(sbloom_data(folded), sbloom_data(third), 341 * block) == 0);
+        sbloom_free(folded);
+        sbloom_free(third);
+        sbloom_free(by3);
+        CHECK(sbloom_fold(&folded, both, 1) == SBLOOM_OK); /* folding by 1 copies */
         CHECK(sbloom_bytes(folded) == bytes &&
               memcmp(sbloom_data(folded), sbloom_data(both), bytes) == 0);
         sbloom_free(folded);
@@ -389,6 +405,26 @@ static void set_operations(void)
         sbloom_free(both);
         sbloom_free(small);
     }
+}
+
+/* A folded filter's plan: the same rate, at the most items its new size holds at that rate. */
+static void folded_plan(void)
+{
+    sbloom_t *f, *folded;
+    CHECK(sbloom_create_for_layout(&f, 1000000, 1e-3, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_OK);
+    uint64_t blocks = sbloom_bytes(f) / 64, factor = 1;
+    for (uint64_t d = 2; d <= 64; d++)
+        if (blocks % d == 0)
+            factor = d;
+    CHECK(factor > 1);
+    CHECK(sbloom_fold(&folded, f, factor) == SBLOOM_OK);
+    uint64_t n = sbloom_planned_items(folded);
+    CHECK(sbloom_planned_fpp(folded) == 1e-3);
+    CHECK(n < 1000000 / factor + 1000 && n > 1000000 / factor / 2);
+    CHECK(sbloom_blocked_fpp(SBLOOM_LAYOUT_BLOCK512_K8, sbloom_bytes(folded), n) <= 1e-3);
+    CHECK(sbloom_blocked_fpp(SBLOOM_LAYOUT_BLOCK512_K8, sbloom_bytes(folded), n + 1) > 1e-3);
+    sbloom_free(folded);
+    sbloom_free(f);
 }
 
 static void parquet_bitsets(void)
@@ -426,6 +462,7 @@ int main(void)
     full_disk();
     byte_swapping();
     set_operations();
+    folded_plan();
     parquet_bitsets();
     char command[400];
     snprintf(command, sizeof command, "rm -rf '%s'", dir);

@@ -132,3 +132,100 @@ const char *human_bytes(uint64_t bytes, char *buf, size_t cap)
         snprintf(buf, cap, "%.1f %s", value, units[unit]);
     return buf;
 }
+
+static int accepts(unsigned allowed, unsigned option, const char *command, const char *arg)
+{
+    if (allowed & option)
+        return 1;
+    usage_error(command, "option '%s' does not apply here", arg);
+    return 0;
+}
+
+int parse_options(const char *command, const char *help, int argc, char **argv, unsigned allowed,
+                  cli_options *o)
+{
+    static char *empty[1];
+    memset(o, 0, sizeof *o);
+    o->expect = DEFAULT_EXPECT;
+    o->fpp = DEFAULT_FPP;
+    o->args = argc > 1 ? calloc((size_t)argc, sizeof *o->args) : empty;
+    if (!o->args) {
+        fprintf(stderr, "simdbloom: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    int only_files = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value;
+        if (only_files || arg[0] != '-' || arg[1] == '\0') {
+            o->args[o->nargs++] = argv[i];
+        } else if (strcmp(arg, "--") == 0) {
+            only_files = 1;
+        } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(help, stdout);
+            return EXIT_OK;
+        } else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
+            if (!accepts(allowed, OPT_QUIET, command, arg))
+                return EXIT_USAGE;
+            o->quiet = 1;
+        } else if (strcmp(arg, "--absent") == 0) {
+            if (!accepts(allowed, OPT_ABSENT, command, arg))
+                return EXIT_USAGE;
+            o->absent = 1;
+        } else if (is_option(arg, "--expect")) {
+            if (!accepts(allowed, OPT_EXPECT, command, arg) ||
+                !(value = option_value(argc, argv, &i, "--expect")) ||
+                !parse_count("--expect", value, &o->expect))
+                return EXIT_USAGE;
+        } else if (is_option(arg, "--fpp")) {
+            if (!accepts(allowed, OPT_FPP, command, arg) ||
+                !(value = option_value(argc, argv, &i, "--fpp")) ||
+                !parse_rate("--fpp", value, &o->fpp))
+                return EXIT_USAGE;
+            o->fpp_given = 1;
+        } else if (is_option(arg, "--layout")) {
+            if (!accepts(allowed, OPT_LAYOUT, command, arg) ||
+                !(value = option_value(argc, argv, &i, "--layout")) ||
+                !parse_layout("--layout", value, &o->layout))
+                return EXIT_USAGE;
+        } else if (strcmp(arg, "-o") == 0 || is_option(arg, "--output")) {
+            if (!accepts(allowed, OPT_OUTPUT, command, arg) ||
+                !(o->output = option_value(argc, argv, &i, arg[1] == 'o' ? "-o" : "--output")))
+                return EXIT_USAGE;
+        } else if (is_option(arg, "--state")) {
+            if (!accepts(allowed, OPT_STATE, command, arg) ||
+                !(o->state = option_value(argc, argv, &i, "--state")))
+                return EXIT_USAGE;
+        } else if (is_option(arg, "--checkpoint")) {
+            uint64_t seconds;
+            if (!accepts(allowed, OPT_CHECKPOINT, command, arg) ||
+                !(value = option_value(argc, argv, &i, "--checkpoint")) ||
+                !parse_count("--checkpoint", value, &seconds))
+                return EXIT_USAGE;
+            o->checkpoint = (double)seconds;
+        } else {
+            return usage_error(command, "unknown option '%s'", arg);
+        }
+    }
+    return -1;
+}
+
+int filter_error(const char *doing, const char *path, int rc)
+{
+    if (rc == SBLOOM_E_IO)
+        fprintf(stderr, "simdbloom: cannot %s %s: %s\n", doing, path, strerror(errno));
+    else
+        fprintf(stderr, "simdbloom: cannot %s %s: %s\n", doing, path, sbloom_strerror(rc));
+    return EXIT_RUNTIME;
+}
+
+int create_planned(const cli_options *o, sbloom_t **out)
+{
+    int rc = o->layout ? sbloom_create_for_layout(out, o->expect, o->fpp, o->layout)
+                       : sbloom_create(out, o->expect, o->fpp);
+    if (rc == SBLOOM_OK)
+        return EXIT_OK;
+    fprintf(stderr, "simdbloom: cannot create a filter for %llu items at rate %g: %s\n",
+            (unsigned long long)o->expect, o->fpp, sbloom_strerror(rc));
+    /* Out of memory or an unusable SIMDBLOOM_ISA is the machine's fault, not the command's. */
+    return rc == SBLOOM_E_NOMEM || rc == SBLOOM_E_ISA ? EXIT_RUNTIME : EXIT_USAGE;
+}

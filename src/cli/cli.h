@@ -12,8 +12,67 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 /* Subcommands: each takes its own argv (argv[0] is the subcommand's name). */
 int cmd_dedup(int argc, char **argv);
+int cmd_build(int argc, char **argv);
+int cmd_add(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_fold(int argc, char **argv);
 int cmd_gen_urls(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+
+/* args.c: the options the subcommands share. Options may come anywhere before "--"; every other
+ * argument is collected, in order, into args. */
+enum {
+    OPT_EXPECT = 1 << 0,     /* --expect N */
+    OPT_FPP = 1 << 1,        /* --fpp P */
+    OPT_LAYOUT = 1 << 2,     /* --layout L */
+    OPT_QUIET = 1 << 3,      /* --quiet, -q */
+    OPT_OUTPUT = 1 << 4,     /* -o FILE, --output FILE */
+    OPT_STATE = 1 << 5,      /* --state FILTER */
+    OPT_CHECKPOINT = 1 << 6, /* --checkpoint SECONDS */
+    OPT_ABSENT = 1 << 7,     /* --absent */
+};
+
+#define DEFAULT_EXPECT UINT64_C(10000000)
+#define DEFAULT_FPP 1e-6
+
+typedef struct cli_options {
+    uint64_t expect;
+    double fpp;
+    sbloom_layout layout; /* 0 = auto */
+    int quiet, absent, fpp_given;
+    const char *output, *state;
+    double checkpoint; /* seconds, 0 = only at the end */
+    int nargs;
+    char **args;
+} cli_options;
+
+/* Parses argv for `command`, accepting the options in `allowed`. Returns -1 to go on, or the exit
+ * status to return at once (0 after --help, EXIT_USAGE after a message). */
+int parse_options(const char *command, const char *help, int argc, char **argv, unsigned allowed,
+                  cli_options *o);
+/* Prints a one-line message for a library error on a file ("cannot load F: ..."), with errno's
+ * text for SBLOOM_E_IO; returns EXIT_RUNTIME. */
+int filter_error(const char *doing, const char *path, int rc);
+/* A new filter from the options' plan (expect, fpp, layout); returns an exit status (EXIT_OK, or
+ * EXIT_USAGE / EXIT_RUNTIME after a message). */
+int create_planned(const cli_options *o, sbloom_t **out);
+
+/* stream.c: feeding lines to a subcommand in batches. */
+typedef struct stream_state {
+    const char *command;           /* for progress lines */
+    int quiet, progress;
+    uint64_t lines, bytes, total_bytes;
+    size_t buffer_bytes;           /* the reader's largest buffer, for the memory summary */
+    double started, last_shown;
+} stream_state;
+/* Called with each batch: lines (with any CR), their lengths, and the key lengths (without it).
+ * Returns EXIT_OK to go on, or an exit status after printing a message. */
+typedef int (*line_batch_fn)(void *ctx, const char **lines, const size_t *lens,
+                             const size_t *key_lens, size_t n);
+/* Streams every file (standard input when none; "-" is standard input) through fn. */
+int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, void *ctx);
 
 /* args.c: parsing that prints "simdbloom: ..." on failure and returns 0; 1 on success. */
 int parse_count(const char *option, const char *text, uint64_t *out); /* 10000, 10k, 5M, 2G */

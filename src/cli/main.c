@@ -9,6 +9,9 @@ static const char main_help[] =
     "\n"
     "Commands:\n"
     "  dedup      write each input line not seen before (the visited-URL table)\n"
+    "  build      make a filter file from lines          add     add lines to a filter file\n"
+    "  query      print the lines a filter holds (or not) info    describe a filter file\n"
+    "  merge      union of filter files                  fold    shrink a filter to its items\n"
     "  plan       filter size for N items at a false-positive rate, every layout\n"
     "  gen-urls   a deterministic stream of realistic URLs for large runs\n"
     "\n"
@@ -41,12 +44,17 @@ int main(int argc, char **argv)
         print_version();
         return EXIT_OK;
     }
-    if (strcmp(command, "dedup") == 0)
-        return cmd_dedup(argc - 1, argv + 1);
-    if (strcmp(command, "plan") == 0)
-        return cmd_plan(argc - 1, argv + 1);
-    if (strcmp(command, "gen-urls") == 0)
-        return cmd_gen_urls(argc - 1, argv + 1);
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } commands[] = {
+        {"dedup", cmd_dedup}, {"build", cmd_build}, {"add", cmd_add},   {"query", cmd_query},
+        {"info", cmd_info},   {"merge", cmd_merge}, {"fold", cmd_fold}, {"plan", cmd_plan},
+        {"gen-urls", cmd_gen_urls},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(command, commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "simdbloom: unknown command '%s' (see 'simdbloom --help')\n", command);
     return EXIT_USAGE;
 }

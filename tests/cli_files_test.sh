@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Filter files from the command line: build, add, query, info, merge, fold, and dedup --state
+# (the crawler-restart story, a killed run included).
+# usage: cli_files_test.sh SIMDBLOOM_BINARY URL_STREAM_FILE
+set -u
+bin=$1
+stream=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+check() { local what=$1; shift; if "$@"; then pass; else fail "$what"; fi; }
+
+awk '!seen[$0]++' "$stream" >"$tmp/distinct"
+total=$(wc -l <"$tmp/distinct")
+head -n 50000 "$tmp/distinct" >"$tmp/a"
+tail -n +50001 "$tmp/distinct" >"$tmp/b"
+
+# build + query: every added line is present; lines never added are mostly absent.
+"$bin" build --quiet --expect 100k --fpp 1e-4 -o "$tmp/a.sbloom" "$tmp/a"
+check "build writes a file" test -s "$tmp/a.sbloom"
+"$bin" query --quiet "$tmp/a.sbloom" "$tmp/a" >"$tmp/present"
+check "every built line is present" cmp -s "$tmp/present" "$tmp/a"
+"$bin" query --quiet --absent "$tmp/a.sbloom" "$tmp/b" >"$tmp/absent"
+absent=$(wc -l <"$tmp/absent"); others=$(wc -l <"$tmp/b")
+check "lines never added are absent but for false positives ($absent of $others)" \
+  bash -c "[ $((others - absent)) -le 20 ]"
+
+# info: the fields a user asks for, and a damaged file is refused.
+"$bin" info "$tmp/a.sbloom" >"$tmp/info"
+for field in layout size 'items added' fill 'estimated items' planned 'fpp now' checksums isa; do
+  check "info shows '$field'" grep -q "^  $field" "$tmp/info"
+done
+check "info counts the items" grep -q "items added *50000" "$tmp/info"
+cp "$tmp/a.sbloom" "$tmp/bad.sbloom"
+printf '\xff' | dd of="$tmp/bad.sbloom" bs=1 seek=5000 conv=notrunc 2>/dev/null
+"$bin" info "$tmp/bad.sbloom" >/dev/null 2>"$tmp/err"; rc=$?
+check "info on a damaged file: exit 1 and says so" bash -c "[ $rc -eq 1 ] && grep -q checksum '$tmp/err'"
+"$bin" query "$tmp/bad.sbloom" "$tmp/a" >"$tmp/out" 2>/dev/null; rc=$?
+check "query refuses a damaged filter and prints nothing" bash -c "[ $rc -eq 1 ] && [ ! -s '$tmp/out' ]"
+head -c 100 "$tmp/a.sbloom" >"$tmp/short.sbloom"
+"$bin" info "$tmp/short.sbloom" >/dev/null 2>"$tmp/err"
+check "a truncated file is named as such" grep -q truncated "$tmp/err"
+
+# add: the file grows by the new lines and is saved back.
+cp "$tmp/a.sbloom" "$tmp/ab.sbloom"
+"$bin" add --quiet "$tmp/ab.sbloom" "$tmp/b"
+"$bin" query --quiet "$tmp/ab.sbloom" "$tmp/distinct" >"$tmp/present"
+check "after add, every line is present" cmp -s "$tmp/present" "$tmp/distinct"
+"$bin" add --quiet "$tmp/missing.sbloom" "$tmp/b" 2>"$tmp/err"; rc=$?
+check "add to a missing file: exit 1, named" bash -c "[ $rc -eq 1 ] && grep -q missing.sbloom '$tmp/err'"
+
+# merge: the union of filters built with the same plan; different plans are refused.
+"$bin" build --quiet --expect 100k --fpp 1e-4 -o "$tmp/b.sbloom" "$tmp/b"
+"$bin" merge --quiet -o "$tmp/merged.sbloom" "$tmp/a.sbloom" "$tmp/b.sbloom"
+check "merged bits equal adding both" cmp -s <(tail -c +129 "$tmp/merged.sbloom") <(tail -c +129 "$tmp/ab.sbloom")
+check "merged filter holds every line" bash -c "'$bin' query --quiet '$tmp/merged.sbloom' '$tmp/distinct' | cmp -s - '$tmp/distinct'"
+"$bin" build --quiet --expect 1k -o "$tmp/small.sbloom" "$tmp/a"
+"$bin" merge -o "$tmp/x.sbloom" "$tmp/a.sbloom" "$tmp/small.sbloom" 2>"$tmp/err"; rc=$?
+check "merging different plans: exit 1, no output file" bash -c "[ $rc -eq 1 ] && [ ! -e '$tmp/x.sbloom' ] && grep -q 'different layouts or sizes' '$tmp/err'"
+
+# fold: a filter planned for 2M keys holding 50k shrinks and keeps every key.
+"$bin" build --quiet --expect 2M --fpp 1e-4 --layout block512-k16 -o "$tmp/big.sbloom" "$tmp/a"
+"$bin" fold --fpp 1e-4 -o "$tmp/folded.sbloom" "$tmp/big.sbloom" 2>"$tmp/fold"
+big=$(stat -c %s "$tmp/big.sbloom"); folded=$(stat -c %s "$tmp/folded.sbloom")
+check "fold shrinks ($big -> $folded bytes)" bash -c "[ $folded -lt $((big / 8)) ]"
+"$bin" query --quiet "$tmp/folded.sbloom" "$tmp/a" >"$tmp/present"
+check "a folded filter still holds every key" cmp -s "$tmp/present" "$tmp/a"
+"$bin" fold -o "$tmp/f2" "$tmp/big.sbloom" 2>/dev/null; rc=$?
+check "fold without --fpp is a usage error" bash -c "[ $rc -eq 2 ]"
+
+# dedup --state: two runs over halves of the stream give what one run gives.
+half=$(( $(wc -l <"$stream") / 2 ))
+head -n "$half" "$stream" >"$tmp/s1"; tail -n +"$((half + 1))" "$stream" >"$tmp/s2"
+"$bin" dedup --quiet --state "$tmp/visited.sbloom" --fpp 1e-9 "$tmp/s1" >"$tmp/o1"
+"$bin" dedup --quiet --state "$tmp/visited.sbloom" --fpp 1e-9 "$tmp/s2" >"$tmp/o2"
+check "restarted dedup equals one run" bash -c "cat '$tmp/o1' '$tmp/o2' | cmp -s - '$tmp/distinct'"
+"$bin" dedup --quiet --state "$tmp/visited.sbloom" "$stream" >"$tmp/o3"
+check "a third run over seen lines writes nothing" test ! -s "$tmp/o3"
+"$bin" dedup --quiet --state "$tmp/bad.sbloom" "$tmp/s1" >"$tmp/o4" 2>"$tmp/err"; rc=$?
+check "a damaged state file: exit 1, no output" bash -c "[ $rc -eq 1 ] && [ ! -s '$tmp/o4' ]"
+"$bin" dedup --checkpoint 5 "$tmp/s1" >/dev/null 2>&1; rc=$?
+check "--checkpoint without --state is a usage error" bash -c "[ $rc -eq 2 ]"
+
+# A run killed with SIGKILL after checkpoints, then rerun over the whole input: nothing lost, and
+# only lines written since the last checkpoint are written again.
+rm -f "$tmp/visited2.sbloom"
+( while IFS= read -r line; do printf '%s\n' "$line"; done <"$stream" | pv_sleep=1 awk '{print; if (NR % 20000 == 0) system("sleep 0.4")}' ) |
+  "$bin" dedup --quiet --state "$tmp/visited2.sbloom" --checkpoint 1 --fpp 1e-9 >"$tmp/k1" &
+pid=$!
+sleep 3
+pkill -9 -P $$ -f "dedup --quiet --state $tmp/visited2.sbloom" 2>/dev/null || kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+check "the killed run left a state file" test -s "$tmp/visited2.sbloom"
+"$bin" dedup --quiet --state "$tmp/visited2.sbloom" --fpp 1e-9 "$stream" >"$tmp/k2"
+lost=$(cat "$tmp/k1" "$tmp/k2" | sort -u | comm -13 - <(sort "$tmp/distinct") | wc -l)
+again=$(sort "$tmp/k1" "$tmp/k2" | uniq -d | wc -l)
+written=$(wc -l <"$tmp/k1")
+check "after a kill and a rerun no line is lost ($lost lost)" bash -c "[ $lost -eq 0 ]"
+check "only lines since the last checkpoint repeat ($again of $written written before the kill)" \
+  bash -c "[ $written -eq 0 ] || [ $again -lt $written ]"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
