@@ -101,5 +101,17 @@ check "after a kill and a rerun no line is lost ($lost lost)" bash -c "[ $lost -
 check "only lines since the last checkpoint repeat ($again of $written written before the kill)" \
   bash -c "[ $written -eq 0 ] || [ $again -lt $written ]"
 
+# --normalize url: spellings of one URL are one key; the first spelling is written; build and
+# query agree when both normalize.
+printf 'HTTP://Example.com:80/a/./b#x\nhttp://example.com/a/b\nhttps://example.com/a/b\nnot a url\nnot a url\nhttp://example.com/%%7Euser\nhttp://example.com/~user\n' >"$tmp/spellings"
+"$bin" dedup --quiet --normalize url "$tmp/spellings" >"$tmp/out"
+check "normalized dedup keeps the first spelling of each URL" cmp -s "$tmp/out" \
+  <(printf 'HTTP://Example.com:80/a/./b#x\nhttps://example.com/a/b\nnot a url\nhttp://example.com/%%7Euser\n')
+"$bin" build --quiet --normalize url -o "$tmp/n.sbloom" <(printf 'http://EXAMPLE.com/x/../y\n')
+"$bin" query --quiet --normalize url "$tmp/n.sbloom" <(printf 'http://example.com:80/y#frag\nhttp://example.com/z\n') >"$tmp/out"
+check "build and query agree under --normalize url" cmp -s "$tmp/out" <(printf 'http://example.com:80/y#frag\n')
+"$bin" dedup --normalize path "$tmp/spellings" >/dev/null 2>&1; rc=$?
+check "--normalize with an unknown form is a usage error" bash -c "[ $rc -eq 2 ]"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -191,6 +191,13 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
             if (!accepts(allowed, OPT_OUTPUT, command, arg) ||
                 !(o->output = option_value(argc, argv, &i, arg[1] == 'o' ? "-o" : "--output")))
                 return EXIT_USAGE;
+        } else if (is_option(arg, "--normalize")) {
+            if (!accepts(allowed, OPT_NORMALIZE, command, arg) ||
+                !(value = option_value(argc, argv, &i, "--normalize")))
+                return EXIT_USAGE;
+            if (strcmp(value, "url") != 0)
+                return usage_error(command, "--normalize knows 'url', not '%s'", value);
+            o->normalize = 1;
         } else if (is_option(arg, "--state")) {
             if (!accepts(allowed, OPT_STATE, command, arg) ||
                 !(o->state = option_value(argc, argv, &i, "--state")))

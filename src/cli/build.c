@@ -5,7 +5,8 @@
 #include "cli.h"
 
 static const char build_help[] =
-    "usage: simdbloom build [--expect N] [--fpp P] [--layout L] [--quiet] -o FILTER [FILE...]\n"
+    "usage: simdbloom build [--expect N] [--fpp P] [--layout L] [--normalize url] [--quiet]\n"
+    "                       -o FILTER [FILE...]\n"
     "\n"
     "Makes a filter planned for N distinct lines at false-positive rate P (defaults 10M, 1e-6)\n"
     "and adds every line of the input (standard input when no FILE); a trailing CR is not part of\n"
@@ -13,7 +14,7 @@ static const char build_help[] =
     "Example: simdbloom build --expect 2M --fpp 1e-4 -o seen.sbloom urls.txt\n";
 
 static const char add_help[] =
-    "usage: simdbloom add [--quiet] FILTER [FILE...]\n"
+    "usage: simdbloom add [--normalize url] [--quiet] FILTER [FILE...]\n"
     "\n"
     "Adds every line of the input to an existing filter file and saves it back crash-safely\n"
     "(the old file stays whole until the new one is complete).\n"
@@ -23,12 +24,13 @@ typedef struct add_run {
     sbloom_t *filter;
 } add_run;
 
-static int add_batch(void *ctx, const char **lines, const size_t *lens, const size_t *key_lens,
-                     size_t n)
+static int add_batch(void *ctx, const char **lines, const size_t *lens, const char **keys,
+                       const size_t *key_lens, size_t n)
 {
+    (void)lines;
     (void)lens;
     add_run *r = ctx;
-    int64_t rc = sbloom_add_keys(r->filter, (const void *const *)lines, key_lens, n);
+    int64_t rc = sbloom_add_keys(r->filter, (const void *const *)keys, key_lens, n);
     if (rc < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)rc));
         return EXIT_RUNTIME;
@@ -37,11 +39,12 @@ static int add_batch(void *ctx, const char **lines, const size_t *lens, const si
 }
 
 /* Streams the inputs into the filter and saves it to path; prints a summary unless quiet. */
-static int add_and_save(const char *command, sbloom_t *filter, const char *path, int quiet,
-                        int nfiles, char **files)
+static int add_and_save(const char *command, sbloom_t *filter, const char *path,
+                        const cli_options *o, int nfiles, char **files)
 {
     add_run run = {filter};
-    stream_state s = {.command = command, .quiet = quiet};
+    int quiet = o->quiet;
+    stream_state s = {.command = command, .quiet = quiet, .normalize = o->normalize};
     uint64_t before = sbloom_items(filter);
     int rc = stream_inputs(&s, nfiles, files, add_batch, &run);
     if (rc != EXIT_OK)
@@ -73,7 +76,7 @@ int cmd_build(int argc, char **argv)
 {
     cli_options o;
     int rc = parse_options("build", build_help, argc, argv,
-                           OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_OUTPUT, &o);
+                           OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_OUTPUT | OPT_NORMALIZE, &o);
     if (rc >= 0)
         return rc;
     if (!o.output)
@@ -81,7 +84,7 @@ int cmd_build(int argc, char **argv)
     sbloom_t *filter;
     if ((rc = create_planned(&o, &filter)) != EXIT_OK)
         return rc;
-    rc = add_and_save("build", filter, o.output, o.quiet, o.nargs, o.args);
+    rc = add_and_save("build", filter, o.output, &o, o.nargs, o.args);
     sbloom_free(filter);
     return rc;
 }
@@ -89,7 +92,7 @@ int cmd_build(int argc, char **argv)
 int cmd_add(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("add", add_help, argc, argv, OPT_QUIET, &o);
+    int rc = parse_options("add", add_help, argc, argv, OPT_QUIET | OPT_NORMALIZE, &o);
     if (rc >= 0)
         return rc;
     if (o.nargs < 1)
@@ -98,7 +101,7 @@ int cmd_add(int argc, char **argv)
     rc = sbloom_load(&filter, o.args[0]);
     if (rc != SBLOOM_OK)
         return filter_error("load", o.args[0], rc);
-    rc = add_and_save("add", filter, o.args[0], o.quiet, o.nargs - 1, o.args + 1);
+    rc = add_and_save("add", filter, o.args[0], &o, o.nargs - 1, o.args + 1);
     sbloom_free(filter);
     return rc;
 }

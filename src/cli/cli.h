@@ -32,6 +32,7 @@ enum {
     OPT_STATE = 1 << 5,      /* --state FILTER */
     OPT_CHECKPOINT = 1 << 6, /* --checkpoint SECONDS */
     OPT_ABSENT = 1 << 7,     /* --absent */
+    OPT_NORMALIZE = 1 << 8,  /* --normalize url */
 };
 
 #define DEFAULT_EXPECT UINT64_C(10000000)
@@ -41,7 +42,7 @@ typedef struct cli_options {
     uint64_t expect;
     double fpp;
     sbloom_layout layout; /* 0 = auto */
-    int quiet, absent, fpp_given;
+    int quiet, absent, fpp_given, normalize;
     const char *output, *state;
     double checkpoint; /* seconds, 0 = only at the end */
     int nargs;
@@ -62,15 +63,16 @@ int create_planned(const cli_options *o, sbloom_t **out);
 /* stream.c: feeding lines to a subcommand in batches. */
 typedef struct stream_state {
     const char *command;           /* for progress lines */
-    int quiet, progress;
+    int quiet, progress, normalize;
     uint64_t lines, bytes, total_bytes;
     size_t buffer_bytes;           /* the reader's largest buffer, for the memory summary */
     double started, last_shown;
 } stream_state;
-/* Called with each batch: lines (with any CR), their lengths, and the key lengths (without it).
- * Returns EXIT_OK to go on, or an exit status after printing a message. */
+/* Called with each batch: the lines as read (with any CR) and their lengths, and the keys: each
+ * line without a trailing CR, or its normal form under --normalize url. Returns EXIT_OK to go on,
+ * or an exit status after printing a message. */
 typedef int (*line_batch_fn)(void *ctx, const char **lines, const size_t *lens,
-                             const size_t *key_lens, size_t n);
+                             const char **keys, const size_t *key_lens, size_t n);
 /* Streams every file (standard input when none; "-" is standard input) through fn. */
 int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, void *ctx);
 

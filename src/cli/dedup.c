@@ -15,8 +15,8 @@
 #include "cli.h"
 
 static const char dedup_help[] =
-    "usage: simdbloom dedup [--expect N] [--fpp P] [--layout L] [--state FILTER\n"
-    "                       [--checkpoint SECONDS]] [--quiet] [FILE...]\n"
+    "usage: simdbloom dedup [--expect N] [--fpp P] [--layout L] [--normalize url]\n"
+    "                       [--state FILTER [--checkpoint SECONDS]] [--quiet] [FILE...]\n"
     "\n"
     "Writes each line of the input not seen before, in input order (standard input when no FILE\n"
     "or FILE is '-'). A line is the key as bytes; a trailing CR is not part of the key (CRLF and\n"
@@ -32,6 +32,10 @@ static const char dedup_help[] =
     "                      saved crash-safely at the end\n"
     "  --checkpoint SECS   with --state, also save every SECS seconds; after a crash, rerunning\n"
     "                      the same input repeats at most the lines written since the last save\n"
+    "  --normalize url     key each URL by its canonical form (lowercase scheme and host, no\n"
+    "                      default port or fragment, . and .. resolved, escapes normalized,\n"
+    "                      empty path as /); other lines are keyed as they are. The line\n"
+    "                      written out is the first spelling seen.\n"
     "  --quiet             no summary or progress on standard error\n"
     "\n"
     "A summary goes to standard error: lines in and out, duplicate rate, filter size, memory,\n"
@@ -70,11 +74,11 @@ static int save_state(dedup_run *r)
     return EXIT_OK;
 }
 
-static int dedup_batch(void *ctx, const char **lines, const size_t *lens, const size_t *key_lens,
-                       size_t n)
+static int dedup_batch(void *ctx, const char **lines, const size_t *lens, const char **keys,
+                       const size_t *key_lens, size_t n)
 {
     dedup_run *r = ctx;
-    int64_t fresh = sbloom_add_if_new_keys(r->filter, (const void *const *)lines, key_lens, n,
+    int64_t fresh = sbloom_add_if_new_keys(r->filter, (const void *const *)keys, key_lens, n,
                                            r->is_new);
     if (fresh < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
@@ -140,7 +144,7 @@ int cmd_dedup(int argc, char **argv)
     cli_options o;
     int rc = parse_options("dedup", dedup_help, argc, argv,
                            OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_STATE |
-                               OPT_CHECKPOINT,
+                               OPT_CHECKPOINT | OPT_NORMALIZE,
                            &o);
     if (rc >= 0)
         return rc;
@@ -161,7 +165,7 @@ int cmd_dedup(int argc, char **argv)
     run.checkpoint = o.checkpoint;
     run.last_saved = now_seconds();
 
-    stream_state s = {.command = "dedup", .quiet = o.quiet};
+    stream_state s = {.command = "dedup", .quiet = o.quiet, .normalize = o.normalize};
     double started = now_seconds();
     rc = stream_inputs(&s, o.nargs, o.args, dedup_batch, &run);
     if (!run.write_failed && (fflush(stdout) != 0 || ferror(stdout))) {

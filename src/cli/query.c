@@ -6,7 +6,7 @@
 #include "cli.h"
 
 static const char query_help[] =
-    "usage: simdbloom query [--absent] [--quiet] FILTER [FILE...]\n"
+    "usage: simdbloom query [--absent] [--normalize url] [--quiet] FILTER [FILE...]\n"
     "\n"
     "Prints each input line the filter may hold (with --absent: each line it certainly does not\n"
     "hold), in input order. The filter file is mapped read-only and its checksum verified.\n"
@@ -19,11 +19,11 @@ typedef struct query_run {
     uint8_t present[4096];
 } query_run;
 
-static int query_batch(void *ctx, const char **lines, const size_t *lens, const size_t *key_lens,
-                       size_t n)
+static int query_batch(void *ctx, const char **lines, const size_t *lens, const char **keys,
+                       const size_t *key_lens, size_t n)
 {
     query_run *r = ctx;
-    if (sbloom_contains_keys(r->filter, (const void *const *)lines, key_lens, n, r->present) < 0)
+    if (sbloom_contains_keys(r->filter, (const void *const *)keys, key_lens, n, r->present) < 0)
         return EXIT_RUNTIME;
     for (size_t i = 0; i < n; i++) {
         if (r->present[i] != r->absent) {
@@ -42,7 +42,8 @@ static int query_batch(void *ctx, const char **lines, const size_t *lens, const 
 int cmd_query(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("query", query_help, argc, argv, OPT_ABSENT | OPT_QUIET, &o);
+    int rc = parse_options("query", query_help, argc, argv, OPT_ABSENT | OPT_QUIET | OPT_NORMALIZE,
+                           &o);
     if (rc >= 0)
         return rc;
     if (o.nargs < 1)
@@ -54,7 +55,7 @@ int cmd_query(int argc, char **argv)
     static char out_buffer[1 << 20];
     setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
     query_run run = {.filter = filter, .absent = o.absent};
-    stream_state s = {.command = "query", .quiet = o.quiet};
+    stream_state s = {.command = "query", .quiet = o.quiet, .normalize = o.normalize};
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, query_batch, &run);
     if (fflush(stdout) != 0 && rc == EXIT_OK) {
         fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(errno));

@@ -10,7 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #include "cli.h"
+#include "normalize.h"
 
 #define BATCH 4096
 
@@ -47,9 +50,38 @@ static void show_progress(const char *command, stream_state *s, int final)
         fputc('\n', stderr);
 }
 
+/* Under --normalize url, the batch's keys in one growing scratch buffer. */
+static int normalize_keys(const char **lines, const size_t *lens, size_t n, const char **keys,
+                          size_t *key_lens)
+{
+    static char *scratch;
+    static size_t cap;
+    size_t need = 0;
+    for (size_t i = 0; i < n; i++)
+        need += key_lens[i] + 1;
+    if (need > cap) {
+        char *grown = realloc(scratch, need);
+        if (!grown)
+            return -1;
+        scratch = grown;
+        cap = need;
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = url_normalize(lines[i], key_lens[i], scratch + at);
+        if (len > 0) {
+            keys[i] = scratch + at;
+            key_lens[i] = len;
+            at += len;
+        }
+    }
+    (void)lens;
+    return 0;
+}
+
 static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void *ctx)
 {
-    static const char *lines[BATCH];
+    static const char *lines[BATCH], *keys[BATCH];
     static size_t lens[BATCH], key_lens[BATCH];
     line_reader reader;
     if (line_reader_open(&reader, path) < 0) {
@@ -60,9 +92,16 @@ static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void 
     long n;
     int rc = EXIT_OK;
     while ((n = line_reader_next(&reader, lines, lens, BATCH)) > 0) {
-        for (long i = 0; i < n; i++)
+        for (long i = 0; i < n; i++) {
+            keys[i] = lines[i];
             key_lens[i] = lens[i] - (lens[i] > 0 && lines[i][lens[i] - 1] == '\r');
-        rc = fn(ctx, lines, lens, key_lens, (size_t)n);
+        }
+        if (s->normalize && normalize_keys(lines, lens, (size_t)n, keys, key_lens) < 0) {
+            fprintf(stderr, "simdbloom: out of memory\n");
+            rc = EXIT_RUNTIME;
+            break;
+        }
+        rc = fn(ctx, lines, lens, keys, key_lens, (size_t)n);
         if (rc != EXIT_OK)
             break;
         s->lines += (uint64_t)n;
