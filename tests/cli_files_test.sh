@@ -113,5 +113,17 @@ check "build and query agree under --normalize url" cmp -s "$tmp/out" <(printf '
 "$bin" dedup --normalize path "$tmp/spellings" >/dev/null 2>&1; rc=$?
 check "--normalize with an unknown form is a usage error" bash -c "[ $rc -eq 2 ]"
 
+# --threads: output, filters and answers do not depend on the thread count.
+for t in 1 2 5; do
+  "$bin" dedup --quiet --threads $t --normalize url --fpp 1e-9 "$stream" >"$tmp/t$t"
+  "$bin" build --quiet --threads $t --expect 200k -o "$tmp/t$t.sbloom" "$stream"
+  "$bin" query --quiet --absent --threads $t "$tmp/a.sbloom" "$tmp/b" >"$tmp/q$t"
+done
+check "dedup output is the same with 1, 2 and 5 threads" bash -c "cmp -s '$tmp/t1' '$tmp/t2' && cmp -s '$tmp/t1' '$tmp/t5'"
+check "built filters are the same with 1, 2 and 5 threads" bash -c "cmp -s '$tmp/t1.sbloom' '$tmp/t2.sbloom' && cmp -s '$tmp/t1.sbloom' '$tmp/t5.sbloom'"
+check "query answers are the same with 1, 2 and 5 threads" bash -c "cmp -s '$tmp/q1' '$tmp/q2' && cmp -s '$tmp/q1' '$tmp/q5'"
+"$bin" dedup --threads 0 "$tmp/s1" >/dev/null 2>&1; rc=$?
+check "--threads 0 is a usage error" bash -c "[ $rc -eq 2 ]"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -148,6 +149,8 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
     memset(o, 0, sizeof *o);
     o->expect = DEFAULT_EXPECT;
     o->fpp = DEFAULT_FPP;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    o->threads = cores > 0 ? (unsigned)(cores < 32 ? cores : 32) : 1;
     o->args = argc > 1 ? calloc((size_t)argc, sizeof *o->args) : empty;
     if (!o->args) {
         fprintf(stderr, "simdbloom: out of memory\n");
@@ -198,6 +201,15 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
             if (strcmp(value, "url") != 0)
                 return usage_error(command, "--normalize knows 'url', not '%s'", value);
             o->normalize = 1;
+        } else if (is_option(arg, "--threads")) {
+            uint64_t threads;
+            if (!accepts(allowed, OPT_THREADS, command, arg) ||
+                !(value = option_value(argc, argv, &i, "--threads")) ||
+                !parse_count("--threads", value, &threads))
+                return EXIT_USAGE;
+            if (threads > 32)
+                return usage_error(command, "--threads takes 1 to 32, not %s", value);
+            o->threads = (unsigned)threads;
         } else if (is_option(arg, "--state")) {
             if (!accepts(allowed, OPT_STATE, command, arg) ||
                 !(o->state = option_value(argc, argv, &i, "--state")))

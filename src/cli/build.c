@@ -5,8 +5,8 @@
 #include "cli.h"
 
 static const char build_help[] =
-    "usage: simdbloom build [--expect N] [--fpp P] [--layout L] [--normalize url] [--quiet]\n"
-    "                       -o FILTER [FILE...]\n"
+    "usage: simdbloom build [--expect N] [--fpp P] [--layout L] [--normalize url] [--threads N]\n"
+    "                       [--quiet] -o FILTER [FILE...]\n"
     "\n"
     "Makes a filter planned for N distinct lines at false-positive rate P (defaults 10M, 1e-6)\n"
     "and adds every line of the input (standard input when no FILE); a trailing CR is not part of\n"
@@ -14,7 +14,7 @@ static const char build_help[] =
     "Example: simdbloom build --expect 2M --fpp 1e-4 -o seen.sbloom urls.txt\n";
 
 static const char add_help[] =
-    "usage: simdbloom add [--normalize url] [--quiet] FILTER [FILE...]\n"
+    "usage: simdbloom add [--normalize url] [--threads N] [--quiet] FILTER [FILE...]\n"
     "\n"
     "Adds every line of the input to an existing filter file and saves it back crash-safely\n"
     "(the old file stays whole until the new one is complete).\n"
@@ -24,13 +24,13 @@ typedef struct add_run {
     sbloom_t *filter;
 } add_run;
 
-static int add_batch(void *ctx, const char **lines, const size_t *lens, const char **keys,
-                       const size_t *key_lens, size_t n)
+static int add_batch(void *ctx, const char **lines, const size_t *lens,
+                     const uint64_t *hashes, size_t n)
 {
     (void)lines;
     (void)lens;
     add_run *r = ctx;
-    int64_t rc = sbloom_add_keys(r->filter, (const void *const *)keys, key_lens, n);
+    int64_t rc = sbloom_add_hashes(r->filter, hashes, n);
     if (rc < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)rc));
         return EXIT_RUNTIME;
@@ -44,7 +44,8 @@ static int add_and_save(const char *command, sbloom_t *filter, const char *path,
 {
     add_run run = {filter};
     int quiet = o->quiet;
-    stream_state s = {.command = command, .quiet = quiet, .normalize = o->normalize};
+    stream_state s = {.command = command, .quiet = quiet, .normalize = o->normalize,
+                      .threads = o->threads, .hasher = filter};
     uint64_t before = sbloom_items(filter);
     int rc = stream_inputs(&s, nfiles, files, add_batch, &run);
     if (rc != EXIT_OK)
@@ -76,7 +77,9 @@ int cmd_build(int argc, char **argv)
 {
     cli_options o;
     int rc = parse_options("build", build_help, argc, argv,
-                           OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_OUTPUT | OPT_NORMALIZE, &o);
+                           OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_OUTPUT | OPT_NORMALIZE |
+                               OPT_THREADS,
+                           &o);
     if (rc >= 0)
         return rc;
     if (!o.output)
@@ -92,7 +95,8 @@ int cmd_build(int argc, char **argv)
 int cmd_add(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("add", add_help, argc, argv, OPT_QUIET | OPT_NORMALIZE, &o);
+    int rc = parse_options("add", add_help, argc, argv, OPT_QUIET | OPT_NORMALIZE | OPT_THREADS,
+                           &o);
     if (rc >= 0)
         return rc;
     if (o.nargs < 1)

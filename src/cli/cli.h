@@ -33,6 +33,7 @@ enum {
     OPT_CHECKPOINT = 1 << 6, /* --checkpoint SECONDS */
     OPT_ABSENT = 1 << 7,     /* --absent */
     OPT_NORMALIZE = 1 << 8,  /* --normalize url */
+    OPT_THREADS = 1 << 9,    /* --threads N */
 };
 
 #define DEFAULT_EXPECT UINT64_C(10000000)
@@ -43,6 +44,7 @@ typedef struct cli_options {
     double fpp;
     sbloom_layout layout; /* 0 = auto */
     int quiet, absent, fpp_given, normalize;
+    unsigned threads; /* default: the cores online */
     const char *output, *state;
     double checkpoint; /* seconds, 0 = only at the end */
     int nargs;
@@ -64,15 +66,17 @@ int create_planned(const cli_options *o, sbloom_t **out);
 typedef struct stream_state {
     const char *command;           /* for progress lines */
     int quiet, progress, normalize;
+    unsigned threads;              /* hashing threads, 1 or more */
+    const sbloom_t *hasher;        /* keys are hashed as this filter hashes them */
     uint64_t lines, bytes, total_bytes;
     size_t buffer_bytes;           /* the reader's largest buffer, for the memory summary */
     double started, last_shown;
 } stream_state;
-/* Called with each batch: the lines as read (with any CR) and their lengths, and the keys: each
- * line without a trailing CR, or its normal form under --normalize url. Returns EXIT_OK to go on,
- * or an exit status after printing a message. */
+/* Called with each batch: the lines as read (with any CR), their lengths, and each line's key
+ * hashed (the key: the line without a trailing CR, or its normal form under --normalize url).
+ * Returns EXIT_OK to go on, or an exit status after printing a message. */
 typedef int (*line_batch_fn)(void *ctx, const char **lines, const size_t *lens,
-                             const char **keys, const size_t *key_lens, size_t n);
+                             const uint64_t *hashes, size_t n);
 /* Streams every file (standard input when none; "-" is standard input) through fn. */
 int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, void *ctx);
 

@@ -16,7 +16,8 @@
 
 static const char dedup_help[] =
     "usage: simdbloom dedup [--expect N] [--fpp P] [--layout L] [--normalize url]\n"
-    "                       [--state FILTER [--checkpoint SECONDS]] [--quiet] [FILE...]\n"
+    "                       [--state FILTER [--checkpoint SECONDS]] [--threads N] [--quiet]\n"
+    "                       [FILE...]\n"
     "\n"
     "Writes each line of the input not seen before, in input order (standard input when no FILE\n"
     "or FILE is '-'). A line is the key as bytes; a trailing CR is not part of the key (CRLF and\n"
@@ -36,6 +37,8 @@ static const char dedup_help[] =
     "                      default port or fragment, . and .. resolved, escapes normalized,\n"
     "                      empty path as /); other lines are keyed as they are. The line\n"
     "                      written out is the first spelling seen.\n"
+    "  --threads N         threads hashing lines (default: every core); output order and which\n"
+    "                      spelling is kept do not depend on it\n"
     "  --quiet             no summary or progress on standard error\n"
     "\n"
     "A summary goes to standard error: lines in and out, duplicate rate, filter size, memory,\n"
@@ -56,7 +59,7 @@ typedef struct dedup_run {
     const char *state;
     double checkpoint, last_saved;
     int write_failed; /* then the state must not be saved: it would know unwritten lines */
-    uint8_t is_new[4096];
+    uint8_t is_new[65536];
 } dedup_run;
 
 /* Flush first, then save: the state never knows a line that was not written. */
@@ -74,12 +77,11 @@ static int save_state(dedup_run *r)
     return EXIT_OK;
 }
 
-static int dedup_batch(void *ctx, const char **lines, const size_t *lens, const char **keys,
-                       const size_t *key_lens, size_t n)
+static int dedup_batch(void *ctx, const char **lines, const size_t *lens,
+                       const uint64_t *hashes, size_t n)
 {
     dedup_run *r = ctx;
-    int64_t fresh = sbloom_add_if_new_keys(r->filter, (const void *const *)keys, key_lens, n,
-                                           r->is_new);
+    int64_t fresh = sbloom_add_if_new_hashes(r->filter, hashes, n, r->is_new);
     if (fresh < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
         return EXIT_RUNTIME;
@@ -144,7 +146,7 @@ int cmd_dedup(int argc, char **argv)
     cli_options o;
     int rc = parse_options("dedup", dedup_help, argc, argv,
                            OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_STATE |
-                               OPT_CHECKPOINT | OPT_NORMALIZE,
+                               OPT_CHECKPOINT | OPT_NORMALIZE | OPT_THREADS,
                            &o);
     if (rc >= 0)
         return rc;
@@ -165,7 +167,8 @@ int cmd_dedup(int argc, char **argv)
     run.checkpoint = o.checkpoint;
     run.last_saved = now_seconds();
 
-    stream_state s = {.command = "dedup", .quiet = o.quiet, .normalize = o.normalize};
+    stream_state s = {.command = "dedup", .quiet = o.quiet, .normalize = o.normalize,
+                      .threads = o.threads, .hasher = run.filter};
     double started = now_seconds();
     rc = stream_inputs(&s, o.nargs, o.args, dedup_batch, &run);
     if (!run.write_failed && (fflush(stdout) != 0 || ferror(stdout))) {

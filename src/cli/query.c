@@ -6,7 +6,7 @@
 #include "cli.h"
 
 static const char query_help[] =
-    "usage: simdbloom query [--absent] [--normalize url] [--quiet] FILTER [FILE...]\n"
+    "usage: simdbloom query [--absent] [--normalize url] [--threads N] [--quiet] FILTER [FILE...]\n"
     "\n"
     "Prints each input line the filter may hold (with --absent: each line it certainly does not\n"
     "hold), in input order. The filter file is mapped read-only and its checksum verified.\n"
@@ -16,14 +16,14 @@ typedef struct query_run {
     const sbloom_t *filter;
     int absent;
     uint64_t printed;
-    uint8_t present[4096];
+    uint8_t present[65536];
 } query_run;
 
-static int query_batch(void *ctx, const char **lines, const size_t *lens, const char **keys,
-                       const size_t *key_lens, size_t n)
+static int query_batch(void *ctx, const char **lines, const size_t *lens,
+                       const uint64_t *hashes, size_t n)
 {
     query_run *r = ctx;
-    if (sbloom_contains_keys(r->filter, (const void *const *)keys, key_lens, n, r->present) < 0)
+    if (sbloom_contains_hashes(r->filter, hashes, n, r->present) < 0)
         return EXIT_RUNTIME;
     for (size_t i = 0; i < n; i++) {
         if (r->present[i] != r->absent) {
@@ -42,8 +42,8 @@ static int query_batch(void *ctx, const char **lines, const size_t *lens, const 
 int cmd_query(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("query", query_help, argc, argv, OPT_ABSENT | OPT_QUIET | OPT_NORMALIZE,
-                           &o);
+    int rc = parse_options("query", query_help, argc, argv,
+                           OPT_ABSENT | OPT_QUIET | OPT_NORMALIZE | OPT_THREADS, &o);
     if (rc >= 0)
         return rc;
     if (o.nargs < 1)
@@ -55,7 +55,8 @@ int cmd_query(int argc, char **argv)
     static char out_buffer[1 << 20];
     setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
     query_run run = {.filter = filter, .absent = o.absent};
-    stream_state s = {.command = "query", .quiet = o.quiet, .normalize = o.normalize};
+    stream_state s = {.command = "query", .quiet = o.quiet, .normalize = o.normalize,
+                      .threads = o.threads, .hasher = filter};
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, query_batch, &run);
     if (fflush(stdout) != 0 && rc == EXIT_OK) {
         fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(errno));

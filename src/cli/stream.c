@@ -1,7 +1,10 @@
 /*
  * Streaming inputs through a subcommand: every FILE (or standard input) is read in large blocks
  * and handed over in batches of lines, with the key of each line (the line without a trailing
- * CR). Progress goes to standard error about once a second when it is a terminal: lines, bytes,
+ * CR, or its --normalize url form) hashed for the subcommand's filter, on several threads: the
+ * hash is most of the per-line work, while the filter step then runs in input order on one
+ * thread, so output order and "first occurrence wins" are exactly those of one thread. Progress
+ * goes to standard error about once a second when it is a terminal: lines, bytes,
  * rate, and an ETA when the total input size is known (regular files).
  */
 #include <errno.h>
@@ -10,12 +13,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "cli.h"
 #include "normalize.h"
 
-#define BATCH 4096
+#define MAX_THREADS 32
+
+#define BATCH 65536
 
 static uint64_t known_input_bytes(int nfiles, char **files)
 {
@@ -50,32 +56,72 @@ static void show_progress(const char *command, stream_state *s, int final)
         fputc('\n', stderr);
 }
 
-/* Under --normalize url, the batch's keys in one growing scratch buffer. */
-static int normalize_keys(const char **lines, const size_t *lens, size_t n, const char **keys,
-                          size_t *key_lens)
+/* A batch being prepared: keys normalized (under --normalize url) and hashed, the lines split
+ * into one contiguous slice per thread. */
+typedef struct batch_job {
+    const stream_state *s;
+    const char **lines, **keys;
+    size_t *key_lens, *offsets;
+    uint64_t *hashes;
+    char *scratch;
+    size_t first, last;
+} batch_job;
+
+static void *prepare_slice(void *arg)
+{
+    batch_job *job = arg;
+    for (size_t i = job->first; i < job->last; i++) {
+        if (job->s->normalize) {
+            char *out = job->scratch + job->offsets[i];
+            size_t len = url_normalize(job->lines[i], job->key_lens[i], out);
+            if (len > 0) {
+                job->keys[i] = out;
+                job->key_lens[i] = len;
+            }
+        }
+        job->hashes[i] = sbloom_hash(job->s->hasher, job->keys[i], job->key_lens[i]);
+    }
+    return NULL;
+}
+
+/* Normalizes and hashes keys[0, n) on s->threads threads (the caller's included). */
+static int prepare_batch(const stream_state *s, const char **lines, const char **keys,
+                         size_t *key_lens, uint64_t *hashes, size_t n)
 {
     static char *scratch;
-    static size_t cap;
-    size_t need = 0;
-    for (size_t i = 0; i < n; i++)
-        need += key_lens[i] + 1;
-    if (need > cap) {
-        char *grown = realloc(scratch, need);
-        if (!grown)
-            return -1;
-        scratch = grown;
-        cap = need;
-    }
-    size_t at = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t len = url_normalize(lines[i], key_lens[i], scratch + at);
-        if (len > 0) {
-            keys[i] = scratch + at;
-            key_lens[i] = len;
-            at += len;
+    static size_t scratch_cap, offsets[BATCH];
+    if (s->normalize) { /* each key's room in the scratch buffer: its length + 1 */
+        size_t need = 0;
+        for (size_t i = 0; i < n; i++) {
+            offsets[i] = need;
+            need += key_lens[i] + 1;
+        }
+        if (need > scratch_cap) {
+            char *grown = realloc(scratch, need);
+            if (!grown)
+                return -1;
+            scratch = grown;
+            scratch_cap = need;
         }
     }
-    (void)lens;
+    unsigned threads = s->threads > 1 && n >= 1024 ? s->threads : 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    batch_job jobs[MAX_THREADS];
+    pthread_t ids[MAX_THREADS];
+    unsigned started = 0;
+    for (unsigned t = 0; t < threads; t++) {
+        jobs[t] = (batch_job){s, lines, keys, key_lens, offsets, hashes, scratch,
+                              n * t / threads, n * (t + 1) / threads};
+        if (t > 0 && pthread_create(&ids[t], NULL, prepare_slice, &jobs[t]) == 0)
+            started |= 1u << t;
+        else if (t > 0)
+            prepare_slice(&jobs[t]); /* no thread to be had: do it here */
+    }
+    prepare_slice(&jobs[0]);
+    for (unsigned t = 1; t < threads; t++)
+        if (started & (1u << t))
+            pthread_join(ids[t], NULL);
     return 0;
 }
 
@@ -83,6 +129,7 @@ static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void 
 {
     static const char *lines[BATCH], *keys[BATCH];
     static size_t lens[BATCH], key_lens[BATCH];
+    static uint64_t hashes[BATCH];
     line_reader reader;
     if (line_reader_open(&reader, path) < 0) {
         fprintf(stderr, "simdbloom: cannot open %s: %s\n", path, strerror(errno));
@@ -96,12 +143,12 @@ static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void 
             keys[i] = lines[i];
             key_lens[i] = lens[i] - (lens[i] > 0 && lines[i][lens[i] - 1] == '\r');
         }
-        if (s->normalize && normalize_keys(lines, lens, (size_t)n, keys, key_lens) < 0) {
+        if (prepare_batch(s, lines, keys, key_lens, hashes, (size_t)n) < 0) {
             fprintf(stderr, "simdbloom: out of memory\n");
             rc = EXIT_RUNTIME;
             break;
         }
-        rc = fn(ctx, lines, lens, keys, key_lens, (size_t)n);
+        rc = fn(ctx, lines, lens, hashes, (size_t)n);
         if (rc != EXIT_OK)
             break;
         s->lines += (uint64_t)n;
