@@ -178,7 +178,8 @@ int sbloom_save(const sbloom_t *filter, const char *path);
 /* Reads and validates a file into memory. */
 int sbloom_load(sbloom_t **out, const char *path);
 /* Maps a file read-only, zero copy (for read-mostly services): the header is validated; the bits'
- * checksum only if verify is non-zero (it reads the whole file). Adds return SBLOOM_E_READONLY. */
+ * checksum only if verify is non-zero (it reads the whole file). Adds return SBLOOM_E_READONLY.
+ * On a big-endian host the file is loaded (swapped, always verified) instead, still read-only. */
 int sbloom_map(sbloom_t **out, const char *path, int verify);
 /* 1 if the filter is a read-only mapping. */
 int sbloom_is_readonly(const sbloom_t *filter);
@@ -211,8 +212,9 @@ int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint64_t factor);
 sbloom_layout sbloom_get_layout(const sbloom_t *filter); /* 0 for NULL */
 uint64_t sbloom_bytes(const sbloom_t *filter);           /* 0 for NULL */
 uint32_t sbloom_k(const sbloom_t *filter);               /* 0 for NULL */
-/* The filter's bit array, sbloom_bytes() long, read-only: for Parquet a column chunk's bitset
- * as the format stores it (little-endian 32-bit words). NULL for NULL. */
+/* The filter's bit array, sbloom_bytes() long, read-only, as host-order words (32-bit, or 64-bit
+ * for block512-k8): on little-endian hosts the same bytes as the file's payload and, for Parquet,
+ * as a column chunk's bitset (sbloom_parquet_export gives those bytes on any host). NULL for NULL. */
 const void *sbloom_data(const sbloom_t *filter);
 /* Keys whose insertion changed the filter: distinct keys added, less false positives. */
 uint64_t sbloom_items(const sbloom_t *filter);

@@ -216,8 +216,14 @@ int sbloom_map(sbloom_t **out, const char *path, int verify)
     *out = NULL;
     if (!path)
         return SBLOOM_E_NULL;
-    if (sbloom_host_is_big_endian())
-        return SBLOOM_E_INVALID; /* the bits are little-endian words: load() swaps, map cannot */
+    if (sbloom_host_is_big_endian()) {
+        /* The file's words are little-endian: they cannot be used in place here. Load (which
+         * swaps and always verifies) and keep map's read-only contract. */
+        int rc = sbloom_load(out, path);
+        if (rc == SBLOOM_OK)
+            (*out)->readonly = 1;
+        return rc;
+    }
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return SBLOOM_E_IO;

@@ -89,7 +89,8 @@ rm -f "$tmp/visited2.sbloom"
 ( while IFS= read -r line; do printf '%s\n' "$line"; done <"$stream" | pv_sleep=1 awk '{print; if (NR % 20000 == 0) system("sleep 0.4")}' ) |
   "$bin" dedup --quiet --state "$tmp/visited2.sbloom" --checkpoint 1 --fpp 1e-9 >"$tmp/k1" &
 pid=$!
-sleep 3
+for _ in $(seq 1 600); do [ -s "$tmp/visited2.sbloom" ] && break; sleep 0.1; done  # a checkpoint
+sleep 1.5
 pkill -9 -P $$ -f "dedup --quiet --state $tmp/visited2.sbloom" 2>/dev/null || kill -9 "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 check "the killed run left a state file" test -s "$tmp/visited2.sbloom"
