@@ -74,18 +74,17 @@ static inline void k8_masks(uint64_t hash, __m256i *lo, __m256i *hi)
     *hi = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(index, 1)));
 }
 
-static inline int k8_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+/* A 512-bit block as two registers: probe, and test-and-set, given the key's two mask halves. */
+static inline int probe_halves(const void *blocks, uint64_t nblocks, uint64_t hash, __m256i lo,
+                               __m256i hi)
 {
-    __m256i lo, hi;
-    k8_masks(hash, &lo, &hi);
     const __m256i *p = block512(blocks, nblocks, hash);
     return covers(_mm256_load_si256(p), lo) & covers(_mm256_load_si256(p + 1), hi);
 }
 
-static inline int k8_insert(void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int insert_halves(void *blocks, uint64_t nblocks, uint64_t hash, __m256i lo,
+                                __m256i hi)
 {
-    __m256i lo, hi;
-    k8_masks(hash, &lo, &hi);
     __m256i *p = block512(blocks, nblocks, hash);
     __m256i b0 = _mm256_load_si256(p), b1 = _mm256_load_si256(p + 1);
     int absent = !(covers(b0, lo) & covers(b1, hi));
@@ -102,25 +101,23 @@ static inline void k16_masks(uint64_t hash, __m256i *lo, __m256i *hi)
     *hi = mask32(bit_indexes(hash, block512_salts + 8, 27));
 }
 
-static inline int k16_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
-{
-    __m256i lo, hi;
-    k16_masks(hash, &lo, &hi);
-    const __m256i *p = block512(blocks, nblocks, hash);
-    return covers(_mm256_load_si256(p), lo) & covers(_mm256_load_si256(p + 1), hi);
-}
+/* Probe and insert for the 512-bit layouts: their mask halves, then the shared two-register code. */
+#define BLOCK512_PER_KEY(NAME)                                                                 \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)       \
+    {                                                                                          \
+        __m256i lo, hi;                                                                        \
+        NAME##_masks(hash, &lo, &hi);                                                          \
+        return probe_halves(blocks, nblocks, hash, lo, hi);                                    \
+    }                                                                                          \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)             \
+    {                                                                                          \
+        __m256i lo, hi;                                                                        \
+        NAME##_masks(hash, &lo, &hi);                                                          \
+        return insert_halves(blocks, nblocks, hash, lo, hi);                                   \
+    }
 
-static inline int k16_insert(void *blocks, uint64_t nblocks, uint64_t hash)
-{
-    __m256i lo, hi;
-    k16_masks(hash, &lo, &hi);
-    __m256i *p = block512(blocks, nblocks, hash);
-    __m256i b0 = _mm256_load_si256(p), b1 = _mm256_load_si256(p + 1);
-    int absent = !(covers(b0, lo) & covers(b1, hi));
-    _mm256_store_si256(p, _mm256_or_si256(b0, lo));
-    _mm256_store_si256(p + 1, _mm256_or_si256(b1, hi));
-    return absent;
-}
+BLOCK512_PER_KEY(k8)
+BLOCK512_PER_KEY(k16)
 
 SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)

@@ -7,10 +7,7 @@ bin=$1
 stream=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-check() { local what=$1; shift; if "$@"; then pass; else fail "$what"; fi; }
+. "$(dirname "$0")/lib.sh"
 
 awk '!seen[$0]++' "$stream" >"$tmp/distinct"
 total=$(wc -l <"$tmp/distinct")
@@ -126,5 +123,4 @@ check "query answers are the same with 1, 2 and 5 threads" bash -c "cmp -s '$tmp
 "$bin" dedup --threads 0 "$tmp/s1" >/dev/null 2>&1; rc=$?
 check "--threads 0 is a usage error" bash -c "[ $rc -eq 2 ]"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

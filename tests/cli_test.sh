@@ -6,14 +6,7 @@ bin=$1
 stream=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
-  local what=$1; shift
-  if "$@"; then pass; else fail "$what"; fi
-}
+. "$(dirname "$0")/lib.sh"
 exit_code() { # exit_code WANT COMMAND...: the command's exit status is WANT
   local want=$1; shift
   "$@" >"$tmp/out" 2>"$tmp/err"
@@ -112,5 +105,4 @@ exit_code 2 "$bin" gen-urls 10 --repeat 1.5
 check "plan lists every layout and classic" bash -c "grep -q '^parquet' '$tmp/plan' && grep -q '^block512-k8' '$tmp/plan' && grep -q '^block512-k16' '$tmp/plan' && grep -q '^classic' '$tmp/plan' && grep -q '^auto picks' '$tmp/plan'"
 check "plan table has a row per rate" bash -c "[ \$('$bin' plan --table | grep -c '^| [0-9]') -eq 8 ]"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

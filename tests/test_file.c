@@ -223,30 +223,24 @@ static void forged_headers(void)
     sbloom_free(f);
 }
 
-static int count_temp_files(void)
+/* Counts the temporary files a save left in the test directory, removing them if asked. */
+static int temp_files(int remove)
 {
     int count = 0;
     DIR *d = opendir(dir);
     struct dirent *e;
-    while (d && (e = readdir(d)))
-        count += strstr(e->d_name, ".tmp.") != NULL;
+    char path[600];
+    while (d && (e = readdir(d))) {
+        if (!strstr(e->d_name, ".tmp."))
+            continue;
+        count++;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (remove)
+            unlink(path);
+    }
     if (d)
         closedir(d);
     return count;
-}
-
-static void remove_temp_files(void)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[600];
-    while (d && (e = readdir(d)))
-        if (strstr(e->d_name, ".tmp.")) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-    if (d)
-        closedir(d);
 }
 
 /* A child saves filter A, then B, then A... to one path; it is killed at random moments. Whatever
@@ -277,7 +271,7 @@ static void killed_writer(void)
     }
     CHECK(intact == rounds);
     printf("killed writer: %d of %d kills left a complete old or new file\n", intact, rounds);
-    remove_temp_files();
+    temp_files(1);
     sbloom_free(a);
     sbloom_free(b);
 }
@@ -304,7 +298,7 @@ static void full_disk(void)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     sbloom_t *g = NULL;
     CHECK(sbloom_load(&g, path) == SBLOOM_OK && same_filter(g, small));
-    CHECK(count_temp_files() == 0);
+    CHECK(temp_files(0) == 0);
     sbloom_free(g);
     /* A directory that does not exist: the error, and no file. */
     CHECK(sbloom_save(big, "/nonexistent/dir/f") == SBLOOM_E_IO);
