@@ -145,17 +145,14 @@ static int accepts(unsigned allowed, unsigned option, const char *command, const
 int parse_options(const char *command, const char *help, int argc, char **argv, unsigned allowed,
                   cli_options *o)
 {
-    static char *empty[1];
     memset(o, 0, sizeof *o);
     o->expect = DEFAULT_EXPECT;
     o->fpp = DEFAULT_FPP;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     o->threads = cores > 0 ? (unsigned)(cores < 32 ? cores : 32) : 1;
-    o->args = argc > 1 ? calloc((size_t)argc, sizeof *o->args) : empty;
-    if (!o->args) {
-        fprintf(stderr, "simdbloom: out of memory\n");
-        return EXIT_RUNTIME;
-    }
+    /* Positional arguments are gathered at the front of argv itself: the one written is never
+     * ahead of the one read, so nothing is overwritten before it is seen. */
+    o->args = argv + 1;
     int only_files = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *value;
