@@ -38,40 +38,82 @@ static uint64_t item(uint32_t t, uint64_t i, int probe)
     return ((uint64_t)probe << 63) | ((uint64_t)t << 32) | i;
 }
 
-static rate measure_mdbf(const mdbf_params *p, uint64_t n)
+/* A filter under test: made fresh for each trial from its configuration. */
+typedef struct model {
+    void *(*make)(const void *config);
+    void (*add)(void *filter, const void *key, size_t len);
+    int (*contains)(const void *filter, const void *key, size_t len);
+    void (*drop)(void *filter);
+} model;
+
+static rate measure(const model *m, const void *config, uint64_t n)
 {
     uint64_t positives = 0;
     for (uint32_t t = 0; t < trials; t++) {
-        mdbf *f = mdbf_new(p);
+        void *f = m->make(config);
         for (uint64_t i = 0; i < n; i++) {
             uint64_t x = item(t, i, 0);
-            mdbf_add(f, &x, 8);
+            m->add(f, &x, 8);
         }
         for (uint64_t i = 0; i < probes; i++) {
             uint64_t x = item(t, i, 1);
-            positives += (uint64_t)mdbf_contains(f, &x, 8);
+            positives += (uint64_t)m->contains(f, &x, 8);
         }
-        mdbf_free(f);
+        m->drop(f);
     }
     return rate_of(positives, (uint64_t)trials * probes);
 }
 
+static void *make_mdbf(const void *config)
+{
+    return mdbf_new(config);
+}
+static void add_mdbf(void *f, const void *key, size_t len)
+{
+    mdbf_add(f, key, len);
+}
+static int contains_mdbf(const void *f, const void *key, size_t len)
+{
+    return mdbf_contains(f, key, len);
+}
+static void drop_mdbf(void *f)
+{
+    mdbf_free(f);
+}
+static const model multidimensional = {make_mdbf, add_mdbf, contains_mdbf, drop_mdbf};
+
+typedef struct plain_config {
+    uint64_t bits;
+    uint32_t k;
+} plain_config;
+static void *make_plain(const void *config)
+{
+    const plain_config *c = config;
+    return plain_bf_new(c->bits, c->k);
+}
+static void add_plain(void *f, const void *key, size_t len)
+{
+    plain_bf_add(f, key, len);
+}
+static int contains_plain(const void *f, const void *key, size_t len)
+{
+    return plain_bf_contains(f, key, len);
+}
+static void drop_plain(void *f)
+{
+    plain_bf_free(f);
+}
+static const model standard = {make_plain, add_plain, contains_plain, drop_plain};
+
+static rate measure_mdbf(const mdbf_params *p, uint64_t n)
+{
+    return measure(&multidimensional, p, n);
+}
+
 static rate measure_plain(uint64_t bits, uint32_t k, uint64_t n)
 {
-    uint64_t positives = 0;
-    for (uint32_t t = 0; t < trials; t++) {
-        plain_bf *f = plain_bf_new(bits, k);
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t x = item(t, i, 0);
-            plain_bf_add(f, &x, 8);
-        }
-        for (uint64_t i = 0; i < probes; i++) {
-            uint64_t x = item(t, i, 1);
-            positives += (uint64_t)plain_bf_contains(f, &x, 8);
-        }
-        plain_bf_free(f);
-    }
-    return rate_of(positives, (uint64_t)trials * probes);
+    plain_config c = {bits, k};
+    return measure(&standard, &c, n);
 }
 
 /* No positive at all: the 95% upper bound is about 3 / probes (the rule of three). */
