@@ -190,6 +190,32 @@ int sbloom_is_readonly(const sbloom_t *filter);
 int sbloom_parquet_export(const sbloom_t *filter, void *buf, size_t cap);
 int sbloom_parquet_import(sbloom_t **out, const void *bitset, size_t len);
 
+/* ---- Allow-list of known false positives ------------------------------------------------- */
+/* A small exact set of keys the filter wrongly reports present (seed 000's remedy), for example
+ * URLs a fetch proved new. Consulted only for the filter's positives. Saved as its own checksummed
+ * file (docs/FORMAT.md), by convention beside the filter as FILTER.allow. Lookups may run on many
+ * threads at once; adds need exclusive access. */
+typedef struct sbloom_allowlist sbloom_allowlist_t; /* opaque */
+
+int sbloom_allowlist_create(sbloom_allowlist_t **out);
+void sbloom_allowlist_free(sbloom_allowlist_t *allow); /* NULL is accepted */
+/* 1 if added, 0 if it was there already, or a negative error. Any bytes, length 0 allowed. */
+int sbloom_allowlist_add(sbloom_allowlist_t *allow, const void *key, size_t len);
+/* 1 if the key is on the list, 0 if not, or a negative error. */
+int sbloom_allowlist_contains(const sbloom_allowlist_t *allow, const void *key, size_t len);
+uint64_t sbloom_allowlist_count(const sbloom_allowlist_t *allow);
+/* How many sbloom_allowlist_contains lookups were made (a statistic for tuning and tests). */
+uint64_t sbloom_allowlist_lookups(const sbloom_allowlist_t *allow);
+/* Crash-safe save (as sbloom_save) and a load that validates before it allocates. */
+int sbloom_allowlist_save(const sbloom_allowlist_t *allow, const char *path);
+int sbloom_allowlist_load(sbloom_allowlist_t **out, const char *path);
+/* Batch contains through the filter, then the allow-list for its positives only: results[i] = 1
+ * when the filter reports key i present and the allow-list does not hold it. allow may be NULL.
+ * Returns the count of 1s. */
+int64_t sbloom_contains_keys_allowing(const sbloom_t *filter, const sbloom_allowlist_t *allow,
+                                      const void *const *keys, const size_t *lens, size_t n,
+                                      uint8_t *results);
+
 /* ---- Set operations ---------------------------------------------------------------------- */
 
 /* dst |= src (the union: holds every key of both) and dst &= src (holds at least the common

@@ -22,7 +22,7 @@
 #include "format.h"
 #include "hash.h"
 
-static int write_all(int fd, const void *data, uint64_t len)
+int sbloom_write_all(int fd, const void *data, uint64_t len)
 {
     const uint8_t *p = data;
     while (len > 0) {
@@ -41,7 +41,7 @@ static int write_all(int fd, const void *data, uint64_t len)
     return 0;
 }
 
-static int read_all(int fd, void *data, uint64_t len)
+int sbloom_read_all(int fd, void *data, uint64_t len)
 {
     uint8_t *p = data;
     while (len > 0) {
@@ -65,13 +65,13 @@ static int read_all(int fd, void *data, uint64_t len)
 static int write_payload(int fd, const sbloom_t *f)
 {
     if (!sbloom_host_is_big_endian())
-        return write_all(fd, f->blocks, f->bytes);
+        return sbloom_write_all(fd, f->blocks, f->bytes);
     uint8_t chunk[1 << 16];
     for (uint64_t at = 0; at < f->bytes; at += sizeof chunk) {
         uint64_t len = f->bytes - at < sizeof chunk ? f->bytes - at : sizeof chunk;
         sbloom_copy_words(chunk, (const uint8_t *)f->blocks + at, len,
                           sbloom_layout_word_bits(f->layout), 1);
-        if (write_all(fd, chunk, len) < 0)
+        if (sbloom_write_all(fd, chunk, len) < 0)
             return -1;
     }
     return 0;
@@ -92,10 +92,9 @@ static char *directory_of(const char *path)
     return dir;
 }
 
-int sbloom_save(const sbloom_t *filter, const char *path)
+int sbloom_write_file(const char *path, const void *header, size_t header_bytes,
+                      int (*write_body)(int fd, const void *ctx), const void *ctx)
 {
-    if (!filter || !path)
-        return SBLOOM_E_NULL;
     size_t len = strlen(path);
     char *tmp = malloc(len + 16);
     char *dir = directory_of(path);
@@ -107,11 +106,6 @@ int sbloom_save(const sbloom_t *filter, const char *path)
     memcpy(tmp, path, len);
     memcpy(tmp + len, ".tmp.XXXXXX", 12);
 
-    sbloom_header h;
-    uint8_t header[SBLOOM_HEADER_BYTES];
-    sbloom_header_of(filter, &h);
-    sbloom_header_pack(&h, header);
-
     int rc = SBLOOM_E_IO, saved_errno = 0;
     int fd = mkstemp(tmp);
     if (fd < 0) {
@@ -119,8 +113,7 @@ int sbloom_save(const sbloom_t *filter, const char *path)
         goto done;
     }
     fchmod(fd, 0644); /* mkstemp makes 0600; a filter is data like any other file */
-    if (write_all(fd, header, sizeof header) < 0 || write_payload(fd, filter) < 0 ||
-        fsync(fd) < 0) {
+    if (sbloom_write_all(fd, header, header_bytes) < 0 || write_body(fd, ctx) < 0 || fsync(fd) < 0) {
         saved_errno = errno;
         close(fd);
         unlink(tmp);
@@ -143,6 +136,22 @@ done:
     if (saved_errno)
         errno = saved_errno;
     return rc;
+}
+
+static int write_filter_payload(int fd, const void *filter)
+{
+    return write_payload(fd, filter);
+}
+
+int sbloom_save(const sbloom_t *filter, const char *path)
+{
+    if (!filter || !path)
+        return SBLOOM_E_NULL;
+    sbloom_header h;
+    uint8_t header[SBLOOM_HEADER_BYTES];
+    sbloom_header_of(filter, &h);
+    sbloom_header_pack(&h, header);
+    return sbloom_write_file(path, header, sizeof header, write_filter_payload, filter);
 }
 
 int sbloom_load(sbloom_t **out, const char *path)
@@ -170,7 +179,7 @@ int sbloom_load(sbloom_t **out, const char *path)
     }
     uint64_t size = (uint64_t)st.st_size;
     uint64_t head = size < sizeof header ? size : sizeof header;
-    if (read_all(fd, header, head) < 0) {
+    if (sbloom_read_all(fd, header, head) < 0) {
         saved_errno = errno;
         goto done;
     }
@@ -181,7 +190,7 @@ int sbloom_load(sbloom_t **out, const char *path)
     rc = sbloom_filter_new(&f, h.payload_bytes, h.layout, 0, NAN, 0);
     if (rc != SBLOOM_OK)
         goto done;
-    if (read_all(fd, f->blocks, h.payload_bytes) < 0) {
+    if (sbloom_read_all(fd, f->blocks, h.payload_bytes) < 0) {
         saved_errno = errno;
         rc = SBLOOM_E_IO;
         goto done;
@@ -238,7 +247,7 @@ int sbloom_map(sbloom_t **out, const char *path, int verify)
     if (size < SBLOOM_HEADER_BYTES) {
         uint8_t head[SBLOOM_HEADER_BYTES];
         sbloom_header h;
-        int rc = read_all(fd, head, size) < 0 ? SBLOOM_E_IO : sbloom_header_parse(head, size, &h);
+        int rc = sbloom_read_all(fd, head, size) < 0 ? SBLOOM_E_IO : sbloom_header_parse(head, size, &h);
         close(fd);
         return rc;
     }

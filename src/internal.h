@@ -45,7 +45,13 @@ int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint
 void *sbloom_blocks_alloc(uint64_t bytes, int *mapped);
 void sbloom_blocks_free(void *blocks, uint64_t bytes, int mapped);
 
-/* src/file.c: releases a read-only file mapping made by sbloom_map. */
+/* src/file.c: releases a read-only file mapping made by sbloom_map; whole writes and reads
+ * (0, or -1 with errno); and the crash-safe write of header + body to path (a temporary file in
+ * the same directory, fsync, rename, fsync of the directory). */
 void sbloom_unmap_file(void *base, uint64_t bytes);
+int sbloom_write_all(int fd, const void *data, uint64_t len);
+int sbloom_read_all(int fd, void *data, uint64_t len);
+int sbloom_write_file(const char *path, const void *header, size_t header_bytes,
+                      int (*write_body)(int fd, const void *ctx), const void *ctx);
 
 #endif /* SIMDBLOOM_INTERNAL_H */

@@ -111,6 +111,27 @@ check "build and query agree under --normalize url" cmp -s "$tmp/out" <(printf '
 "$bin" dedup --normalize path "$tmp/spellings" >/dev/null 2>&1; rc=$?
 check "--normalize with an unknown form is a usage error" bash -c "[ $rc -eq 2 ]"
 
+# allow: known false positives of a weak filter, listed beside it, are then reported absent,
+# and only they: the filter's real keys stay present.
+head -n 1000 "$tmp/a" >"$tmp/in"; sed -n '1001,6000p' "$tmp/a" >"$tmp/out_keys"
+"$bin" build --quiet --expect 1000 --fpp 0.2 -o "$tmp/weak.sbloom" "$tmp/in"
+"$bin" query --quiet "$tmp/weak.sbloom" "$tmp/out_keys" >"$tmp/fps"
+fps=$(wc -l <"$tmp/fps")
+check "a 20% filter has false positives to allow ($fps)" bash -c "[ $fps -gt 100 ]"
+"$bin" allow --quiet "$tmp/weak.sbloom" "$tmp/fps"
+check "allow writes FILTER.allow" test -s "$tmp/weak.sbloom.allow"
+"$bin" query --quiet "$tmp/weak.sbloom" "$tmp/out_keys" >"$tmp/fps2"
+check "allowed false positives are reported absent" test ! -s "$tmp/fps2"
+"$bin" query --quiet "$tmp/weak.sbloom" "$tmp/in" >"$tmp/present"
+check "the filter's keys stay present" cmp -s "$tmp/present" "$tmp/in"
+"$bin" allow --quiet "$tmp/weak.sbloom" "$tmp/fps"
+check "allowing again adds nothing" bash -c "[ \$(stat -c %s '$tmp/weak.sbloom.allow') -gt 64 ]"
+printf 'x' | dd of="$tmp/weak.sbloom.allow" bs=1 seek=70 conv=notrunc 2>/dev/null
+"$bin" query --quiet "$tmp/weak.sbloom" "$tmp/in" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "a damaged allow-list stops query: exit 1, named" bash -c "[ $rc -eq 1 ] && grep -q 'weak.sbloom.allow' '$tmp/err'"
+"$bin" allow --quiet "$tmp/none.sbloom" "$tmp/fps" 2>/dev/null; rc=$?
+check "allow needs an existing filter" bash -c "[ $rc -eq 1 ]"
+
 # --threads: output, filters and answers do not depend on the thread count.
 for t in 1 2 5; do
   "$bin" dedup --quiet --threads $t --normalize url --fpp 1e-9 "$stream" >"$tmp/t$t"

@@ -245,3 +245,14 @@ int create_planned(const cli_options *o, sbloom_t **out)
     /* Out of memory or an unusable SIMDBLOOM_ISA is the machine's fault, not the command's. */
     return rc == SBLOOM_E_NOMEM || rc == SBLOOM_E_ISA ? EXIT_RUNTIME : EXIT_USAGE;
 }
+
+char *allowlist_path(const char *filter_path)
+{
+    size_t len = strlen(filter_path);
+    char *path = malloc(len + 7);
+    if (path) {
+        memcpy(path, filter_path, len);
+        memcpy(path + len, ".allow", 7);
+    }
+    return path;
+}

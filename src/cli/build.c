@@ -24,13 +24,10 @@ typedef struct add_run {
     sbloom_t *filter;
 } add_run;
 
-static int add_batch(void *ctx, const char **lines, const size_t *lens,
-                     const uint64_t *hashes, size_t n)
+static int add_batch(void *ctx, const line_batch *b)
 {
-    (void)lines;
-    (void)lens;
     add_run *r = ctx;
-    int64_t rc = sbloom_add_hashes(r->filter, hashes, n);
+    int64_t rc = sbloom_add_hashes(r->filter, b->hashes, b->n);
     if (rc < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)rc));
         return EXIT_RUNTIME;

@@ -18,6 +18,7 @@ int cmd_query(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_fold(int argc, char **argv);
+int cmd_allow(int argc, char **argv);
 int cmd_gen_urls(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 
@@ -55,6 +56,8 @@ typedef struct cli_options {
  * status to return at once (0 after --help, EXIT_USAGE after a message). */
 int parse_options(const char *command, const char *help, int argc, char **argv, unsigned allowed,
                   cli_options *o);
+/* FILTER.allow, the allow-list beside a filter file (a new string; NULL when out of memory). */
+char *allowlist_path(const char *filter_path);
 /* Prints a one-line message for a library error on a file ("cannot load F: ..."), with errno's
  * text for SBLOOM_E_IO; returns EXIT_RUNTIME. */
 int filter_error(const char *doing, const char *path, int rc);
@@ -72,11 +75,16 @@ typedef struct stream_state {
     size_t buffer_bytes;           /* the reader's largest buffer, for the memory summary */
     double started, last_shown;
 } stream_state;
-/* Called with each batch: the lines as read (with any CR), their lengths, and each line's key
- * hashed (the key: the line without a trailing CR, or its normal form under --normalize url).
+/* Called with each batch: the lines as read (with any CR) and their lengths; each line's key (the
+ * line without a trailing CR, or its normal form under --normalize url) and the key's hash.
  * Returns EXIT_OK to go on, or an exit status after printing a message. */
-typedef int (*line_batch_fn)(void *ctx, const char **lines, const size_t *lens,
-                             const uint64_t *hashes, size_t n);
+typedef struct line_batch {
+    const char **lines, **keys;
+    const size_t *lens, *key_lens;
+    const uint64_t *hashes;
+    size_t n;
+} line_batch;
+typedef int (*line_batch_fn)(void *ctx, const line_batch *batch);
 /* Streams every file (standard input when none; "-" is standard input) through fn. */
 int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, void *ctx);
 

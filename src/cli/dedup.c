@@ -77,11 +77,13 @@ static int save_state(dedup_run *r)
     return EXIT_OK;
 }
 
-static int dedup_batch(void *ctx, const char **lines, const size_t *lens,
-                       const uint64_t *hashes, size_t n)
+static int dedup_batch(void *ctx, const line_batch *b)
 {
     dedup_run *r = ctx;
-    int64_t fresh = sbloom_add_if_new_hashes(r->filter, hashes, n, r->is_new);
+    const char **lines = b->lines;
+    const size_t *lens = b->lens;
+    size_t n = b->n;
+    int64_t fresh = sbloom_add_if_new_hashes(r->filter, b->hashes, n, r->is_new);
     if (fresh < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
         return EXIT_RUNTIME;

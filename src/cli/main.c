@@ -12,6 +12,7 @@ static const char main_help[] =
     "  build      make a filter file from lines          add     add lines to a filter file\n"
     "  query      print the lines a filter holds (or not) info    describe a filter file\n"
     "  merge      union of filter files                  fold    shrink a filter to its items\n"
+    "  allow      list known false positives beside a filter (query then reports them absent)\n"
     "  plan       filter size for N items at a false-positive rate, every layout\n"
     "  gen-urls   a deterministic stream of realistic URLs for large runs\n"
     "\n"
@@ -50,7 +51,7 @@ int main(int argc, char **argv)
     } commands[] = {
         {"dedup", cmd_dedup}, {"build", cmd_build}, {"add", cmd_add},   {"query", cmd_query},
         {"info", cmd_info},   {"merge", cmd_merge}, {"fold", cmd_fold}, {"plan", cmd_plan},
-        {"gen-urls", cmd_gen_urls},
+        {"gen-urls", cmd_gen_urls}, {"allow", cmd_allow},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(command, commands[i].name) == 0)

@@ -1,7 +1,9 @@
 /* simdbloom query: which input lines a filter file holds (or does not). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -9,22 +11,31 @@ static const char query_help[] =
     "usage: simdbloom query [--absent] [--normalize url] [--threads N] [--quiet] FILTER [FILE...]\n"
     "\n"
     "Prints each input line the filter may hold (with --absent: each line it certainly does not\n"
-    "hold), in input order. The filter file is mapped read-only and its checksum verified.\n"
+    "hold), in input order. The filter file is mapped read-only and its checksum verified. Keys\n"
+    "listed in FILTER.allow (see 'simdbloom allow') count as absent.\n"
     "Example: simdbloom query --absent seen.sbloom discovered.txt > to-fetch.txt\n";
 
 typedef struct query_run {
     const sbloom_t *filter;
+    const sbloom_allowlist_t *allow; /* FILTER.allow when it exists */
     int absent;
     uint64_t printed;
     uint8_t present[65536];
 } query_run;
 
-static int query_batch(void *ctx, const char **lines, const size_t *lens,
-                       const uint64_t *hashes, size_t n)
+static int query_batch(void *ctx, const line_batch *b)
 {
     query_run *r = ctx;
-    if (sbloom_contains_hashes(r->filter, hashes, n, r->present) < 0)
+    const char **lines = b->lines;
+    const size_t *lens = b->lens;
+    size_t n = b->n;
+    if (sbloom_contains_hashes(r->filter, b->hashes, n, r->present) < 0)
         return EXIT_RUNTIME;
+    if (r->allow) /* known false positives, consulted for the filter's positives only */
+        for (size_t i = 0; i < n; i++)
+            if (r->present[i] &&
+                sbloom_allowlist_contains(r->allow, b->keys[i], b->key_lens[i]) == 1)
+                r->present[i] = 0;
     for (size_t i = 0; i < n; i++) {
         if (r->present[i] != r->absent) {
             fwrite(lines[i], 1, lens[i], stdout);
@@ -55,6 +66,18 @@ int cmd_query(int argc, char **argv)
     static char out_buffer[1 << 20];
     setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
     query_run run = {.filter = filter, .absent = o.absent};
+    sbloom_allowlist_t *allow = NULL;
+    char *allow_path = allowlist_path(o.args[0]);
+    if (allow_path && access(allow_path, F_OK) == 0) {
+        if ((rc = sbloom_allowlist_load(&allow, allow_path)) != SBLOOM_OK) {
+            filter_error("load", allow_path, rc);
+            free(allow_path);
+            sbloom_free(filter);
+            return EXIT_RUNTIME;
+        }
+        run.allow = allow;
+    }
+    free(allow_path);
     stream_state s = {.command = "query", .quiet = o.quiet, .normalize = o.normalize,
                       .threads = o.threads, .hasher = filter};
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, query_batch, &run);
@@ -65,6 +88,7 @@ int cmd_query(int argc, char **argv)
     if (!o.quiet && rc == EXIT_OK)
         fprintf(stderr, "simdbloom query: %llu lines, %llu %s\n", (unsigned long long)s.lines,
                 (unsigned long long)run.printed, o.absent ? "absent" : "present");
+    sbloom_allowlist_free(allow);
     sbloom_free(filter);
     return rc;
 }

@@ -148,7 +148,8 @@ static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void 
             rc = EXIT_RUNTIME;
             break;
         }
-        rc = fn(ctx, lines, lens, hashes, (size_t)n);
+        line_batch batch = {lines, keys, lens, key_lens, hashes, (size_t)n};
+        rc = fn(ctx, &batch);
         if (rc != EXIT_OK)
             break;
         s->lines += (uint64_t)n;
