@@ -28,8 +28,7 @@ static inline uint64_t classic_bit(const classic_filter *f, uint64_t hash, uint3
 {
     uint32_t h1 = (uint32_t)hash, h2 = (uint32_t)(hash >> 32) | 1;
     uint32_t mixed = h1 + i * h2;
-    return (uint64_t)(((wide)((uint64_t)mixed << 32 | (mixed * 0x9e3779b9u)) *
-                       f->nbits) >> 64);
+    return (uint64_t)(((wide)((uint64_t)mixed << 32 | (mixed * 0x9e3779b9u)) * f->nbits) >> 64);
 }
 
 void classic_add(classic_filter *f, uint64_t hash)

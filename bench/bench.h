@@ -44,13 +44,13 @@ typedef struct bench_spec {
     bench_impl impl;
     bench_op op;
     bench_workload workload;
-    const char *isa;        /* IMPL_SIMDBLOOM: "scalar", "avx2", ... */
-    sbloom_layout layout;   /* IMPL_SIMDBLOOM */
-    uint64_t filter_bytes;  /* filter (or array) size */
-    double bits_per_key;    /* keys inserted = filter_bytes * 8 / bits_per_key (WL_HASHES) */
-    size_t probes;          /* keys per pass, at most */
-    const char *url_file;   /* WL_URLS: one URL per line */
-    uint64_t generated;     /* WL_GENERATED: how many URLs */
+    const char *isa;       /* IMPL_SIMDBLOOM: "scalar", "avx2", ... */
+    sbloom_layout layout;  /* IMPL_SIMDBLOOM */
+    uint64_t filter_bytes; /* filter (or array) size */
+    double bits_per_key;   /* keys inserted = filter_bytes * 8 / bits_per_key (WL_HASHES) */
+    size_t probes;         /* keys per pass, at most */
+    const char *url_file;  /* WL_URLS: one URL per line */
+    uint64_t generated;    /* WL_GENERATED: how many URLs */
 } bench_spec;
 
 typedef struct bench_case bench_case;
@@ -87,8 +87,8 @@ void bench_release_cached_filters(void);
  * filter (hashing included, URL generation excluded) and the rates it saw. */
 typedef struct bench_crawl_result {
     double seconds;
-    double fpp_during;  /* distinct URLs wrongly reported as seen, over n */
-    double fpp_after;   /* unseen URLs reported present afterwards */
+    double fpp_during; /* distinct URLs wrongly reported as seen, over n */
+    double fpp_after;  /* unseen URLs reported present afterwards */
     uint64_t bytes;
     const char *isa;
     const char *layout;

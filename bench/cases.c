@@ -23,20 +23,20 @@
 
 struct bench_case {
     bench_spec spec;
-    sbloom_t *filter;         /* IMPL_SIMDBLOOM */
-    sbloom_t *pristine;       /* IMPL_SIMDBLOOM, OP_ADD_IF_NEW: the state to restore per pass */
-    classic_filter classic;   /* IMPL_CLASSIC, IMPL_BITMAP */
-    uint8_t *array;           /* IMPL_LINE_READS */
-    bench_strings *strings;   /* string workloads */
-    uint64_t inserted;        /* keys in the filter */
-    size_t n;                 /* keys per pass */
-    uint64_t *hashes;         /* the pass's keys, pre-hashed workloads */
-    const void **keys;        /* the pass's keys, string workloads */
+    sbloom_t *filter;       /* IMPL_SIMDBLOOM */
+    sbloom_t *pristine;     /* IMPL_SIMDBLOOM, OP_ADD_IF_NEW: the state to restore per pass */
+    classic_filter classic; /* IMPL_CLASSIC, IMPL_BITMAP */
+    uint8_t *array;         /* IMPL_LINE_READS */
+    bench_strings *strings; /* string workloads */
+    uint64_t inserted;      /* keys in the filter */
+    size_t n;               /* keys per pass */
+    uint64_t *hashes;       /* the pass's keys, pre-hashed workloads */
+    const void **keys;      /* the pass's keys, string workloads */
     size_t *lens;
-    char *pass_text;          /* the pass's string keys, contiguous in pass order */
+    char *pass_text; /* the pass's string keys, contiguous in pass order */
     uint8_t *results;
-    size_t absent_from;       /* the pass's keys at index >= absent_from... */
-    uint8_t *absent;          /* ...or, for mixes, absent[i] = 1 for absent keys */
+    size_t absent_from; /* the pass's keys at index >= absent_from... */
+    uint8_t *absent;    /* ...or, for mixes, absent[i] = 1 for absent keys */
 };
 
 /* ---- the cache of filled filters ---- */
@@ -101,15 +101,11 @@ static int is_present_probe(bench_op op, size_t i, uint64_t *rng)
 {
     switch (op) {
     case OP_CONTAINS_HIT:
-    case OP_SINGLE_CONTAINS:
-        return 1;
+    case OP_SINGLE_CONTAINS: return 1;
     case OP_CONTAINS_MISS:
     case OP_ADD:
-    case OP_SINGLE_ADD:
-        return 0;
-    default:
-        (void)i;
-        return (int)(bench_key(99, (*rng)++) & 1); /* half and half, unpredictably */
+    case OP_SINGLE_ADD: return 0;
+    default: (void)i; return (int)(bench_key(99, (*rng)++) & 1); /* half and half, unpredictably */
     }
 }
 
@@ -129,8 +125,8 @@ static int make_pass_keys(bench_case *c)
         size_t absent_count = c->strings->count - c->strings->inserted, total = 0;
         for (size_t i = 0; i < c->n; i++) {
             int present = is_present_probe(s->op, i, &rng);
-            size_t pick = (size_t)(bench_key(5, i) % (present ? c->strings->inserted
-                                                              : absent_count));
+            size_t pick =
+                (size_t)(bench_key(5, i) % (present ? c->strings->inserted : absent_count));
             if (!present)
                 pick += c->strings->inserted;
             if (s->op == OP_ADD || s->op == OP_SINGLE_ADD)
@@ -225,8 +221,7 @@ bench_case *bench_case_new(const bench_spec *spec, char *err, size_t errcap)
         }
         memset(c->array, 1, (size_t)s->filter_bytes);
         break;
-    case IMPL_XXH3:
-        break;
+    case IMPL_XXH3: break;
     }
     if (!make_pass_keys(c)) {
         snprintf(err, errcap, "out of memory");
@@ -295,8 +290,7 @@ static uint64_t run_simdbloom(bench_case *c)
     uint64_t sum = 0;
     if (c->strings) {
         switch (c->spec.op) {
-        case OP_ADD:
-            return (uint64_t)sbloom_add_keys(f, c->keys, c->lens, n);
+        case OP_ADD: return (uint64_t)sbloom_add_keys(f, c->keys, c->lens, n);
         case OP_ADD_IF_NEW:
             return (uint64_t)sbloom_add_if_new_keys(f, c->keys, c->lens, n, c->results);
         case OP_SINGLE_ADD:
@@ -307,15 +301,12 @@ static uint64_t run_simdbloom(bench_case *c)
             for (size_t i = 0; i < n; i++)
                 sum += (uint64_t)sbloom_contains(f, c->keys[i], c->lens[i]);
             return sum;
-        default:
-            return (uint64_t)sbloom_contains_keys(f, c->keys, c->lens, n, c->results);
+        default: return (uint64_t)sbloom_contains_keys(f, c->keys, c->lens, n, c->results);
         }
     }
     switch (c->spec.op) {
-    case OP_ADD:
-        return (uint64_t)sbloom_add_hashes(f, c->hashes, n);
-    case OP_ADD_IF_NEW:
-        return (uint64_t)sbloom_add_if_new_hashes(f, c->hashes, n, c->results);
+    case OP_ADD: return (uint64_t)sbloom_add_hashes(f, c->hashes, n);
+    case OP_ADD_IF_NEW: return (uint64_t)sbloom_add_if_new_hashes(f, c->hashes, n, c->results);
     case OP_SINGLE_ADD:
         for (size_t i = 0; i < n; i++)
             sum += (uint64_t)sbloom_add_hash(f, c->hashes[i]);
@@ -324,8 +315,7 @@ static uint64_t run_simdbloom(bench_case *c)
         for (size_t i = 0; i < n; i++)
             sum += (uint64_t)sbloom_contains_hash(f, c->hashes[i]);
         return sum;
-    default:
-        return (uint64_t)sbloom_contains_hashes(f, c->hashes, n, c->results);
+    default: return (uint64_t)sbloom_contains_hashes(f, c->hashes, n, c->results);
     }
 }
 
@@ -338,8 +328,7 @@ uint64_t bench_case_run(bench_case *c)
 {
     uint64_t sum = 0;
     switch (c->spec.impl) {
-    case IMPL_SIMDBLOOM:
-        return run_simdbloom(c);
+    case IMPL_SIMDBLOOM: return run_simdbloom(c);
     case IMPL_CLASSIC:
     case IMPL_BITMAP:
         if (c->spec.op == OP_ADD || c->spec.op == OP_SINGLE_ADD) {
@@ -354,8 +343,7 @@ uint64_t bench_case_run(bench_case *c)
         for (size_t i = 0; i < c->n; i++)
             sum += key_hash(c, i);
         return sum;
-    case IMPL_LINE_READS:
-        return line_reads(c->array, c->spec.filter_bytes, c->hashes, c->n);
+    case IMPL_LINE_READS: return line_reads(c->array, c->spec.filter_bytes, c->hashes, c->n);
     }
     return sum;
 }

@@ -136,8 +136,8 @@ int main(int argc, char **argv)
             for (size_t s = 0; s < nisa; s++) {
                 if (only_isa && s > 0 && strcmp(isas[s], only_isa) != 0)
                     continue; /* scalar always runs: it is the ratio's base */
-                result r = measure(isas[s], layout, bytes, fill, nfill, probes, fresh, nprobe,
-                                   reps, out, &checksum);
+                result r = measure(isas[s], layout, bytes, fill, nfill, probes, fresh, nprobe, reps,
+                                   out, &checksum);
                 if (s == 0)
                     scalar = r;
                 printf("%-13s %9s %-7s %14.2f %8.2fx %16.2f %8.2fx\n", sbloom_layout_name(layout),

@@ -147,7 +147,8 @@ static void experiment(const char *title, const char *name, const char *axis,
     FILE *dat = data_file(dir, name);
     printf("### %s\n\n", title);
     printf("| %s | MD bits | MD, any group (the paper) | predicted | MD, every group | predicted "
-           "| standard BF (N bits, k) |\n|---|---|---|---|---|---|---|\n", axis);
+           "| standard BF (N bits, k) |\n|---|---|---|---|---|---|---|\n",
+           axis);
     for (size_t i = 0; i < count; i++) {
         mdbf_params p = {.groups = 4, .bits = 150, .k = 4};
         uint64_t plain_bits = 150;

@@ -26,7 +26,8 @@
 
 #include "bench.h"
 
-namespace {
+namespace
+{
 
 struct options {
     std::vector<uint64_t> sizes{32ull << 10, 1ull << 20, 16ull << 20, 256ull << 20};
@@ -44,9 +45,12 @@ uint64_t parse_size(const char *s)
     char *end;
     double v = std::strtod(s, &end);
     switch (*end) {
-    case 'K': case 'k': v *= 1024; break;
-    case 'M': case 'm': v *= 1024 * 1024; break;
-    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; break;
+    case 'K':
+    case 'k': v *= 1024; break;
+    case 'M':
+    case 'm': v *= 1024 * 1024; break;
+    case 'G':
+    case 'g': v *= 1024.0 * 1024 * 1024; break;
     default: break;
     }
     return (uint64_t)v;
@@ -58,9 +62,12 @@ uint64_t parse_count(const char *s)
     char *end;
     double v = std::strtod(s, &end);
     switch (*end) {
-    case 'K': case 'k': v *= 1e3; break;
-    case 'M': case 'm': v *= 1e6; break;
-    case 'G': case 'g': v *= 1e9; break;
+    case 'K':
+    case 'k': v *= 1e3; break;
+    case 'M':
+    case 'm': v *= 1e6; break;
+    case 'G':
+    case 'g': v *= 1e9; break;
     default: break;
     }
     return (uint64_t)v;
@@ -104,7 +111,10 @@ const char *workload_name(bench_workload w)
 struct live_case {
     std::string name;
     bench_case *c = nullptr;
-    ~live_case() { bench_case_free(c); }
+    ~live_case()
+    {
+        bench_case_free(c);
+    }
 };
 live_case current;
 
@@ -140,7 +150,8 @@ void run_case(benchmark::State &state, const std::string &name, const bench_spec
         benchmark::DoNotOptimize(bench_case_run(c));
     }
     double keys = (double)bench_case_keys_per_pass(c);
-    state.counters["keys/s"] = benchmark::Counter(keys, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["keys/s"] =
+        benchmark::Counter(keys, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["bytes/key"] = bench_case_bytes_per_key(c);
     double fpp = bench_case_measured_fpp(c);
     if (!std::isnan(fpp))
@@ -151,7 +162,10 @@ void run_case(benchmark::State &state, const std::string &name, const bench_spec
 
 struct string_set_case {
     bench_strings *strings = nullptr;
-    ~string_set_case() { bench_strings_free(strings); }
+    ~string_set_case()
+    {
+        bench_strings_free(strings);
+    }
 };
 
 // Heap bytes a std::string of this length owns beyond its object (libstdc++: 15 inline chars).
@@ -223,9 +237,10 @@ void run_hash_set(benchmark::State &state, const bench_spec &spec, bool fingerpr
 
 void register_case(const std::string &name, const bench_spec &spec)
 {
-    benchmark::RegisterBenchmark(name.c_str(), [name, spec](benchmark::State &st) {
-        run_case(st, name, spec);
-    })->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [name, spec](benchmark::State &st) { run_case(st, name, spec); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
 }
 
 std::vector<std::string> usable_isas(bool with_neon_on_x86)
@@ -247,8 +262,8 @@ std::vector<std::string> usable_isas(bool with_neon_on_x86)
 
 void register_all(const options &o)
 {
-    const bench_op hash_ops[] = {OP_ADD,       OP_CONTAINS_HIT, OP_CONTAINS_MISS,  OP_CONTAINS_MIX,
-                                 OP_ADD_IF_NEW, OP_SINGLE_ADD,  OP_SINGLE_CONTAINS};
+    const bench_op hash_ops[] = {OP_ADD,        OP_CONTAINS_HIT, OP_CONTAINS_MISS,  OP_CONTAINS_MIX,
+                                 OP_ADD_IF_NEW, OP_SINGLE_ADD,   OP_SINGLE_CONTAINS};
     std::vector<std::string> isas = usable_isas(o.neon);
     const size_t probes = 4000000;
 
@@ -334,29 +349,36 @@ void register_all(const options &o)
         for (bool fingerprints : {false, true}) {
             std::string name = prefix + (fingerprints ? "baseline/absl_set_xxh3_64/contains_mix"
                                                       : "baseline/absl_set_strings/contains_mix");
-            benchmark::RegisterBenchmark(name.c_str(), [base, fingerprints](benchmark::State &st) {
-                run_hash_set(st, base, fingerprints);
-            })->UseRealTime()->Unit(benchmark::kMillisecond);
+            benchmark::RegisterBenchmark(name.c_str(),
+                                         [base, fingerprints](benchmark::State &st) {
+                                             run_hash_set(st, base, fingerprints);
+                                         })
+                ->UseRealTime()
+                ->Unit(benchmark::kMillisecond);
         }
     }
 
     if (o.crawl) {
         uint64_t n = o.crawl;
-        benchmark::RegisterBenchmark("crawl/seed000/add_if_new", [n](benchmark::State &st) {
-            bench_crawl_result r{};
-            for (auto _ : st) {
-                if (bench_crawl(n, 32.0, &r) != SBLOOM_OK) {
-                    st.SkipWithError("cannot create the crawl filter");
-                    return;
-                }
-                st.SetIterationTime(r.seconds);
-            }
-            st.counters["keys/s"] = (double)n / r.seconds;
-            st.counters["seconds"] = r.seconds;
-            st.counters["bytes/key"] = (double)r.bytes / (double)n;
-            st.counters["fpp"] = r.fpp_after;
-            st.counters["fpp_during"] = r.fpp_during;
-        })->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+        benchmark::RegisterBenchmark("crawl/seed000/add_if_new",
+                                     [n](benchmark::State &st) {
+                                         bench_crawl_result r{};
+                                         for (auto _ : st) {
+                                             if (bench_crawl(n, 32.0, &r) != SBLOOM_OK) {
+                                                 st.SkipWithError("cannot create the crawl filter");
+                                                 return;
+                                             }
+                                             st.SetIterationTime(r.seconds);
+                                         }
+                                         st.counters["keys/s"] = (double)n / r.seconds;
+                                         st.counters["seconds"] = r.seconds;
+                                         st.counters["bytes/key"] = (double)r.bytes / (double)n;
+                                         st.counters["fpp"] = r.fpp_after;
+                                         st.counters["fpp_during"] = r.fpp_during;
+                                     })
+            ->UseManualTime()
+            ->Iterations(1)
+            ->Unit(benchmark::kSecond);
     }
 }
 
@@ -367,9 +389,12 @@ struct row {
     double ns_per_key, bytes_per_key, fpp;
 };
 
-class per_key_reporter : public benchmark::ConsoleReporter {
+class per_key_reporter : public benchmark::ConsoleReporter
+{
   public:
-    explicit per_key_reporter(std::string tsv) : tsv_(std::move(tsv)) {}
+    explicit per_key_reporter(std::string tsv) : tsv_(std::move(tsv))
+    {
+    }
 
     void ReportRuns(const std::vector<Run> &runs) override
     {
@@ -382,8 +407,8 @@ class per_key_reporter : public benchmark::ConsoleReporter {
                 return it == r.counters.end() ? NAN : (double)it->second;
             };
             double rate = get("keys/s");
-            rows_.push_back({r.benchmark_name(), rate > 0 ? 1e9 / rate : NAN, get("bytes/key"),
-                             get("fpp")});
+            rows_.push_back(
+                {r.benchmark_name(), rate > 0 ? 1e9 / rate : NAN, get("bytes/key"), get("fpp")});
         }
     }
 

@@ -130,21 +130,34 @@ int main(int argc, char **argv)
     }
     size_t half = urls.count / 2, probes = urls.count - half;
     const design designs[] = {
-        {"seed 000: h = seed*h + c, six seeds", 6,
+        {"seed 000: h = seed*h + c, six seeds",
+         6,
          {multiplicative, multiplicative, multiplicative, multiplicative, multiplicative,
           multiplicative},
-         {7, 11, 13, 31, 37, 61}, BITS},
-        {"seed 002 as written: hash1 three times", 3,
-         {multiplicative, multiplicative, multiplicative}, {31, 31, 31}, BITS},
-        {"seed 002 as meant: multipliers 31, 33, 37", 3,
-         {multiplicative, multiplicative, multiplicative}, {31, 33, 37}, BITS},
+         {7, 11, 13, 31, 37, 61},
+         BITS},
+        {"seed 002 as written: hash1 three times",
+         3,
+         {multiplicative, multiplicative, multiplicative},
+         {31, 31, 31},
+         BITS},
+        {"seed 002 as meant: multipliers 31, 33, 37",
+         3,
+         {multiplicative, multiplicative, multiplicative},
+         {31, 33, 37},
+         BITS},
         {"seed 003 as written: BKDR, AP, DJB mod bytes", 3, {bkdr, ap, djb}, {0, 0, 0}, BITS / 8},
         {"seed 003 as meant: BKDR, AP, DJB mod bits", 3, {bkdr, ap, djb}, {0, 0, 0}, BITS},
-        {"XXH3, double hashing, k = 3", 3, {xxh3_double, xxh3_double, xxh3_double}, {0, 1, 2},
+        {"XXH3, double hashing, k = 3",
+         3,
+         {xxh3_double, xxh3_double, xxh3_double},
+         {0, 1, 2},
          BITS},
-        {"XXH3, double hashing, k = 6", 6,
+        {"XXH3, double hashing, k = 6",
+         6,
          {xxh3_double, xxh3_double, xxh3_double, xxh3_double, xxh3_double, xxh3_double},
-         {0, 1, 2, 3, 4, 5}, BITS},
+         {0, 1, 2, 3, 4, 5},
+         BITS},
     };
     double per_key = (double)BITS / (double)half;
     printf("%zu real URLs in, %zu others probed; every filter has m = %u bits (%.1f bits per URL)."
@@ -171,8 +184,7 @@ int main(int argc, char **argv)
         }
         /* The ideal over the bits the design reaches; three identical functions are one. */
         uint32_t distinct_k = d == 1 ? 1 : ds->k;
-        printf("| %s | %u | %.4g | %.4g |\n", ds->name, ds->k,
-               (double)positives / (double)probes,
+        printf("| %s | %u | %.4g | %.4g |\n", ds->name, ds->k, (double)positives / (double)probes,
                sbloom_classic_fpp((double)ds->reach / (double)half, distinct_k));
     }
     sbloom_t *f;

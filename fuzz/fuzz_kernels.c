@@ -30,15 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint8_t *out = f == 0 ? want : got;
             memset(out, 0xee, sizeof want);
             switch (op & 3) {
-            case 0:
-                count = sbloom_add_hashes(ff.filter[f], hashes, n);
-                break;
-            case 1:
-                count = sbloom_contains_hashes(ff.filter[f], hashes, n, out);
-                break;
-            case 2:
-                count = sbloom_add_if_new_hashes(ff.filter[f], hashes, n, out);
-                break;
+            case 0: count = sbloom_add_hashes(ff.filter[f], hashes, n); break;
+            case 1: count = sbloom_contains_hashes(ff.filter[f], hashes, n, out); break;
+            case 2: count = sbloom_add_if_new_hashes(ff.filter[f], hashes, n, out); break;
             default:
                 count = n ? sbloom_add_hash(ff.filter[f], hashes[0]) * 2 +
                                 sbloom_contains_hash(ff.filter[f], hashes[n - 1])

@@ -30,19 +30,19 @@ extern "C" {
 
 enum {
     SBLOOM_OK = 0,
-    SBLOOM_E_NULL = -1,      /* a required pointer argument was NULL */
-    SBLOOM_E_INVALID = -2,   /* an argument is out of its domain (n = 0, p not in (0,1), NaN) */
-    SBLOOM_E_NOMEM = -3,     /* memory allocation failed */
-    SBLOOM_E_TOO_LARGE = -4, /* the size overflows or exceeds SBLOOM_MAX_BYTES */
-    SBLOOM_E_LAYOUT = -5,    /* unknown layout */
-    SBLOOM_E_ISA = -6,       /* unknown instruction set, or the CPU lacks it */
-    SBLOOM_E_IO = -7,        /* a file operation failed (errno tells which) */
-    SBLOOM_E_FORMAT = -8,    /* not a simdbloom filter (bad magic) */
-    SBLOOM_E_VERSION = -9,   /* a format version or hash function this build does not know */
-    SBLOOM_E_CORRUPT = -10,  /* a checksum does not match: the header or the bits were damaged */
+    SBLOOM_E_NULL = -1,       /* a required pointer argument was NULL */
+    SBLOOM_E_INVALID = -2,    /* an argument is out of its domain (n = 0, p not in (0,1), NaN) */
+    SBLOOM_E_NOMEM = -3,      /* memory allocation failed */
+    SBLOOM_E_TOO_LARGE = -4,  /* the size overflows or exceeds SBLOOM_MAX_BYTES */
+    SBLOOM_E_LAYOUT = -5,     /* unknown layout */
+    SBLOOM_E_ISA = -6,        /* unknown instruction set, or the CPU lacks it */
+    SBLOOM_E_IO = -7,         /* a file operation failed (errno tells which) */
+    SBLOOM_E_FORMAT = -8,     /* not a simdbloom filter (bad magic) */
+    SBLOOM_E_VERSION = -9,    /* a format version or hash function this build does not know */
+    SBLOOM_E_CORRUPT = -10,   /* a checksum does not match: the header or the bits were damaged */
     SBLOOM_E_TRUNCATED = -11, /* shorter (or longer) than its header says */
     SBLOOM_E_INCOMPATIBLE = -12, /* filters differ in layout or size: cannot be combined */
-    SBLOOM_E_READONLY = -13, /* the filter is a read-only mapping of a file */
+    SBLOOM_E_READONLY = -13,     /* the filter is a read-only mapping of a file */
 };
 
 /* A short, static, human-readable description of an error code (never NULL). */
@@ -79,10 +79,10 @@ uint32_t sbloom_layout_k(sbloom_layout layout);
 
 typedef struct sbloom_plan {
     sbloom_layout layout;
-    uint64_t bytes;       /* filter size, a whole number of blocks */
-    uint32_t k;           /* bits set per key */
-    double bits_per_key;  /* bytes * 8 / n */
-    double fpp;           /* expected false-positive rate at n items (exact blocked formula) */
+    uint64_t bytes;      /* filter size, a whole number of blocks */
+    uint32_t k;          /* bits set per key */
+    double bits_per_key; /* bytes * 8 / n */
+    double fpp;          /* expected false-positive rate at n items (exact blocked formula) */
 } sbloom_plan;
 
 /* The smallest filter over all layouts whose expected false-positive rate at n distinct items
@@ -240,7 +240,8 @@ uint64_t sbloom_bytes(const sbloom_t *filter);           /* 0 for NULL */
 uint32_t sbloom_k(const sbloom_t *filter);               /* 0 for NULL */
 /* The filter's bit array, sbloom_bytes() long, read-only, as host-order words (32-bit, or 64-bit
  * for block512-k8): on little-endian hosts the same bytes as the file's payload and, for Parquet,
- * as a column chunk's bitset (sbloom_parquet_export gives those bytes on any host). NULL for NULL. */
+ * as a column chunk's bitset (sbloom_parquet_export gives those bytes on any host). NULL for NULL.
+ */
 const void *sbloom_data(const sbloom_t *filter);
 /* Keys whose insertion changed the filter: distinct keys added, less false positives. */
 uint64_t sbloom_items(const sbloom_t *filter);

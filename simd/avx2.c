@@ -101,19 +101,20 @@ static inline void k16_masks(uint64_t hash, __m256i *lo, __m256i *hi)
     *hi = mask32(bit_indexes(hash, block512_salts + 8, 27));
 }
 
-/* Probe and insert for the 512-bit layouts: their mask halves, then the shared two-register code. */
-#define BLOCK512_PER_KEY(NAME)                                                                 \
-    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)       \
-    {                                                                                          \
-        __m256i lo, hi;                                                                        \
-        NAME##_masks(hash, &lo, &hi);                                                          \
-        return probe_halves(blocks, nblocks, hash, lo, hi);                                    \
-    }                                                                                          \
-    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)             \
-    {                                                                                          \
-        __m256i lo, hi;                                                                        \
-        NAME##_masks(hash, &lo, &hi);                                                          \
-        return insert_halves(blocks, nblocks, hash, lo, hi);                                   \
+/* Probe and insert for the 512-bit layouts: their mask halves, then the shared two-register code.
+ */
+#define BLOCK512_PER_KEY(NAME)                                                                     \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)            \
+    {                                                                                              \
+        __m256i lo, hi;                                                                            \
+        NAME##_masks(hash, &lo, &hi);                                                              \
+        return probe_halves(blocks, nblocks, hash, lo, hi);                                        \
+    }                                                                                              \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)                 \
+    {                                                                                              \
+        __m256i lo, hi;                                                                            \
+        NAME##_masks(hash, &lo, &hi);                                                              \
+        return insert_halves(blocks, nblocks, hash, lo, hi);                                       \
     }
 
 BLOCK512_PER_KEY(k8)

@@ -77,22 +77,22 @@ static inline __mmask16 missing(__m512i block, __m512i mask)
     return _mm512_test_epi32_mask(clear, clear);
 }
 
-#define BLOCK512_PER_KEY(NAME)                                                                 \
-    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)       \
-    {                                                                                          \
-        __m512i block = _mm512_load_si512(block512(blocks, nblocks, hash));                    \
-        return missing(block, NAME##_mask(hash)) == 0;                                         \
-    }                                                                                          \
-    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)             \
-    {                                                                                          \
-        __m512i mask = NAME##_mask(hash);                                                      \
-        __m512i *p = block512(blocks, nblocks, hash);                                          \
-        __m512i block = _mm512_load_si512(p);                                                  \
-        __mmask16 lacking = missing(block, mask);                                              \
-        /* Only the lanes that gain a bit are written: a key already present stores nothing,   \
-         * so its cache line stays clean and need not be written back to memory. */           \
-        _mm512_mask_store_epi32(p, lacking, _mm512_or_si512(block, mask));                     \
-        return lacking != 0;                                                                   \
+#define BLOCK512_PER_KEY(NAME)                                                                     \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)            \
+    {                                                                                              \
+        __m512i block = _mm512_load_si512(block512(blocks, nblocks, hash));                        \
+        return missing(block, NAME##_mask(hash)) == 0;                                             \
+    }                                                                                              \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)                 \
+    {                                                                                              \
+        __m512i mask = NAME##_mask(hash);                                                          \
+        __m512i *p = block512(blocks, nblocks, hash);                                              \
+        __m512i block = _mm512_load_si512(p);                                                      \
+        __mmask16 lacking = missing(block, mask);                                                  \
+        /* Only the lanes that gain a bit are written: a key already present stores nothing,       \
+         * so its cache line stays clean and need not be written back to memory. */                \
+        _mm512_mask_store_epi32(p, lacking, _mm512_or_si512(block, mask));                         \
+        return lacking != 0;                                                                       \
     }
 
 BLOCK512_PER_KEY(k8)

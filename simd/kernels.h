@@ -22,20 +22,20 @@ static inline uint64_t sbk_block_index(uint64_t hash, uint64_t nblocks)
 }
 
 /* Parquet's eight salts (format spec, "Split Block Bloom Filters"). */
-#define SBK_PARQUET_SALTS                                                                  \
-    {                                                                                      \
-        0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU,      \
-            0x9efc4947U, 0x5c6bfb31U                                                       \
+#define SBK_PARQUET_SALTS                                                                          \
+    {                                                                                              \
+        0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU, 0x9efc4947U, \
+            0x5c6bfb31U                                                                            \
     }
 
 /* Sixteen odd salts for the 512-bit layouts: the Parquet eight, then SHA-256's eight initial
  * hash words (fractional bits of the square roots of the first primes) with the low bit set so
  * that each is odd. The bit of word i is the top bits of (uint32)hash * salt[i]. */
-#define SBK_BLOCK512_SALTS                                                                 \
-    {                                                                                      \
-        0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU,      \
-            0x9efc4947U, 0x5c6bfb31U, 0x6a09e667U, 0xbb67ae85U, 0x3c6ef373U, 0xa54ff53bU,  \
-            0x510e527fU, 0x9b05688dU, 0x1f83d9abU, 0x5be0cd19U                             \
+#define SBK_BLOCK512_SALTS                                                                         \
+    {                                                                                              \
+        0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU, 0x9efc4947U, \
+            0x5c6bfb31U, 0x6a09e667U, 0xbb67ae85U, 0x3c6ef373U, 0xa54ff53bU, 0x510e527fU,          \
+            0x9b05688dU, 0x1f83d9abU, 0x5be0cd19U                                                  \
     }
 
 /*

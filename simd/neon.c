@@ -65,34 +65,34 @@ static inline void k8_mask(uint64_t hash, uint32x4_t mask[4])
 }
 
 /* Probe and insert for a block of G groups, given the layout's mask builder. */
-#define NEON_PER_KEY(NAME, G)                                                                  \
-    static inline uint32_t *NAME##_block(const void *blocks, uint64_t nblocks, uint64_t hash) \
-    {                                                                                          \
-        return (uint32_t *)blocks + 4 * (G) * sbk_block_index(hash, nblocks);                 \
-    }                                                                                          \
-    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)       \
-    {                                                                                          \
-        uint32x4_t mask[G];                                                                    \
-        NAME##_mask(hash, mask);                                                               \
-        const uint32_t *p = NAME##_block(blocks, nblocks, hash);                               \
-        uint32x4_t lacking = vbicq_u32(mask[0], vld1q_u32(p));                                 \
-        for (int g = 1; g < (G); g++)                                                          \
-            lacking = vorrq_u32(lacking, vbicq_u32(mask[g], vld1q_u32(p + 4 * g)));           \
-        return vmaxvq_u32(lacking) == 0;                                                       \
-    }                                                                                          \
-    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)             \
-    {                                                                                          \
-        uint32x4_t mask[G];                                                                    \
-        NAME##_mask(hash, mask);                                                               \
-        uint32_t *p = NAME##_block(blocks, nblocks, hash);                                     \
-        uint32x4_t lacking = vdupq_n_u32(0);                                                   \
-        for (int g = 0; g < (G); g++) {                                                        \
-            uint32x4_t block = vld1q_u32(p + 4 * g);                                           \
-            lacking = vorrq_u32(lacking, vbicq_u32(mask[g], block));                           \
-            vst1q_u32(p + 4 * g, vorrq_u32(block, mask[g]));                                   \
-        }                                                                                      \
-        return vmaxvq_u32(lacking) != 0;                                                       \
-    }                                                                                          \
+#define NEON_PER_KEY(NAME, G)                                                                      \
+    static inline uint32_t *NAME##_block(const void *blocks, uint64_t nblocks, uint64_t hash)      \
+    {                                                                                              \
+        return (uint32_t *)blocks + 4 * (G)*sbk_block_index(hash, nblocks);                        \
+    }                                                                                              \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)            \
+    {                                                                                              \
+        uint32x4_t mask[G];                                                                        \
+        NAME##_mask(hash, mask);                                                                   \
+        const uint32_t *p = NAME##_block(blocks, nblocks, hash);                                   \
+        uint32x4_t lacking = vbicq_u32(mask[0], vld1q_u32(p));                                     \
+        for (int g = 1; g < (G); g++)                                                              \
+            lacking = vorrq_u32(lacking, vbicq_u32(mask[g], vld1q_u32(p + 4 * g)));                \
+        return vmaxvq_u32(lacking) == 0;                                                           \
+    }                                                                                              \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)                 \
+    {                                                                                              \
+        uint32x4_t mask[G];                                                                        \
+        NAME##_mask(hash, mask);                                                                   \
+        uint32_t *p = NAME##_block(blocks, nblocks, hash);                                         \
+        uint32x4_t lacking = vdupq_n_u32(0);                                                       \
+        for (int g = 0; g < (G); g++) {                                                            \
+            uint32x4_t block = vld1q_u32(p + 4 * g);                                               \
+            lacking = vorrq_u32(lacking, vbicq_u32(mask[g], block));                               \
+            vst1q_u32(p + 4 * g, vorrq_u32(block, mask[g]));                                       \
+        }                                                                                          \
+        return vmaxvq_u32(lacking) != 0;                                                           \
+    }                                                                                              \
     SBK_DEFINE_BATCH_KERNELS(NAME)
 
 NEON_PER_KEY(parquet, 2)

@@ -105,22 +105,22 @@ static void k16_set(uint32_t *block, const uint32_t mask[16])
 
 /* ---- Per-key probe and insert, from which kernel_loops.h builds the batch loops ---- */
 
-#define SCALAR_PER_KEY(NAME, WORD, W)                                                          \
-    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)      \
-    {                                                                                          \
-        WORD mask[W];                                                                          \
-        NAME##_mask(hash, mask);                                                               \
-        return NAME##_test(NAME##_block(blocks, nblocks, hash), mask);                         \
-    }                                                                                          \
-    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)            \
-    {                                                                                          \
-        WORD mask[W];                                                                          \
-        NAME##_mask(hash, mask);                                                               \
-        WORD *block = NAME##_block(blocks, nblocks, hash);                                     \
-        int absent = !NAME##_test(block, mask);                                                \
-        NAME##_set(block, mask);                                                               \
-        return absent;                                                                         \
-    }                                                                                          \
+#define SCALAR_PER_KEY(NAME, WORD, W)                                                              \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)            \
+    {                                                                                              \
+        WORD mask[W];                                                                              \
+        NAME##_mask(hash, mask);                                                                   \
+        return NAME##_test(NAME##_block(blocks, nblocks, hash), mask);                             \
+    }                                                                                              \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)                 \
+    {                                                                                              \
+        WORD mask[W];                                                                              \
+        NAME##_mask(hash, mask);                                                                   \
+        WORD *block = NAME##_block(blocks, nblocks, hash);                                         \
+        int absent = !NAME##_test(block, mask);                                                    \
+        NAME##_set(block, mask);                                                                   \
+        return absent;                                                                             \
+    }                                                                                              \
     SBK_DEFINE_BATCH_KERNELS(NAME)
 
 SCALAR_PER_KEY(parquet, uint32_t, 8)

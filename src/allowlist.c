@@ -1,8 +1,8 @@
 /*
- * The allow-list for known false positives (seed 000's remedy: "建立一个小的白名单，存储那些可能误判的
- * 邮件地址"): a small exact set of keys that the filter wrongly reports present, for example URLs a
- * fetch proved new. It is consulted only for keys the filter reports present, so its cost is paid
- * on positives alone.
+ * The allow-list for known false positives (seed 000's remedy:
+ * "建立一个小的白名单，存储那些可能误判的 邮件地址"): a small exact set of keys that the filter
+ * wrongly reports present, for example URLs a fetch proved new. It is consulted only for keys the
+ * filter reports present, so its cost is paid on positives alone.
  *
  * An open-addressing table of XXH3-64 hashes (linear probing, at most half full) pointing into
  * one arena of key bytes. Saved as a companion file (docs/FORMAT.md, "Allow-list files").
@@ -23,9 +23,9 @@
 static const uint8_t allow_magic[8] = {0x89, 'S', 'B', 'A', 'L', 'L', 'O', 'W'};
 
 struct sbloom_allowlist {
-    uint64_t *hashes;  /* per slot */
-    uint32_t *entry;   /* per slot: entry number + 1, 0 when the slot is empty */
-    size_t slots;      /* a power of two */
+    uint64_t *hashes; /* per slot */
+    uint32_t *entry;  /* per slot: entry number + 1, 0 when the slot is empty */
+    size_t slots;     /* a power of two */
     size_t count;
     size_t *offsets, *lens, entries_cap;
     char *text;

@@ -44,13 +44,10 @@ static uint64_t run_chunk(sbloom_t *f, batch_op op, const uint64_t *hashes, size
                           uint8_t *results)
 {
     switch (op) {
-    case OP_ADD:
-        return f->kern->add(f->blocks, f->nblocks, hashes, n);
-    case OP_CONTAINS:
-        return f->kern->contains(f->blocks, f->nblocks, hashes, n, results);
+    case OP_ADD: return f->kern->add(f->blocks, f->nblocks, hashes, n);
+    case OP_CONTAINS: return f->kern->contains(f->blocks, f->nblocks, hashes, n, results);
     case OP_ADD_IF_NEW:
-    default:
-        return f->kern->add_if_new(f->blocks, f->nblocks, hashes, n, results);
+    default: return f->kern->add_if_new(f->blocks, f->nblocks, hashes, n, results);
     }
 }
 

@@ -17,8 +17,8 @@
 #include <cpuid.h>
 
 /* XCR0 bits the OS sets when it saves that register state on context switches. */
-#define XCR0_SSE_AVX 0x6u       /* XMM | YMM */
-#define XCR0_AVX512 0xe6u       /* XMM | YMM | opmask | ZMM_Hi256 | Hi16_ZMM */
+#define XCR0_SSE_AVX 0x6u /* XMM | YMM */
+#define XCR0_AVX512 0xe6u /* XMM | YMM | opmask | ZMM_Hi256 | Hi16_ZMM */
 
 static uint64_t read_xcr0(void)
 {

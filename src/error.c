@@ -4,35 +4,20 @@
 const char *sbloom_strerror(int code)
 {
     switch (code) {
-    case SBLOOM_OK:
-        return "success";
-    case SBLOOM_E_NULL:
-        return "a required pointer argument is NULL";
-    case SBLOOM_E_INVALID:
-        return "invalid argument (items must be > 0, rate must be in (0,1))";
-    case SBLOOM_E_NOMEM:
-        return "out of memory";
-    case SBLOOM_E_TOO_LARGE:
-        return "filter too large (over 64 GiB, or the size overflows)";
-    case SBLOOM_E_LAYOUT:
-        return "unknown layout";
-    case SBLOOM_E_ISA:
-        return "instruction set unknown or not supported by this CPU";
-    case SBLOOM_E_IO:
-        return "file input/output failed";
-    case SBLOOM_E_FORMAT:
-        return "not a simdbloom filter file";
-    case SBLOOM_E_VERSION:
-        return "filter file of an unknown format version or hash function";
-    case SBLOOM_E_CORRUPT:
-        return "filter file damaged (checksum mismatch)";
-    case SBLOOM_E_TRUNCATED:
-        return "filter file truncated (size does not match its header)";
-    case SBLOOM_E_INCOMPATIBLE:
-        return "filters have different layouts or sizes";
-    case SBLOOM_E_READONLY:
-        return "filter is a read-only mapping";
-    default:
-        return code > 0 ? "not an error code" : "unknown error";
+    case SBLOOM_OK: return "success";
+    case SBLOOM_E_NULL: return "a required pointer argument is NULL";
+    case SBLOOM_E_INVALID: return "invalid argument (items must be > 0, rate must be in (0,1))";
+    case SBLOOM_E_NOMEM: return "out of memory";
+    case SBLOOM_E_TOO_LARGE: return "filter too large (over 64 GiB, or the size overflows)";
+    case SBLOOM_E_LAYOUT: return "unknown layout";
+    case SBLOOM_E_ISA: return "instruction set unknown or not supported by this CPU";
+    case SBLOOM_E_IO: return "file input/output failed";
+    case SBLOOM_E_FORMAT: return "not a simdbloom filter file";
+    case SBLOOM_E_VERSION: return "filter file of an unknown format version or hash function";
+    case SBLOOM_E_CORRUPT: return "filter file damaged (checksum mismatch)";
+    case SBLOOM_E_TRUNCATED: return "filter file truncated (size does not match its header)";
+    case SBLOOM_E_INCOMPATIBLE: return "filters have different layouts or sizes";
+    case SBLOOM_E_READONLY: return "filter is a read-only mapping";
+    default: return code > 0 ? "not an error code" : "unknown error";
     }
 }

@@ -113,7 +113,8 @@ int sbloom_write_file(const char *path, const void *header, size_t header_bytes,
         goto done;
     }
     fchmod(fd, 0644); /* mkstemp makes 0600; a filter is data like any other file */
-    if (sbloom_write_all(fd, header, header_bytes) < 0 || write_body(fd, ctx) < 0 || fsync(fd) < 0) {
+    if (sbloom_write_all(fd, header, header_bytes) < 0 || write_body(fd, ctx) < 0 ||
+        fsync(fd) < 0) {
         saved_errno = errno;
         close(fd);
         unlink(tmp);
@@ -247,7 +248,8 @@ int sbloom_map(sbloom_t **out, const char *path, int verify)
     if (size < SBLOOM_HEADER_BYTES) {
         uint8_t head[SBLOOM_HEADER_BYTES];
         sbloom_header h;
-        int rc = sbloom_read_all(fd, head, size) < 0 ? SBLOOM_E_IO : sbloom_header_parse(head, size, &h);
+        int rc =
+            sbloom_read_all(fd, head, size) < 0 ? SBLOOM_E_IO : sbloom_header_parse(head, size, &h);
         close(fd);
         return rc;
     }

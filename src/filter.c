@@ -249,7 +249,6 @@ int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out)
     out->fill = (double)bits_set / total_bits;
     out->estimated_fpp = fpp_sum / (double)filter->nblocks;
     out->estimated_items =
-        out->fill >= 1.0 ? INFINITY
-                         : -(double)filter->nblocks * word_bits * log1p(-out->fill);
+        out->fill >= 1.0 ? INFINITY : -(double)filter->nblocks * word_bits * log1p(-out->fill);
     return SBLOOM_OK;
 }

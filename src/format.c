@@ -21,9 +21,21 @@ enum { HASH_XXH64 = 1, HASH_XXH3_64 = 2 };
 
 /* Header field offsets. */
 enum {
-    AT_MAGIC = 0, AT_VERSION = 8, AT_HEADER_BYTES = 12, AT_LAYOUT = 16, AT_HASH = 20,
-    AT_SEED = 24, AT_NBLOCKS = 32, AT_K = 40, AT_FLAGS = 44, AT_ITEMS = 48, AT_PLANNED_N = 56,
-    AT_PLANNED_P = 64, AT_PAYLOAD_BYTES = 72, AT_PAYLOAD_SUM = 80, AT_RESERVED = 88,
+    AT_MAGIC = 0,
+    AT_VERSION = 8,
+    AT_HEADER_BYTES = 12,
+    AT_LAYOUT = 16,
+    AT_HASH = 20,
+    AT_SEED = 24,
+    AT_NBLOCKS = 32,
+    AT_K = 40,
+    AT_FLAGS = 44,
+    AT_ITEMS = 48,
+    AT_PLANNED_N = 56,
+    AT_PLANNED_P = 64,
+    AT_PAYLOAD_BYTES = 72,
+    AT_PAYLOAD_SUM = 80,
+    AT_RESERVED = 88,
     AT_HEADER_SUM = 120
 };
 

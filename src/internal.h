@@ -9,27 +9,26 @@
 #include "../simd/kernels.h"
 
 struct sbloom {
-    void *blocks;               /* 64-byte aligned, bytes long */
-    uint64_t bytes;             /* nblocks * block size */
-    uint64_t nblocks;           /* <= 2^32 */
-    uint64_t items;             /* keys that changed the filter */
-    uint64_t planned_items;     /* n of the plan, 0 if created by size */
-    double planned_fpp;         /* p of the plan, NaN if created by size */
+    void *blocks;           /* 64-byte aligned, bytes long */
+    uint64_t bytes;         /* nblocks * block size */
+    uint64_t nblocks;       /* <= 2^32 */
+    uint64_t items;         /* keys that changed the filter */
+    uint64_t planned_items; /* n of the plan, 0 if created by size */
+    double planned_fpp;     /* p of the plan, NaN if created by size */
     sbloom_layout layout;
     uint32_t k;
     uint32_t block_bytes;
-    int mapped;                 /* blocks came from mmap (1) or the heap (0) */
-    int readonly;               /* blocks are a read-only file mapping at map_base */
+    int mapped;   /* blocks came from mmap (1) or the heap (0) */
+    int readonly; /* blocks are a read-only file mapping at map_base */
     void *map_base;
     uint64_t map_bytes;
     const sbloom_layout_kernels *kern; /* this layout's kernels in the chosen table */
-    const char *isa;            /* name of the chosen table */
+    const char *isa;                   /* name of the chosen table */
 };
 
 /* src/dispatch.c: the table new filters use, or NULL with *err set when SIMDBLOOM_ISA names an
  * instruction set that is unknown or that this CPU lacks. */
 const sbloom_kernels *sbloom_kernels_active(int *err);
-
 
 /* src/layout.c: 1 if the value names a layout; bits per word (each key sets one bit in each of
  * the k words of its block, so a block holds k words of block_bytes * 8 / k bits). */

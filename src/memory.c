@@ -24,8 +24,8 @@ void *sbloom_blocks_alloc(uint64_t bytes, int *mapped)
         return NULL;
 #ifdef HAVE_MMAP
     if (bytes >= MMAP_THRESHOLD) {
-        void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                       -1, 0);
+        void *p =
+            mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             return NULL;
 #ifdef MADV_HUGEPAGE

@@ -22,23 +22,23 @@ static inline void check_record(int ok, const char *file, int line, const char *
 #define CHECK(cond) check_record((cond) ? 1 : 0, __FILE__, __LINE__, #cond)
 
 /* |got - want| <= rel * |want|, printing both on failure. */
-#define CHECK_REL(got, want, rel)                                                               \
-    do {                                                                                        \
-        double check_g_ = (got), check_w_ = (want);                                             \
-        int check_ok_ = fabs(check_g_ - check_w_) <= (rel) * fabs(check_w_);                    \
-        if (!check_ok_)                                                                         \
-            fprintf(stderr, "  got %.15g, want %.15g (relative tolerance %g)\n", check_g_,      \
-                    check_w_, (double)(rel));                                                   \
-        check_record(check_ok_, __FILE__, __LINE__, #got " ~ " #want);                          \
+#define CHECK_REL(got, want, rel)                                                                  \
+    do {                                                                                           \
+        double check_g_ = (got), check_w_ = (want);                                                \
+        int check_ok_ = fabs(check_g_ - check_w_) <= (rel)*fabs(check_w_);                         \
+        if (!check_ok_)                                                                            \
+            fprintf(stderr, "  got %.15g, want %.15g (relative tolerance %g)\n", check_g_,         \
+                    check_w_, (double)(rel));                                                      \
+        check_record(check_ok_, __FILE__, __LINE__, #got " ~ " #want);                             \
     } while (0)
 
-#define CHECK_EQ_U64(got, want)                                                                 \
-    do {                                                                                        \
-        uint64_t check_g_ = (got), check_w_ = (want);                                           \
-        if (check_g_ != check_w_)                                                               \
-            fprintf(stderr, "  got 0x%016llx, want 0x%016llx\n", (unsigned long long)check_g_, \
-                    (unsigned long long)check_w_);                                              \
-        check_record(check_g_ == check_w_, __FILE__, __LINE__, #got " == " #want);              \
+#define CHECK_EQ_U64(got, want)                                                                    \
+    do {                                                                                           \
+        uint64_t check_g_ = (got), check_w_ = (want);                                              \
+        if (check_g_ != check_w_)                                                                  \
+            fprintf(stderr, "  got 0x%016llx, want 0x%016llx\n", (unsigned long long)check_g_,     \
+                    (unsigned long long)check_w_);                                                 \
+        check_record(check_g_ == check_w_, __FILE__, __LINE__, #got " == " #want);                 \
     } while (0)
 
 static inline int check_report(void)

@@ -171,7 +171,7 @@ static void no_false_negatives(void)
     enum { N = 1 << 20 };
     uint64_t *hashes = malloc(N * sizeof *hashes);
     uint8_t *results = malloc(N);
-    char (*text)[24] = malloc((size_t)N * 24);
+    char(*text)[24] = malloc((size_t)N * 24);
     const void **keys = malloc(N * sizeof *keys);
     size_t *lens = malloc(N * sizeof *lens);
     for (int l = 0; l < TEST_NLAYOUTS; l++) {
@@ -250,7 +250,7 @@ static void add_if_new(void)
         uint64_t state = 99;
         for (int i = 0; i < M; i++)
             stream[i] = (i >= 50 && test_rand(&state) % 3 == 0) ? stream[test_rand(&state) % i]
-                                                                 : test_rand(&state);
+                                                                : test_rand(&state);
         CHECK(sbloom_clear(f) == SBLOOM_OK);
         int64_t fresh = sbloom_add_if_new_hashes(f, stream, M, flags);
         /* Reference: the same stream one key at a time. */
@@ -309,8 +309,7 @@ static void out_of_memory(void)
         return;
     }
     sbloom_t *f = (sbloom_t *)&f;
-    CHECK(sbloom_create_bytes(&f, UINT64_C(4) << 30, SBLOOM_LAYOUT_BLOCK512_K8) ==
-          SBLOOM_E_NOMEM);
+    CHECK(sbloom_create_bytes(&f, UINT64_C(4) << 30, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_E_NOMEM);
     CHECK(f == NULL);
     CHECK(sbloom_create(&f, UINT64_C(2000000000), 1e-6) == SBLOOM_E_NOMEM);
     setrlimit(RLIMIT_AS, &old);

@@ -204,9 +204,10 @@ static void forged_headers(void)
         {96, 1, 8, SBLOOM_E_VERSION},                 /* reserved bytes used by a newer writer */
         {16, 7, 4, SBLOOM_E_LAYOUT},                  /* an unknown layout */
         {40, 9, 4, SBLOOM_E_CORRUPT},                 /* k disagrees with the layout */
-        {56, 0, 8, SBLOOM_E_CORRUPT},  /* "planned" flag with no planned items (found by fuzz_load) */
-        {44, 0, 4, SBLOOM_E_CORRUPT},  /* planned fields present, flag clear */
-        {44, 2, 4, SBLOOM_E_CORRUPT},  /* an unknown flag */
+        {56, 0, 8,
+         SBLOOM_E_CORRUPT}, /* "planned" flag with no planned items (found by fuzz_load) */
+        {44, 0, 4, SBLOOM_E_CORRUPT}, /* planned fields present, flag clear */
+        {44, 2, 4, SBLOOM_E_CORRUPT}, /* an unknown flag */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memcpy(buf, clean, len);
@@ -381,8 +382,9 @@ static void set_operations(void)
         CHECK(sbloom_create_bytes(&odd, 3 * sbloom_layout_block_bytes(layout), layout) == 0);
         CHECK(sbloom_fold(&folded, odd, 2) == SBLOOM_E_INVALID && folded == NULL);
         CHECK(sbloom_fold(&folded, odd, 0) == SBLOOM_E_INVALID);
-        CHECK(sbloom_fold(&folded, odd, 3) == SBLOOM_OK && sbloom_bytes(folded) ==
-              sbloom_layout_block_bytes(layout)); /* any divisor: 3 blocks into 1 */
+        CHECK(sbloom_fold(&folded, odd, 3) == SBLOOM_OK &&
+              sbloom_bytes(folded) ==
+                  sbloom_layout_block_bytes(layout)); /* any divisor: 3 blocks into 1 */
         sbloom_free(folded);
         /* A factor of 3 against a filter built at a third of the size (1023 blocks / 3). */
         sbloom_t *third, *by3;
@@ -458,7 +460,8 @@ static void parquet_bitsets(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "%s/simdbloom-test-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(dir, sizeof dir, "%s/simdbloom-test-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;

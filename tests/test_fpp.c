@@ -81,14 +81,14 @@ static void synthetic_strings(void)
         double rate = sbloom_blocked_fpp(test_layouts[l], sbloom_bytes(f), n);
         char key[48];
         for (uint64_t i = 0; i < n; i++) {
-            int len = snprintf(key, sizeof key, "https://example.com/item/%llu",
-                               (unsigned long long)i);
+            int len =
+                snprintf(key, sizeof key, "https://example.com/item/%llu", (unsigned long long)i);
             sbloom_add(f, key, (size_t)len);
         }
         uint64_t probes = (uint64_t)ceil(1000.0 / rate), positives = 0;
         for (uint64_t i = 0; i < probes; i++) {
-            int len = snprintf(key, sizeof key, "https://example.com/other/%llu",
-                               (unsigned long long)i);
+            int len =
+                snprintf(key, sizeof key, "https://example.com/other/%llu", (unsigned long long)i);
             positives += (uint64_t)sbloom_contains(f, key, (size_t)len);
         }
         char what[64];

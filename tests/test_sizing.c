@@ -10,10 +10,13 @@ static void seed000_table(void)
     static const struct {
         double ratio, rate, rel;
     } table[] = {
-        {1, 0.63212055882856, 1e-9},  {2, 0.39957640089373, 1e-9},
-        {4, 0.14689159766038, 1e-9},  {8, 0.02157714146322, 1e-9},
-        {16, 0.00046557303372, 1e-9}, {32, 0.00000021167340, 1e-6}, /* printed to 8 digits */
-        {64, 4e-14, 0.15},                                            /* printed to 1 digit */
+        {1, 0.63212055882856, 1e-9},
+        {2, 0.39957640089373, 1e-9},
+        {4, 0.14689159766038, 1e-9},
+        {8, 0.02157714146322, 1e-9},
+        {16, 0.00046557303372, 1e-9},
+        {32, 0.00000021167340, 1e-6}, /* printed to 8 digits */
+        {64, 4e-14, 0.15},            /* printed to 1 digit */
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         double k = ceil(log(2.0) * table[i].ratio);

@@ -51,10 +51,26 @@ int parse_count(const char *option, const char *text, uint64_t *out)
         goto bad;
     uint64_t scale = 1;
     switch (*end) {
-    case 'k': case 'K': scale = UINT64_C(1000); end++; break;
-    case 'm': case 'M': scale = UINT64_C(1000000); end++; break;
-    case 'g': case 'G': scale = UINT64_C(1000000000); end++; break;
-    case 't': case 'T': scale = UINT64_C(1000000000000); end++; break;
+    case 'k':
+    case 'K':
+        scale = UINT64_C(1000);
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        scale = UINT64_C(1000000);
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        scale = UINT64_C(1000000000);
+        end++;
+        break;
+    case 't':
+    case 'T':
+        scale = UINT64_C(1000000000000);
+        end++;
+        break;
     default: break;
     }
     if (*end || value == 0 || value > UINT64_MAX / scale)
@@ -62,8 +78,10 @@ int parse_count(const char *option, const char *text, uint64_t *out)
     *out = (uint64_t)value * scale;
     return 1;
 bad:
-    fprintf(stderr, "simdbloom: %s wants a positive whole number (suffix k, M, G or T allowed), "
-                    "not '%s'\n", option, text);
+    fprintf(stderr,
+            "simdbloom: %s wants a positive whole number (suffix k, M, G or T allowed), "
+            "not '%s'\n",
+            option, text);
     return 0;
 }
 
@@ -82,8 +100,10 @@ int parse_rate(const char *option, const char *text, double *out)
 {
     if (parse_double(text, out) && *out > 0.0 && *out < 1.0)
         return 1;
-    fprintf(stderr, "simdbloom: %s wants a rate between 0 and 1 (exclusive), such as 1e-6, "
-                    "not '%s'\n", option, text);
+    fprintf(stderr,
+            "simdbloom: %s wants a rate between 0 and 1 (exclusive), such as 1e-6, "
+            "not '%s'\n",
+            option, text);
     return 0;
 }
 

@@ -41,8 +41,11 @@ static int add_and_save(const char *command, sbloom_t *filter, const char *path,
 {
     add_run run = {filter};
     int quiet = o->quiet;
-    stream_state s = {.command = command, .quiet = quiet, .normalize = o->normalize,
-                      .threads = o->threads, .hasher = filter};
+    stream_state s = {.command = command,
+                      .quiet = quiet,
+                      .normalize = o->normalize,
+                      .threads = o->threads,
+                      .hasher = filter};
     uint64_t before = sbloom_items(filter);
     int rc = stream_inputs(&s, nfiles, files, add_batch, &run);
     if (rc != EXIT_OK)
@@ -53,14 +56,14 @@ static int add_and_save(const char *command, sbloom_t *filter, const char *path,
     if (!quiet) {
         char size[32];
         fprintf(stderr, "simdbloom %s: %llu lines, %llu new keys, %llu in %s (%s, %s)\n", command,
-                (unsigned long long)s.lines,
-                (unsigned long long)(sbloom_items(filter) - before),
+                (unsigned long long)s.lines, (unsigned long long)(sbloom_items(filter) - before),
                 (unsigned long long)sbloom_items(filter), path,
                 sbloom_layout_name(sbloom_get_layout(filter)),
                 human_bytes(sbloom_bytes(filter), size, sizeof size));
         if (sbloom_planned_items(filter) && sbloom_items(filter) > sbloom_planned_items(filter))
-            fprintf(stderr, "warning: %llu keys exceed the %llu planned; the false-positive rate "
-                            "is now about %.3g (planned %.3g)\n",
+            fprintf(stderr,
+                    "warning: %llu keys exceed the %llu planned; the false-positive rate "
+                    "is now about %.3g (planned %.3g)\n",
                     (unsigned long long)sbloom_items(filter),
                     (unsigned long long)sbloom_planned_items(filter),
                     sbloom_blocked_fpp(sbloom_get_layout(filter), sbloom_bytes(filter),
@@ -74,8 +77,8 @@ int cmd_build(int argc, char **argv)
 {
     cli_options o;
     int rc = parse_options("build", build_help, argc, argv,
-                           OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_OUTPUT | OPT_NORMALIZE |
-                               OPT_THREADS,
+                           OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_OUTPUT |
+                               OPT_NORMALIZE | OPT_THREADS,
                            &o);
     if (rc >= 0)
         return rc;
@@ -92,8 +95,8 @@ int cmd_build(int argc, char **argv)
 int cmd_add(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("add", add_help, argc, argv, OPT_QUIET | OPT_NORMALIZE | OPT_THREADS,
-                           &o);
+    int rc =
+        parse_options("add", add_help, argc, argv, OPT_QUIET | OPT_NORMALIZE | OPT_THREADS, &o);
     if (rc >= 0)
         return rc;
     if (o.nargs < 1)

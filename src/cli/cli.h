@@ -67,12 +67,12 @@ int create_planned(const cli_options *o, sbloom_t **out);
 
 /* stream.c: feeding lines to a subcommand in batches. */
 typedef struct stream_state {
-    const char *command;           /* for progress lines */
+    const char *command; /* for progress lines */
     int quiet, progress, normalize;
-    unsigned threads;              /* hashing threads, 1 or more */
-    const sbloom_t *hasher;        /* keys are hashed as this filter hashes them */
+    unsigned threads;       /* hashing threads, 1 or more */
+    const sbloom_t *hasher; /* keys are hashed as this filter hashes them */
     uint64_t lines, bytes, total_bytes;
-    size_t buffer_bytes;           /* the reader's largest buffer, for the memory summary */
+    size_t buffer_bytes; /* the reader's largest buffer, for the memory summary */
     double started, last_shown;
 } stream_state;
 /* Called with each batch: the lines as read (with any CR) and their lengths; each line's key (the
@@ -89,11 +89,12 @@ typedef int (*line_batch_fn)(void *ctx, const line_batch *batch);
 int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, void *ctx);
 
 /* args.c: parsing that prints "simdbloom: ..." on failure and returns 0; 1 on success. */
-int parse_count(const char *option, const char *text, uint64_t *out); /* 10000, 10k, 5M, 2G */
-int parse_rate(const char *option, const char *text, double *out);    /* in (0, 1) */
-int parse_fraction(const char *option, const char *text, double *out); /* in [0, 1) */
+int parse_count(const char *option, const char *text, uint64_t *out);       /* 10000, 10k, 5M, 2G */
+int parse_rate(const char *option, const char *text, double *out);          /* in (0, 1) */
+int parse_fraction(const char *option, const char *text, double *out);      /* in [0, 1) */
 int parse_layout(const char *option, const char *text, sbloom_layout *out); /* 0 = auto */
-/* The value of option argv[*i] ("--x V" or "--x=V"), advancing *i; NULL with a message if absent. */
+/* The value of option argv[*i] ("--x V" or "--x=V"), advancing *i; NULL with a message if absent.
+ */
 const char *option_value(int argc, char **argv, int *i, const char *name);
 /* 1 if argv[i] is --name or --name=..., the form option_value accepts. */
 int is_option(const char *arg, const char *name);

@@ -27,7 +27,8 @@ static const char dedup_help[] =
     "  --expect N          distinct lines to plan for (default 10M; suffix k, M, G allowed)\n"
     "  --fpp P             false-positive rate at N: the chance that a new line is taken for a\n"
     "                      repeat and dropped (default 1e-6)\n"
-    "  --layout L          auto (default: the smallest filter), parquet, block512-k8, block512-k16\n"
+    "  --layout L          auto (default: the smallest filter), parquet, block512-k8, "
+    "block512-k16\n"
     "  --state FILTER      keep the seen lines in this filter file across runs: loaded if it\n"
     "                      exists (then --expect/--fpp/--layout are the file's), created if not,\n"
     "                      saved crash-safely at the end\n"
@@ -169,8 +170,11 @@ int cmd_dedup(int argc, char **argv)
     run.checkpoint = o.checkpoint;
     run.last_saved = now_seconds();
 
-    stream_state s = {.command = "dedup", .quiet = o.quiet, .normalize = o.normalize,
-                      .threads = o.threads, .hasher = run.filter};
+    stream_state s = {.command = "dedup",
+                      .quiet = o.quiet,
+                      .normalize = o.normalize,
+                      .threads = o.threads,
+                      .hasher = run.filter};
     double started = now_seconds();
     rc = stream_inputs(&s, o.nargs, o.args, dedup_batch, &run);
     if (!run.write_failed && (fflush(stdout) != 0 || ferror(stdout))) {

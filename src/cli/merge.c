@@ -16,7 +16,8 @@ static const char fold_help[] =
     "Shrinks the filter as far as its false-positive rate, at the items it holds, stays at most\n"
     "P: a filter planned for more items than arrived shrinks to what they need, and every key\n"
     "still answers present. Folding by a factor f that divides the block count ORs each run of f\n"
-    "blocks into one (f = 2: blocks 2i and 2i+1 into block i); it is exact for every layout, since\n"
+    "blocks into one (f = 2: blocks 2i and 2i+1 into block i); it is exact for every layout, "
+    "since\n"
     "the block index is a multiply-high. The largest such f that keeps the rate is used.\n"
     "Example: simdbloom fold --fpp 1e-4 -o small.sbloom big.sbloom\n";
 
@@ -89,15 +90,18 @@ int cmd_fold(int argc, char **argv)
     rc = sbloom_save(folded, o.output);
     if (rc == SBLOOM_OK && !o.quiet) {
         char from[32], to[32];
-        fprintf(stderr, "simdbloom fold: %s -> %s (folded by %llu), false-positive rate at %llu "
-                        "items now %.3g\n",
+        fprintf(stderr,
+                "simdbloom fold: %s -> %s (folded by %llu), false-positive rate at %llu "
+                "items now %.3g\n",
                 human_bytes(sbloom_bytes(f), from, sizeof from),
                 human_bytes(sbloom_bytes(folded), to, sizeof to), (unsigned long long)factor,
                 (unsigned long long)sbloom_items(f),
                 sbloom_blocked_fpp(layout, sbloom_bytes(folded), sbloom_items(f)));
         if (factor == 1)
-            fprintf(stderr, "simdbloom fold: no smaller size keeps the rate at %g: written "
-                            "unchanged\n", o.fpp);
+            fprintf(stderr,
+                    "simdbloom fold: no smaller size keeps the rate at %g: written "
+                    "unchanged\n",
+                    o.fpp);
     }
     sbloom_free(f);
     sbloom_free(folded);

@@ -107,8 +107,8 @@ size_t url_normalize(const char *in, size_t len, char *out)
     size_t i = 0;
     if (len == 0 || !isalpha((unsigned char)in[0]))
         return 0;
-    while (i < len && (isalnum((unsigned char)in[i]) || in[i] == '+' || in[i] == '-' ||
-                       in[i] == '.'))
+    while (i < len &&
+           (isalnum((unsigned char)in[i]) || in[i] == '+' || in[i] == '-' || in[i] == '.'))
         i++;
     if (i + 3 > len || in[i] != ':' || in[i + 1] != '/' || in[i + 2] != '/')
         return 0;

@@ -63,8 +63,7 @@ int cmd_plan(int argc, char **argv)
                 !parse_count("--expect", value, &n))
                 return EXIT_USAGE;
         } else if (is_option(arg, "--fpp")) {
-            if (!(value = option_value(argc, argv, &i, "--fpp")) ||
-                !parse_rate("--fpp", value, &p))
+            if (!(value = option_value(argc, argv, &i, "--fpp")) || !parse_rate("--fpp", value, &p))
                 return EXIT_USAGE;
         } else {
             return usage_error("plan", "unexpected argument '%s'", arg);

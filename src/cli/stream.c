@@ -44,11 +44,12 @@ static void show_progress(const char *command, stream_state *s, int final)
     double elapsed = now - s->started;
     double rate = elapsed > 0 ? (double)s->bytes / elapsed : 0.0;
     char done[32], speed[32];
-    fprintf(stderr, "\rsimdbloom %s: %llu lines, %s, %s/s", command,
-            (unsigned long long)s->lines, human_bytes(s->bytes, done, sizeof done),
+    fprintf(stderr, "\rsimdbloom %s: %llu lines, %s, %s/s", command, (unsigned long long)s->lines,
+            human_bytes(s->bytes, done, sizeof done),
             human_bytes((uint64_t)rate, speed, sizeof speed));
     if (s->total_bytes && rate > 0 && s->bytes <= s->total_bytes)
-        fprintf(stderr, ", %.0f%%, ETA %.0f s   ", 100.0 * (double)s->bytes / (double)s->total_bytes,
+        fprintf(stderr, ", %.0f%%, ETA %.0f s   ",
+                100.0 * (double)s->bytes / (double)s->total_bytes,
                 (double)(s->total_bytes - s->bytes) / rate);
     else
         fprintf(stderr, "   ");
@@ -111,8 +112,9 @@ static int prepare_batch(const stream_state *s, const char **lines, const char *
     pthread_t ids[MAX_THREADS];
     unsigned started = 0;
     for (unsigned t = 0; t < threads; t++) {
-        jobs[t] = (batch_job){s, lines, keys, key_lens, offsets, hashes, scratch,
-                              n * t / threads, n * (t + 1) / threads};
+        jobs[t] = (batch_job){s,        lines,           keys,
+                              key_lens, offsets,         hashes,
+                              scratch,  n * t / threads, n * (t + 1) / threads};
         if (t > 0 && pthread_create(&ids[t], NULL, prepare_slice, &jobs[t]) == 0)
             started |= 1u << t;
         else if (t > 0)

@@ -29,25 +29,30 @@ static uint32_t below(uint64_t *state, uint32_t bound)
 }
 
 static const char *const words[] = {
-    "about", "account", "api", "archive", "article", "articles", "blog", "book", "category",
-    "changelog", "code", "community", "contact", "content", "data", "debian", "detail", "dev",
-    "docs", "download", "downloads", "en", "event", "events", "faq", "feed", "files", "forum",
-    "guide", "help", "home", "images", "index", "info", "issues", "items", "latest", "learn",
-    "library", "list", "main", "manual", "media", "news", "node", "npm", "package", "packages",
-    "page", "pages", "pool", "post", "posts", "product", "products", "project", "projects",
-    "pub", "reference", "release", "releases", "repo", "research", "search", "security", "shop",
-    "source", "static", "stories", "support", "tag", "tags", "team", "tools", "topic", "topics",
-    "tutorial", "user", "users", "video", "view", "wiki", "world", "www"};
+    "about",    "account",  "api",       "archive", "article",   "articles", "blog",
+    "book",     "category", "changelog", "code",    "community", "contact",  "content",
+    "data",     "debian",   "detail",    "dev",     "docs",      "download", "downloads",
+    "en",       "event",    "events",    "faq",     "feed",      "files",    "forum",
+    "guide",    "help",     "home",      "images",  "index",     "info",     "issues",
+    "items",    "latest",   "learn",     "library", "list",      "main",     "manual",
+    "media",    "news",     "node",      "npm",     "package",   "packages", "page",
+    "pages",    "pool",     "post",      "posts",   "product",   "products", "project",
+    "projects", "pub",      "reference", "release", "releases",  "repo",     "research",
+    "search",   "security", "shop",      "source",  "static",    "stories",  "support",
+    "tag",      "tags",     "team",      "tools",   "topic",     "topics",   "tutorial",
+    "user",     "users",    "video",     "view",    "wiki",      "world",    "www"};
 #define NWORDS (sizeof words / sizeof words[0])
 
-static const char *const tlds[] = {"com", "com", "com", "com", "org", "org", "net", "de", "io",
-                                   "co.uk", "cn", "jp", "fr", "ru", "info", "edu", "nl", "dev"};
-static const char *const subdomains[] = {"www", "www", "www", "", "", "", "docs", "blog", "api",
-                                         "cdn", "m", "news", "shop", "wiki", "static", "lists"};
-static const char *const extensions[] = {".html", ".html", ".htm", ".php", ".pdf", ".jpg",
-                                         ".png", ".txt", ".xml", ".json", ".tar.gz", ".deb"};
-static const char *const params[] = {"q", "page", "lang", "sort", "ref", "id", "v", "tab",
-                                     "utm_source", "utm_medium", "session", "token", "s", "p"};
+static const char *const tlds[] = {"com",   "com", "com", "com", "org", "org",  "net", "de", "io",
+                                   "co.uk", "cn",  "jp",  "fr",  "ru",  "info", "edu", "nl", "dev"};
+static const char *const subdomains[] = {"www",  "www",  "www",    "",     "",  "",
+                                         "docs", "blog", "api",    "cdn",  "m", "news",
+                                         "shop", "wiki", "static", "lists"};
+static const char *const extensions[] = {".html", ".html", ".htm", ".php",  ".pdf",    ".jpg",
+                                         ".png",  ".txt",  ".xml", ".json", ".tar.gz", ".deb"};
+static const char *const params[] = {"q",       "page",  "lang", "sort",       "ref",
+                                     "id",      "v",     "tab",  "utm_source", "utm_medium",
+                                     "session", "token", "s",    "p"};
 
 static void put(url_buffer *u, const char *s)
 {
@@ -97,11 +102,8 @@ static void put_host(url_buffer *u, uint64_t *rng, uint64_t seed)
         put(u, "-");
         put_word(u, &host_rng);
         break;
-    case 1:
-        put_number(u, rank % 1000);
-        break;
-    default:
-        break;
+    case 1: put_number(u, rank % 1000); break;
+    default: break;
     }
     put(u, ".");
     put(u, tlds[below(&host_rng, sizeof tlds / sizeof tlds[0])]);
@@ -179,4 +181,3 @@ void url_make(uint64_t seed, uint64_t index, url_buffer *u)
     }
     u->text[u->len++] = '\n';
 }
-
