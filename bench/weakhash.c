@@ -23,7 +23,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "simdbloom.h"
+#include "bench.h"
 
 #define BITS (UINT32_C(1) << 19) /* m: 2^19 bits, about 10.5 bits per URL of the sample's half */
 
@@ -81,54 +81,25 @@ typedef struct design {
 
 static uint8_t bits[BITS / 8];
 
-static uint32_t position(const design *d, int i, const uint8_t *s, size_t len)
+static uint32_t position(const design *d, int i, const void *key, size_t len)
 {
-    uint32_t h = d->fn[i](s, len, d->param[i]);
+    uint32_t h = d->fn[i](key, len, d->param[i]);
     return (d->reach & (d->reach - 1)) == 0 ? h & (d->reach - 1) : h % d->reach;
-}
-
-typedef struct lines {
-    char **text;
-    size_t *len, count;
-} lines;
-
-static int read_lines(const char *path, lines *out)
-{
-    FILE *in = fopen(path, "rb");
-    if (!in)
-        return 0;
-    size_t cap = 1 << 16;
-    out->text = malloc(cap * sizeof *out->text);
-    out->len = malloc(cap * sizeof *out->len);
-    out->count = 0;
-    char *line = NULL;
-    size_t line_cap = 0;
-    ssize_t got;
-    while ((got = getline(&line, &line_cap, in)) > 0) {
-        if (line[got - 1] == '\n')
-            got--;
-        if (out->count == cap) {
-            cap *= 2;
-            out->text = realloc(out->text, cap * sizeof *out->text);
-            out->len = realloc(out->len, cap * sizeof *out->len);
-        }
-        out->text[out->count] = malloc((size_t)got + 1);
-        memcpy(out->text[out->count], line, (size_t)got);
-        out->len[out->count++] = (size_t)got;
-    }
-    free(line);
-    fclose(in);
-    return out->count >= 2;
 }
 
 int main(int argc, char **argv)
 {
-    lines urls;
-    if (argc != 2 || !read_lines(argv[1], &urls)) {
-        fprintf(stderr, "usage: simdbloom-weakhash URL_FILE (one URL per line, at least two)\n");
+    char err[256] = "";
+    bench_spec spec = {.workload = WL_URLS, .url_file = argc == 2 ? argv[1] : NULL};
+    bench_strings *urls = argc == 2 ? bench_strings_load(&spec, err, sizeof err) : NULL;
+    if (!urls) {
+        fprintf(stderr,
+                "usage: simdbloom-weakhash URL_FILE (one URL per line, at least two; "
+                ".xz read through xz -dc)%s%s\n",
+                *err ? ": " : "", err);
         return 2;
     }
-    size_t half = urls.count / 2, probes = urls.count - half;
+    size_t half = urls->inserted, probes = urls->count - half;
     const design designs[] = {
         {"seed 000: h = seed*h + c, six seeds",
          6,
@@ -170,14 +141,14 @@ int main(int argc, char **argv)
         memset(bits, 0, sizeof bits);
         for (size_t u = 0; u < half; u++)
             for (uint32_t i = 0; i < ds->k; i++) {
-                uint32_t b = position(ds, (int)i, (const uint8_t *)urls.text[u], urls.len[u]);
+                uint32_t b = position(ds, (int)i, urls->keys[u], urls->lens[u]);
                 bits[b / 8] |= (uint8_t)(1u << (b % 8));
             }
         uint64_t positives = 0;
-        for (size_t u = half; u < urls.count; u++) {
+        for (size_t u = half; u < urls->count; u++) {
             int all = 1;
             for (uint32_t i = 0; i < ds->k && all; i++) {
-                uint32_t b = position(ds, (int)i, (const uint8_t *)urls.text[u], urls.len[u]);
+                uint32_t b = position(ds, (int)i, urls->keys[u], urls->lens[u]);
                 all = (bits[b / 8] >> (b % 8)) & 1;
             }
             positives += (uint64_t)all;
@@ -189,16 +160,12 @@ int main(int argc, char **argv)
     }
     sbloom_t *f;
     sbloom_create_bytes(&f, BITS / 8, SBLOOM_LAYOUT_BLOCK512_K8);
-    sbloom_add_keys(f, (const void *const *)urls.text, urls.len, half);
-    int64_t positives = sbloom_contains_keys(f, (const void *const *)(urls.text + half),
-                                             urls.len + half, probes, NULL);
+    sbloom_add_keys(f, urls->keys, urls->lens, half);
+    int64_t positives = sbloom_contains_keys(f, urls->keys + half, urls->lens + half, probes, NULL);
     printf("| simdbloom block512-k8 (blocked, XXH3) | 8 | %.4g | %.4g (blocked formula) |\n",
            (double)positives / (double)probes,
            sbloom_blocked_fpp(SBLOOM_LAYOUT_BLOCK512_K8, BITS / 8, half));
     sbloom_free(f);
-    for (size_t u = 0; u < urls.count; u++)
-        free(urls.text[u]);
-    free(urls.text);
-    free(urls.len);
+    bench_strings_free(urls);
     return 0;
 }

@@ -9,10 +9,8 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "endian.h"
@@ -252,18 +250,14 @@ int sbloom_allowlist_load(sbloom_allowlist_t **out, const char *path)
     *out = NULL;
     if (!path)
         return SBLOOM_E_NULL;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
+    int fd;
+    uint64_t size;
+    if (sbloom_open_regular(path, &fd, &size) != SBLOOM_OK)
         return SBLOOM_E_IO;
-    struct stat st;
     uint8_t header[ALLOW_HEADER_BYTES];
     uint8_t *body = NULL;
     sbloom_allowlist_t *a = NULL;
-    int rc = SBLOOM_E_IO;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-        goto done;
-    uint64_t size = (uint64_t)st.st_size;
-    rc = SBLOOM_E_TRUNCATED;
+    int rc = SBLOOM_E_TRUNCATED;
     if (size < ALLOW_HEADER_BYTES) {
         if (size >= 8 && sbloom_read_all(fd, header, 8) == 0 && memcmp(header, allow_magic, 8))
             rc = SBLOOM_E_FORMAT;

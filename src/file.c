@@ -155,6 +155,27 @@ int sbloom_save(const sbloom_t *filter, const char *path)
     return sbloom_write_file(path, header, sizeof header, write_filter_payload, filter);
 }
 
+int sbloom_open_regular(const char *path, int *fd, uint64_t *size)
+{
+    *fd = open(path, O_RDONLY);
+    if (*fd < 0)
+        return SBLOOM_E_IO;
+    struct stat st;
+    int saved = 0;
+    if (fstat(*fd, &st) < 0)
+        saved = errno;
+    else if (!S_ISREG(st.st_mode))
+        saved = EISDIR;
+    if (saved) {
+        close(*fd);
+        *fd = -1;
+        errno = saved;
+        return SBLOOM_E_IO;
+    }
+    *size = (uint64_t)st.st_size;
+    return SBLOOM_OK;
+}
+
 int sbloom_load(sbloom_t **out, const char *path)
 {
     if (!out)
@@ -162,23 +183,14 @@ int sbloom_load(sbloom_t **out, const char *path)
     *out = NULL;
     if (!path)
         return SBLOOM_E_NULL;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
+    int fd;
+    uint64_t size;
+    if (sbloom_open_regular(path, &fd, &size) != SBLOOM_OK)
         return SBLOOM_E_IO;
-    struct stat st;
     uint8_t header[SBLOOM_HEADER_BYTES];
     sbloom_header h;
     sbloom_t *f = NULL;
     int rc = SBLOOM_E_IO, saved_errno = 0;
-    if (fstat(fd, &st) < 0) {
-        saved_errno = errno;
-        goto done;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        saved_errno = EISDIR;
-        goto done;
-    }
-    uint64_t size = (uint64_t)st.st_size;
     uint64_t head = size < sizeof header ? size : sizeof header;
     if (sbloom_read_all(fd, header, head) < 0) {
         saved_errno = errno;
@@ -234,17 +246,10 @@ int sbloom_map(sbloom_t **out, const char *path, int verify)
             (*out)->readonly = 1;
         return rc;
     }
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
+    int fd;
+    uint64_t size;
+    if (sbloom_open_regular(path, &fd, &size) != SBLOOM_OK)
         return SBLOOM_E_IO;
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        int saved = S_ISREG(st.st_mode) ? errno : EISDIR;
-        close(fd);
-        errno = saved;
-        return SBLOOM_E_IO;
-    }
-    uint64_t size = (uint64_t)st.st_size;
     if (size < SBLOOM_HEADER_BYTES) {
         uint8_t head[SBLOOM_HEADER_BYTES];
         sbloom_header h;

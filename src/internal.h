@@ -48,6 +48,9 @@ void sbloom_blocks_free(void *blocks, uint64_t bytes, int mapped);
  * (0, or -1 with errno); and the crash-safe write of header + body to path (a temporary file in
  * the same directory, fsync, rename, fsync of the directory). */
 void sbloom_unmap_file(void *base, uint64_t bytes);
+/* Opens path read-only, requires a regular file, and gives its size; SBLOOM_E_IO with errno set
+ * (EISDIR for anything but a regular file) and nothing left open on failure. */
+int sbloom_open_regular(const char *path, int *fd, uint64_t *size);
 int sbloom_write_all(int fd, const void *data, uint64_t len);
 int sbloom_read_all(int fd, void *data, uint64_t len);
 int sbloom_write_file(const char *path, const void *header, size_t header_bytes,
