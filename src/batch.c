@@ -10,9 +10,16 @@
 #include "hash.h"
 #include "internal.h"
 
-/* Keys per chunk: enough independent misses to cover DRAM latency on one core, small enough that
- * the prefetched lines are still in L1/L2 when the kernel reaches them. */
-#define CHUNK 64
+/* Keys per chunk: the lines of one chunk are in flight while the previous chunk is worked on.
+ * Measured with simdbloom-kbench, block512-k8 on a 256 MiB filter, avx512 batch contains, ns per
+ * key, two runs (AMD EPYC): chunk 8: 12.65 12.68; 16: 12.83 12.97; 24: 15.85 12.69;
+ * 32: 12.47 16.24; 48: 16.28 12.88; 64: 12.33 24.18. Flat from 8 to 64 within this machine's
+ * noise (the outliers are a busy neighbour core): DRAM, not the chunk, is the limit. Every figure
+ * in docs/ was measured with 64. Build with -DSBLOOM_BATCH_CHUNK=N to retune. */
+#ifndef SBLOOM_BATCH_CHUNK
+#define SBLOOM_BATCH_CHUNK 64
+#endif
+#define CHUNK SBLOOM_BATCH_CHUNK
 
 typedef enum { OP_ADD, OP_CONTAINS, OP_ADD_IF_NEW } batch_op;
 
