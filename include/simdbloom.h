@@ -266,7 +266,8 @@ int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out);
  * once from the CPU, or from the environment variable SIMDBLOOM_ISA when set. */
 const char *sbloom_isa(void);
 /* Forces the instruction set for filters created afterwards (NULL or "auto" returns to the
- * CPU's best). SBLOOM_E_ISA if unknown or unsupported by this CPU/build. */
+ * CPU's best). SBLOOM_E_ISA if unknown or unsupported by this CPU/build. Call it before other
+ * threads create filters: a concurrent first use may pick the CPU's best instead. */
 int sbloom_set_isa(const char *name);
 /* Writes up to cap names of the instruction sets usable here (best last); returns the count. */
 size_t sbloom_isa_list(const char **names, size_t cap);
