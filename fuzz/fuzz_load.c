@@ -1,5 +1,5 @@
 /*
- * fuzz_load: arbitrary bytes as a filter file image and as a Parquet bitset. Nothing may crash or
+ * fuzz_load: arbitrary bytes as a filter file image (plain and counting) and as a Parquet bitset. Nothing may crash or
  * leak, no allocation may exceed the input's size plus a constant (libFuzzer's -malloc_limit_mb
  * catches one that does), and whatever loads must serialize back to exactly the input bytes and
  * answer queries on every instruction set alike.
@@ -10,6 +10,7 @@
 #include "fuzz_common.h"
 
 static void check_image(const uint8_t *data, size_t size);
+static void check_counting_image(const uint8_t *data, size_t size, int plain_loaded);
 
 /* Checksums stop almost every mutated input at the door; a copy whose checksums are recomputed
  * (as a buggy writer's would be) lets the fuzzer reach the field and geometry checks behind. */
@@ -41,7 +42,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 static void check_image(const uint8_t *data, size_t size)
 {
     sbloom_t *f = NULL;
-    if (sbloom_deserialize(&f, data, size) == SBLOOM_OK) {
+    int plain_loaded = sbloom_deserialize(&f, data, size) == SBLOOM_OK;
+    check_counting_image(data, size, plain_loaded);
+    if (plain_loaded) {
         if (sbloom_serialized_size(f) != size)
             abort();
         uint8_t *again = malloc(size);
@@ -72,4 +75,43 @@ static void check_image(const uint8_t *data, size_t size)
             abort();
         sbloom_free(f);
     }
+}
+
+/* A counting file image: never both kinds; what loads serializes back to the input, and answers
+ * alike on every instruction set (each loads its own copy). */
+static void check_counting_image(const uint8_t *data, size_t size, int plain_loaded)
+{
+    sbloom_counting_t *c = NULL;
+    int rc = sbloom_counting_deserialize(&c, data, size);
+    if (rc != SBLOOM_OK) {
+        if (c != NULL || (plain_loaded && rc != SBLOOM_E_KIND))
+            abort();
+        return;
+    }
+    if (plain_loaded || sbloom_counting_serialized_size(c) != size)
+        abort();
+    uint8_t *again = malloc(size);
+    if (!again || sbloom_counting_serialize(c, again, size) != SBLOOM_OK ||
+        memcmp(again, data, size) != 0)
+        abort();
+    free(again);
+    uint64_t probes[16];
+    for (int i = 0; i < 16; i++)
+        probes[i] = (uint64_t)i * 0x9e3779b97f4a7c15ULL;
+    int64_t found = sbloom_counting_contains_hashes(c, probes, 16, NULL);
+    int64_t removed = sbloom_counting_remove_hashes(c, probes, 16, NULL);
+    const char *names[FUZZ_MAX_ISAS];
+    size_t count = sbloom_isa_list(names, FUZZ_MAX_ISAS);
+    for (size_t i = 0; i < count && i < FUZZ_MAX_ISAS; i++) {
+        sbloom_counting_t *copy = NULL;
+        if (sbloom_set_isa(names[i]) != SBLOOM_OK ||
+            sbloom_counting_deserialize(&copy, data, size) != SBLOOM_OK ||
+            sbloom_counting_contains_hashes(copy, probes, 16, NULL) != found ||
+            sbloom_counting_remove_hashes(copy, probes, 16, NULL) != removed ||
+            memcmp(sbloom_counting_data(copy), sbloom_counting_data(c), size - 128) != 0)
+            abort();
+        sbloom_counting_free(copy);
+    }
+    sbloom_set_isa(NULL);
+    sbloom_counting_free(c);
 }

@@ -43,6 +43,8 @@ enum {
     SBLOOM_E_TRUNCATED = -11, /* shorter (or longer) than its header says */
     SBLOOM_E_INCOMPATIBLE = -12, /* filters differ in layout or size: cannot be combined */
     SBLOOM_E_READONLY = -13,     /* the filter is a read-only mapping of a file */
+    SBLOOM_E_KIND = -14,   /* the file holds the other kind of filter (counting vs plain) */
+    SBLOOM_E_ABSENT = -15, /* remove refused: a counter of the key is zero, so it was never added */
 };
 
 /* A short, static, human-readable description of an error code (never NULL). */
@@ -58,15 +60,21 @@ typedef enum sbloom_layout {
     SBLOOM_LAYOUT_BLOCK512_K8 = 2,
     /* 512-bit cache-line blocks of 16 x 32-bit words, one bit per word (k = 16), XXH3-64. */
     SBLOOM_LAYOUT_BLOCK512_K16 = 3,
+    /* The counting filter's layout (sbloom_counting_*, never an sbloom_t): 512-bit blocks of
+     * 8 x 64-bit words, each word sixteen 4-bit counters; a key counts in one counter per word
+     * (k = 8), XXH3-64. The plain-filter functions refuse it with SBLOOM_E_LAYOUT. */
+    SBLOOM_LAYOUT_COUNTING512 = 4,
 } sbloom_layout;
 
+/* Layouts of plain (bit) filters: 1 .. SBLOOM_LAYOUT_COUNT. */
 #define SBLOOM_LAYOUT_COUNT 3
 
 /* Largest filter this build creates: 2^32 blocks of the layout's size would be the limit of the
  * 32-bit multiply-high block index; 64 GiB is the supported ceiling. */
 #define SBLOOM_MAX_BYTES (UINT64_C(64) << 30)
 
-/* "parquet", "block512-k8", "block512-k16"; NULL for an unknown layout. */
+/* "parquet", "block512-k8", "block512-k16", "counting512"; NULL for an unknown layout. The
+ * functions below answer for the counting layout too. */
 const char *sbloom_layout_name(sbloom_layout layout);
 /* The layout with that name, or SBLOOM_E_LAYOUT. */
 int sbloom_layout_from_name(const char *name);
@@ -94,7 +102,8 @@ int sbloom_plan_for_layout(uint64_t n, double p, sbloom_layout layout, sbloom_pl
 /* Expected false-positive rate of a blocked filter of `bytes` bytes holding n distinct items:
  * sum over the Poisson-distributed number L of keys in the probed block of that block's
  * false-positive rate, which for a layout of W words of w bits, one bit per word, is
- * (1 - (1 - 1/w)^L)^W. Returns NaN for an unknown layout or bytes below one block. */
+ * (1 - (1 - 1/w)^L)^W (w = 16 counters for the counting layout). Returns NaN for an unknown
+ * layout or bytes below one block. */
 double sbloom_blocked_fpp(sbloom_layout layout, uint64_t bytes, uint64_t n);
 
 /* The classic (unblocked) Bloom filter: rate (1 - e^(-k/bits_per_key))^k for k hash functions
@@ -215,6 +224,81 @@ int sbloom_allowlist_load(sbloom_allowlist_t **out, const char *path);
 int64_t sbloom_contains_keys_allowing(const sbloom_t *filter, const sbloom_allowlist_t *allow,
                                       const void *const *keys, const size_t *lens, size_t n,
                                       uint8_t *results);
+
+/* ---- Counting filter (deletions) --------------------------------------------------------- */
+/*
+ * Seed 004's answer to "how do I delete?", kept to one cache line per key: a 64-byte block holds
+ * 8 words of sixteen 4-bit counters, and a key counts in one counter of each word (docs/SIZING.md
+ * and docs/KERNELS.md). It costs 4 times the memory of a plain filter of the same geometry; use it
+ * only when keys must be removed.
+ *
+ * - Add increments the key's 8 counters. A counter at 15 is saturated: it stays at 15, and remove
+ *   never decrements it, so a saturated counter can cause false positives but never a false
+ *   negative. sbloom_counting_saturated() counts them (zero in a filter used within its plan).
+ * - Remove decrements the key's counters, and refuses with SBLOOM_E_ABSENT, changing nothing, when
+ *   any of them is zero: such a key was certainly never added. Removing a key that was never added
+ *   but answers present (a false positive) cannot be detected: it takes counts from other keys and
+ *   can make them answer absent. Remove only keys you added.
+ * - Adding a key twice needs two removes to take it out (counts, not sets).
+ * - Reads may run on many threads at once; add, remove and clear need exclusive access.
+ */
+typedef struct sbloom_counting sbloom_counting_t; /* opaque */
+
+/* The smallest counting filter whose rate at n items is at most p (layout
+ * SBLOOM_LAYOUT_COUNTING512; bits_per_key counts the 4 bits of every counter). */
+int sbloom_counting_plan(uint64_t n, double p, sbloom_plan *out);
+int sbloom_counting_create(sbloom_counting_t **out, uint64_t n, double p);
+/* bytes rounded up to whole 64-byte blocks. */
+int sbloom_counting_create_bytes(sbloom_counting_t **out, uint64_t bytes);
+void sbloom_counting_free(sbloom_counting_t *filter); /* NULL is accepted */
+int sbloom_counting_clear(sbloom_counting_t *filter);
+
+/* XXH3-64 of the key, the hash the _hash and _hashes forms take. */
+uint64_t sbloom_counting_hash(const sbloom_counting_t *filter, const void *key, size_t len);
+/* Add: 1 if the key was absent before, 0 if it was present (its counts still grow), or an error.
+ * Remove: 1 if removed, SBLOOM_E_ABSENT if refused. Contains: 1 or 0, or an error. */
+int sbloom_counting_add(sbloom_counting_t *filter, const void *key, size_t len);
+int sbloom_counting_remove(sbloom_counting_t *filter, const void *key, size_t len);
+int sbloom_counting_contains(const sbloom_counting_t *filter, const void *key, size_t len);
+int sbloom_counting_add_hash(sbloom_counting_t *filter, uint64_t hash);
+int sbloom_counting_remove_hash(sbloom_counting_t *filter, uint64_t hash);
+int sbloom_counting_contains_hash(const sbloom_counting_t *filter, uint64_t hash);
+
+/* Batches, in order (a key removed later in a batch sees the earlier adds). results may be NULL:
+ * add marks keys that were absent before and returns their count; remove marks the keys it
+ * removed and returns their count (refused keys are 0 and change nothing; the batch goes on);
+ * contains marks present keys and returns their count. */
+int64_t sbloom_counting_add_hashes(sbloom_counting_t *filter, const uint64_t *hashes, size_t n,
+                                   uint8_t *was_absent);
+int64_t sbloom_counting_remove_hashes(sbloom_counting_t *filter, const uint64_t *hashes, size_t n,
+                                      uint8_t *removed);
+int64_t sbloom_counting_contains_hashes(const sbloom_counting_t *filter, const uint64_t *hashes,
+                                        size_t n, uint8_t *results);
+int64_t sbloom_counting_add_keys(sbloom_counting_t *filter, const void *const *keys,
+                                 const size_t *lens, size_t n, uint8_t *was_absent);
+int64_t sbloom_counting_remove_keys(sbloom_counting_t *filter, const void *const *keys,
+                                    const size_t *lens, size_t n, uint8_t *removed);
+int64_t sbloom_counting_contains_keys(const sbloom_counting_t *filter, const void *const *keys,
+                                      const size_t *lens, size_t n, uint8_t *results);
+
+/* Adds less removes; the plan (0 / NaN when created by size); size; instruction set. */
+uint64_t sbloom_counting_items(const sbloom_counting_t *filter);
+uint64_t sbloom_counting_planned_items(const sbloom_counting_t *filter);
+double sbloom_counting_planned_fpp(const sbloom_counting_t *filter);
+uint64_t sbloom_counting_bytes(const sbloom_counting_t *filter);
+const char *sbloom_counting_isa(const sbloom_counting_t *filter);
+/* Counters stuck at 15 (scans the filter, O(bytes)); 0 for NULL. */
+uint64_t sbloom_counting_saturated(const sbloom_counting_t *filter);
+/* The counter array, sbloom_counting_bytes() long, as host-order 64-bit words. */
+const void *sbloom_counting_data(const sbloom_counting_t *filter);
+
+/* Files and buffers in the filter format (docs/FORMAT.md, layout 4). Loading a counting file
+ * with sbloom_load, or a plain file here, gives SBLOOM_E_KIND. */
+uint64_t sbloom_counting_serialized_size(const sbloom_counting_t *filter);
+int sbloom_counting_serialize(const sbloom_counting_t *filter, void *buf, size_t cap);
+int sbloom_counting_deserialize(sbloom_counting_t **out, const void *buf, size_t len);
+int sbloom_counting_save(const sbloom_counting_t *filter, const char *path);
+int sbloom_counting_load(sbloom_counting_t **out, const char *path);
 
 /* ---- Set operations ---------------------------------------------------------------------- */
 

@@ -124,6 +124,79 @@ SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)
 SBK_DEFINE_BATCH_KERNELS(k16)
 
+/* ---- counting512: 8 x 64-bit words of 4-bit counters = two registers of 4 words ---- */
+
+/* The bit offsets of the key's counters in words 0-3 and 4-7: 4 * top 4 bits of key * salt. */
+static inline void counting_shifts(uint64_t hash, __m256i shift[2])
+{
+    __m256i index = _mm256_slli_epi32(bit_indexes(hash, block512_salts, 28), 2);
+    shift[0] = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(index));
+    shift[1] = _mm256_cvtepu32_epi64(_mm256_extracti128_si256(index, 1));
+}
+
+/* The block's two halves, and per 64-bit lane the key's counter (0 .. 15). */
+static inline void counting_load(const __m256i *p, const __m256i shift[2], __m256i block[2],
+                                 __m256i counters[2])
+{
+    for (int h = 0; h < 2; h++) {
+        block[h] = _mm256_load_si256(p + h);
+        counters[h] = _mm256_and_si256(_mm256_srlv_epi64(block[h], shift[h]),
+                                       _mm256_set1_epi64x(SBK_COUNTER_MAX));
+    }
+}
+
+/* 1 if no lane of either half holds a zero counter. */
+static inline int counting_all_nonzero(const __m256i counters[2])
+{
+    __m256i zero = _mm256_setzero_si256();
+    __m256i empty = _mm256_or_si256(_mm256_cmpeq_epi64(counters[0], zero),
+                                    _mm256_cmpeq_epi64(counters[1], zero));
+    return _mm256_testz_si256(empty, empty);
+}
+
+/* Per lane, 1 << shift where the counter is below 15, else 0: the step a saturated counter
+ * does not take. */
+static inline __m256i counting_step(__m256i shift, __m256i counters)
+{
+    __m256i full = _mm256_cmpeq_epi64(counters, _mm256_set1_epi64x(SBK_COUNTER_MAX));
+    return _mm256_andnot_si256(full, _mm256_sllv_epi64(_mm256_set1_epi64x(1), shift));
+}
+
+static inline int counting_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m256i shift[2], block[2], counters[2];
+    counting_shifts(hash, shift);
+    counting_load(block512(blocks, nblocks, hash), shift, block, counters);
+    return counting_all_nonzero(counters);
+}
+
+static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m256i shift[2], block[2], counters[2];
+    counting_shifts(hash, shift);
+    __m256i *p = block512(blocks, nblocks, hash);
+    counting_load(p, shift, block, counters);
+    for (int h = 0; h < 2; h++)
+        _mm256_store_si256(p + h, _mm256_add_epi64(block[h], counting_step(shift[h], counters[h])));
+    return !counting_all_nonzero(counters);
+}
+
+/* Refuses (changes nothing) when a counter is zero; else one less in each lane below 15. */
+static inline int counting_decrement(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m256i shift[2], block[2], counters[2];
+    counting_shifts(hash, shift);
+    __m256i *p = block512(blocks, nblocks, hash);
+    counting_load(p, shift, block, counters);
+    if (!counting_all_nonzero(counters))
+        return 0;
+    for (int h = 0; h < 2; h++)
+        _mm256_store_si256(p + h, _mm256_sub_epi64(block[h], counting_step(shift[h], counters[h])));
+    return 1;
+}
+
+SBK_DEFINE_COUNTING_KERNELS(counting)
+
 const sbloom_kernels sbloom_kernels_avx2 = {
     .name = "avx2",
     .layout =
@@ -132,4 +205,5 @@ const sbloom_kernels sbloom_kernels_avx2 = {
             [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
             [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
         },
+    .counting = SBK_COUNTING_ENTRY(counting),
 };

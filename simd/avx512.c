@@ -102,6 +102,69 @@ SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)
 SBK_DEFINE_BATCH_KERNELS(k16)
 
+/* ---- counting512: 8 x 64-bit words of sixteen 4-bit counters, one ZMM register ---- */
+
+/* Lane i = bit offset of the key's counter in word i: 4 * top 4 bits of key * salt[i]. */
+static inline __m512i counting_shifts(uint64_t hash)
+{
+    __m256i key = _mm256_set1_epi32((int)(uint32_t)hash);
+    __m256i salt = _mm256_loadu_si256((const __m256i *)block512_salts);
+    __m256i index = _mm256_srli_epi32(_mm256_mullo_epi32(key, salt), 28);
+    return _mm512_slli_epi64(_mm512_cvtepu32_epi64(index), 2);
+}
+
+/* Lane i = the key's counter in word i (0 .. 15). */
+static inline __m512i counting_counters(__m512i block, __m512i shifts)
+{
+    return _mm512_and_si512(_mm512_srlv_epi64(block, shifts), _mm512_set1_epi64(SBK_COUNTER_MAX));
+}
+
+/* One bit per lane: the key's counter is non-zero / below 15 in that word. */
+static inline __mmask8 counting_nonzero(__m512i counters)
+{
+    return _mm512_test_epi64_mask(counters, counters);
+}
+
+static inline __mmask8 counting_below_max(__m512i counters)
+{
+    return _mm512_cmpneq_epi64_mask(counters, _mm512_set1_epi64(SBK_COUNTER_MAX));
+}
+
+static inline int counting_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m512i block = _mm512_load_si512(block512(blocks, nblocks, hash));
+    return counting_nonzero(counting_counters(block, counting_shifts(hash))) == 0xFF;
+}
+
+/* One more at the key's counter in each lane below 15: the masked store leaves saturated
+ * counters (and their words) untouched. */
+static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m512i shifts = counting_shifts(hash);
+    __m512i *p = block512(blocks, nblocks, hash);
+    __m512i block = _mm512_load_si512(p);
+    __m512i counters = counting_counters(block, shifts);
+    __m512i one = _mm512_sllv_epi64(_mm512_set1_epi64(1), shifts);
+    _mm512_mask_store_epi64(p, counting_below_max(counters), _mm512_add_epi64(block, one));
+    return counting_nonzero(counters) != 0xFF;
+}
+
+/* Refuses (changes nothing) when a counter is zero; else one less in each lane below 15. */
+static inline int counting_decrement(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    __m512i shifts = counting_shifts(hash);
+    __m512i *p = block512(blocks, nblocks, hash);
+    __m512i block = _mm512_load_si512(p);
+    __m512i counters = counting_counters(block, shifts);
+    if (counting_nonzero(counters) != 0xFF)
+        return 0;
+    __m512i one = _mm512_sllv_epi64(_mm512_set1_epi64(1), shifts);
+    _mm512_mask_store_epi64(p, counting_below_max(counters), _mm512_sub_epi64(block, one));
+    return 1;
+}
+
+SBK_DEFINE_COUNTING_KERNELS(counting)
+
 const sbloom_kernels sbloom_kernels_avx512 = {
     .name = "avx512",
     .layout =
@@ -110,4 +173,5 @@ const sbloom_kernels sbloom_kernels_avx512 = {
             [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
             [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
         },
+    .counting = SBK_COUNTING_ENTRY(counting),
 };

@@ -53,9 +53,33 @@ typedef struct sbloom_layout_kernels {
                            uint8_t *is_new);
 } sbloom_layout_kernels;
 
+/*
+ * The counting layout (SBLOOM_LAYOUT_COUNTING512): 64-byte blocks of 8 x 64-bit words, each word
+ * sixteen 4-bit counters (counter j in bits 4j..4j+3). A key counts in counter
+ * ((uint32)hash * salt[i]) >> 28 of word i, with the first eight block512 salts. A counter at 15
+ * is saturated: never incremented or decremented again.
+ *   add:      increments each of the key's counters that is below 15; was_absent[i] = 1 if one of
+ *             them was zero before. Returns that count.
+ *   remove:   if none of the key's counters is zero, decrements each that is below 15 and sets
+ *             removed[i] = 1; otherwise changes nothing and sets 0. Returns the count removed.
+ *   contains: results[i] = 1 if none of the key's counters is zero. Returns the count.
+ * Output arrays may be NULL.
+ */
+typedef struct sbloom_counting_kernels {
+    uint64_t (*add)(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
+                    uint8_t *was_absent);
+    uint64_t (*remove)(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
+                       uint8_t *removed);
+    uint64_t (*contains)(const void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
+                         uint8_t *results);
+} sbloom_counting_kernels;
+
+#define SBK_COUNTER_MAX 15
+
 typedef struct sbloom_kernels {
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
     sbloom_layout_kernels layout[SBK_LAYOUTS];
+    sbloom_counting_kernels counting;
 } sbloom_kernels;
 
 /* Tables each instruction-set file exports (only those built into this binary exist). */

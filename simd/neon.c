@@ -15,11 +15,15 @@
 static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
 static const uint32_t block512_salts[16] = SBK_BLOCK512_SALTS;
 
-/* 4 lanes of (key * salt[i]) >> shift: the bit index for 4 words. */
+/* 4 lanes of (key * salt[i]) >> shift: the bit (or counter) index for 4 words. */
 static inline uint32x4_t bit_indexes(uint32x4_t key, const uint32_t *salts, int shift)
 {
     uint32x4_t product = vmulq_u32(key, vld1q_u32(salts));
-    return shift == 27 ? vshrq_n_u32(product, 27) : vshrq_n_u32(product, 26);
+    switch (shift) {
+    case 26: return vshrq_n_u32(product, 26);
+    case 27: return vshrq_n_u32(product, 27);
+    default: return vshrq_n_u32(product, 28);
+    }
 }
 
 /* 1 << index per 32-bit lane. */
@@ -99,6 +103,90 @@ NEON_PER_KEY(parquet, 2)
 NEON_PER_KEY(k8, 4)
 NEON_PER_KEY(k16, 4)
 
+/* ---- counting512: 8 x 64-bit words of 4-bit counters = four registers of 2 words ---- */
+
+/* Shift amounts (4 * counter index, as signed 64-bit lanes) for words 2g and 2g+1. */
+static inline void counting_shifts(uint64_t hash, int64x2_t shift[4])
+{
+    uint32x4_t key = vdupq_n_u32((uint32_t)hash);
+    uint32x4_t lo = vshlq_n_u32(bit_indexes(key, block512_salts, 28), 2);
+    uint32x4_t hi = vshlq_n_u32(bit_indexes(key, block512_salts + 4, 28), 2);
+    shift[0] = vreinterpretq_s64_u64(vmovl_u32(vget_low_u32(lo)));
+    shift[1] = vreinterpretq_s64_u64(vmovl_u32(vget_high_u32(lo)));
+    shift[2] = vreinterpretq_s64_u64(vmovl_u32(vget_low_u32(hi)));
+    shift[3] = vreinterpretq_s64_u64(vmovl_u32(vget_high_u32(hi)));
+}
+
+/* The block's words, and per 64-bit lane the key's counter (a right shift is a negative vshl). */
+static inline void counting_load(const uint64_t *p, const int64x2_t shift[4], uint64x2_t block[4],
+                                 uint64x2_t counters[4])
+{
+    for (int g = 0; g < 4; g++) {
+        block[g] = vld1q_u64(p + 2 * g);
+        counters[g] =
+            vandq_u64(vshlq_u64(block[g], vnegq_s64(shift[g])), vdupq_n_u64(SBK_COUNTER_MAX));
+    }
+}
+
+/* 1 if no lane holds a zero counter: the minimum over the 32-bit halves of (counter != 0). */
+static inline int counting_all_nonzero(const uint64x2_t counters[4])
+{
+    uint64x2_t empty = vceqzq_u64(counters[0]);
+    for (int g = 1; g < 4; g++)
+        empty = vorrq_u64(empty, vceqzq_u64(counters[g]));
+    return vmaxvq_u32(vreinterpretq_u32_u64(empty)) == 0;
+}
+
+/* Per lane, 1 << shift where the counter is below 15, else 0. */
+static inline uint64x2_t counting_step(int64x2_t shift, uint64x2_t counters)
+{
+    uint64x2_t full = vceqq_u64(counters, vdupq_n_u64(SBK_COUNTER_MAX));
+    return vbicq_u64(vshlq_u64(vdupq_n_u64(1), shift), full);
+}
+
+static inline uint64_t *counting_block(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    return (uint64_t *)blocks + 8 * sbk_block_index(hash, nblocks);
+}
+
+static inline int counting_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    int64x2_t shift[4];
+    uint64x2_t block[4], counters[4];
+    counting_shifts(hash, shift);
+    counting_load(counting_block(blocks, nblocks, hash), shift, block, counters);
+    return counting_all_nonzero(counters);
+}
+
+static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    int64x2_t shift[4];
+    uint64x2_t block[4], counters[4];
+    counting_shifts(hash, shift);
+    uint64_t *p = counting_block(blocks, nblocks, hash);
+    counting_load(p, shift, block, counters);
+    for (int g = 0; g < 4; g++)
+        vst1q_u64(p + 2 * g, vaddq_u64(block[g], counting_step(shift[g], counters[g])));
+    return !counting_all_nonzero(counters);
+}
+
+/* Refuses (changes nothing) when a counter is zero; else one less in each lane below 15. */
+static inline int counting_decrement(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    int64x2_t shift[4];
+    uint64x2_t block[4], counters[4];
+    counting_shifts(hash, shift);
+    uint64_t *p = counting_block(blocks, nblocks, hash);
+    counting_load(p, shift, block, counters);
+    if (!counting_all_nonzero(counters))
+        return 0;
+    for (int g = 0; g < 4; g++)
+        vst1q_u64(p + 2 * g, vsubq_u64(block[g], counting_step(shift[g], counters[g])));
+    return 1;
+}
+
+SBK_DEFINE_COUNTING_KERNELS(counting)
+
 const sbloom_kernels sbloom_kernels_neon = {
     .name = "neon",
     .layout =
@@ -107,4 +195,5 @@ const sbloom_kernels sbloom_kernels_neon = {
             [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
             [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
         },
+    .counting = SBK_COUNTING_ENTRY(counting),
 };

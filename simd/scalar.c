@@ -10,6 +10,7 @@
  *   parquet       32 B     8 x uint32     (key * salt[i]) >> 27
  *   block512-k8   64 B     8 x uint64     (key * salt[i]) >> 26
  *   block512-k16  64 B     16 x uint32    (key * salt[i]) >> 27
+ *   counting512   64 B     8 x uint64     4-bit counter (key * salt[i]) >> 28 of word i
  *
  * Words are little-endian in memory (the Parquet format's order); a big-endian host would need
  * byte swaps here, and none is supported yet.
@@ -127,6 +128,63 @@ SCALAR_PER_KEY(parquet, uint32_t, 8)
 SCALAR_PER_KEY(k8, uint64_t, 8)
 SCALAR_PER_KEY(k16, uint32_t, 16)
 
+/* ---- Counting: 8 x 64-bit words of sixteen 4-bit counters ---- */
+
+/* Bit offset of the key's counter in word i: counter (key * salt[i]) >> 28, 4 bits each. */
+static void counting_shifts(uint64_t hash, unsigned shift[8])
+{
+    uint32_t key = (uint32_t)hash;
+    for (int i = 0; i < 8; i++)
+        shift[i] = 4 * ((key * block512_salts[i]) >> 28);
+}
+
+static unsigned counter(const uint64_t *block, int i, unsigned shift)
+{
+    return (unsigned)(block[i] >> shift) & SBK_COUNTER_MAX;
+}
+
+static inline int counting_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    unsigned shift[8];
+    counting_shifts(hash, shift);
+    const uint64_t *block = k8_block(blocks, nblocks, hash);
+    for (int i = 0; i < 8; i++)
+        if (counter(block, i, shift[i]) == 0)
+            return 0;
+    return 1;
+}
+
+static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    unsigned shift[8];
+    counting_shifts(hash, shift);
+    uint64_t *block = k8_block(blocks, nblocks, hash);
+    int absent = 0;
+    for (int i = 0; i < 8; i++) {
+        unsigned c = counter(block, i, shift[i]);
+        if (c == 0)
+            absent = 1;
+        if (c < SBK_COUNTER_MAX) /* a saturated counter stays at 15 */
+            block[i] += UINT64_C(1) << shift[i];
+    }
+    return absent;
+}
+
+static inline int counting_decrement(void *blocks, uint64_t nblocks, uint64_t hash)
+{
+    if (!counting_probe(blocks, nblocks, hash))
+        return 0; /* a zero counter: the key was never added; refuse and change nothing */
+    unsigned shift[8];
+    counting_shifts(hash, shift);
+    uint64_t *block = k8_block(blocks, nblocks, hash);
+    for (int i = 0; i < 8; i++)
+        if (counter(block, i, shift[i]) < SBK_COUNTER_MAX) /* saturated: its true count is lost */
+            block[i] -= UINT64_C(1) << shift[i];
+    return 1;
+}
+
+SBK_DEFINE_COUNTING_KERNELS(counting)
+
 const sbloom_kernels sbloom_kernels_scalar = {
     .name = "scalar",
     .layout =
@@ -135,4 +193,5 @@ const sbloom_kernels sbloom_kernels_scalar = {
             [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
             [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
         },
+    .counting = SBK_COUNTING_ENTRY(counting),
 };

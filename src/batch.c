@@ -21,8 +21,6 @@
 #endif
 #define CHUNK SBLOOM_BATCH_CHUNK
 
-typedef enum { OP_ADD, OP_CONTAINS, OP_ADD_IF_NEW } batch_op;
-
 /* Below this size a filter lives in the caches, where out-of-order execution already overlaps
  * the hits and a prefetch pass only adds instructions. Measured with simdbloom-kbench,
  * block512-k16 batch contains, ns per key (AMD EPYC, 1 MiB L2 per core, 32 MiB L3):
@@ -47,21 +45,31 @@ static void prefetch_chunk(const sbloom_t *f, const uint64_t *hashes, size_t n, 
     }
 }
 
-static uint64_t run_chunk(sbloom_t *f, batch_op op, const uint64_t *hashes, size_t n,
+static uint64_t run_chunk(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                           uint8_t *results)
 {
+    void *b = f->blocks;
+    uint64_t nb = f->nblocks;
     switch (op) {
-    case OP_ADD: return f->kern->add(f->blocks, f->nblocks, hashes, n);
-    case OP_CONTAINS: return f->kern->contains(f->blocks, f->nblocks, hashes, n, results);
-    case OP_ADD_IF_NEW:
-    default: return f->kern->add_if_new(f->blocks, f->nblocks, hashes, n, results);
+    case SBLOOM_OP_ADD: return f->kern->add(b, nb, hashes, n);
+    case SBLOOM_OP_CONTAINS: return f->kern->contains(b, nb, hashes, n, results);
+    case SBLOOM_OP_ADD_IF_NEW: return f->kern->add_if_new(b, nb, hashes, n, results);
+    case SBLOOM_OP_COUNT_ADD: return f->counting_kern->add(b, nb, hashes, n, results);
+    case SBLOOM_OP_COUNT_REMOVE: return f->counting_kern->remove(b, nb, hashes, n, results);
+    case SBLOOM_OP_COUNT_CONTAINS:
+    default: return f->counting_kern->contains(b, nb, hashes, n, results);
     }
 }
 
-static uint64_t run_hashes(sbloom_t *f, batch_op op, const uint64_t *hashes, size_t n,
-                           uint8_t *results)
+static int writes(sbloom_batch_op op)
 {
-    int for_write = op != OP_CONTAINS;
+    return op != SBLOOM_OP_CONTAINS && op != SBLOOM_OP_COUNT_CONTAINS;
+}
+
+uint64_t sbloom_batch_hashes(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                             uint8_t *results)
+{
+    int for_write = writes(op);
     uint64_t count = 0;
     prefetch_chunk(f, hashes, n < CHUNK ? n : CHUNK, for_write);
     for (size_t start = 0; start < n; start += CHUNK) {
@@ -87,10 +95,10 @@ static void hash_chunk(const sbloom_t *f, const void *const *keys, const size_t 
     }
 }
 
-static uint64_t run_keys(sbloom_t *f, batch_op op, const void *const *keys, const size_t *lens,
-                         size_t n, uint8_t *results)
+uint64_t sbloom_batch_keys(sbloom_t *f, sbloom_batch_op op, const void *const *keys,
+                           const size_t *lens, size_t n, uint8_t *results)
 {
-    int for_write = op != OP_CONTAINS;
+    int for_write = writes(op);
     uint64_t buffers[2][CHUNK];
     uint64_t count = 0;
     size_t first = n < CHUNK ? n : CHUNK;
@@ -109,8 +117,7 @@ static uint64_t run_keys(sbloom_t *f, batch_op op, const void *const *keys, cons
     return count;
 }
 
-/* A key pointer may be NULL only when its length is 0. */
-static int keys_valid(const void *const *keys, const size_t *lens, size_t n)
+int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (!keys[i] && lens[i])
@@ -124,7 +131,7 @@ int64_t sbloom_add_hashes(sbloom_t *filter, const uint64_t *hashes, size_t n)
         return SBLOOM_E_NULL;
     if (filter->readonly)
         return SBLOOM_E_READONLY;
-    uint64_t added = run_hashes(filter, OP_ADD, hashes, n, NULL);
+    uint64_t added = sbloom_batch_hashes(filter, SBLOOM_OP_ADD, hashes, n, NULL);
     filter->items += added;
     return (int64_t)added;
 }
@@ -135,7 +142,7 @@ int64_t sbloom_contains_hashes(const sbloom_t *filter, const uint64_t *hashes, s
     if (!filter || (!hashes && n))
         return SBLOOM_E_NULL;
     /* The contains kernel only reads; the cast lets the drivers share one signature. */
-    return (int64_t)run_hashes((sbloom_t *)filter, OP_CONTAINS, hashes, n, results);
+    return (int64_t)sbloom_batch_hashes((sbloom_t *)filter, SBLOOM_OP_CONTAINS, hashes, n, results);
 }
 
 int64_t sbloom_add_if_new_hashes(sbloom_t *filter, const uint64_t *hashes, size_t n,
@@ -145,7 +152,7 @@ int64_t sbloom_add_if_new_hashes(sbloom_t *filter, const uint64_t *hashes, size_
         return SBLOOM_E_NULL;
     if (filter->readonly)
         return SBLOOM_E_READONLY;
-    uint64_t fresh = run_hashes(filter, OP_ADD_IF_NEW, hashes, n, is_new);
+    uint64_t fresh = sbloom_batch_hashes(filter, SBLOOM_OP_ADD_IF_NEW, hashes, n, is_new);
     filter->items += fresh;
     return (int64_t)fresh;
 }
@@ -156,9 +163,9 @@ int64_t sbloom_add_keys(sbloom_t *filter, const void *const *keys, const size_t 
         return SBLOOM_E_NULL;
     if (filter->readonly)
         return SBLOOM_E_READONLY;
-    if (!keys_valid(keys, lens, n))
+    if (!sbloom_keys_valid(keys, lens, n))
         return SBLOOM_E_NULL;
-    uint64_t added = run_keys(filter, OP_ADD, keys, lens, n, NULL);
+    uint64_t added = sbloom_batch_keys(filter, SBLOOM_OP_ADD, keys, lens, n, NULL);
     filter->items += added;
     return (int64_t)added;
 }
@@ -168,9 +175,9 @@ int64_t sbloom_contains_keys(const sbloom_t *filter, const void *const *keys, co
 {
     if (!filter || ((!keys || !lens) && n))
         return SBLOOM_E_NULL;
-    if (!keys_valid(keys, lens, n))
+    if (!sbloom_keys_valid(keys, lens, n))
         return SBLOOM_E_NULL;
-    return (int64_t)run_keys((sbloom_t *)filter, OP_CONTAINS, keys, lens, n, results);
+    return (int64_t)sbloom_batch_keys((sbloom_t *)filter, SBLOOM_OP_CONTAINS, keys, lens, n, results);
 }
 
 int64_t sbloom_add_if_new_keys(sbloom_t *filter, const void *const *keys, const size_t *lens,
@@ -180,9 +187,9 @@ int64_t sbloom_add_if_new_keys(sbloom_t *filter, const void *const *keys, const 
         return SBLOOM_E_NULL;
     if (filter->readonly)
         return SBLOOM_E_READONLY;
-    if (!keys_valid(keys, lens, n))
+    if (!sbloom_keys_valid(keys, lens, n))
         return SBLOOM_E_NULL;
-    uint64_t fresh = run_keys(filter, OP_ADD_IF_NEW, keys, lens, n, is_new);
+    uint64_t fresh = sbloom_batch_keys(filter, SBLOOM_OP_ADD_IF_NEW, keys, lens, n, is_new);
     filter->items += fresh;
     return (int64_t)fresh;
 }

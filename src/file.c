@@ -148,6 +148,11 @@ int sbloom_save(const sbloom_t *filter, const char *path)
 {
     if (!filter || !path)
         return SBLOOM_E_NULL;
+    return sbloom_save_any(filter, path);
+}
+
+int sbloom_save_any(const sbloom_t *filter, const char *path)
+{
     sbloom_header h;
     uint8_t header[SBLOOM_HEADER_BYTES];
     sbloom_header_of(filter, &h);
@@ -178,6 +183,11 @@ int sbloom_open_regular(const char *path, int *fd, uint64_t *size)
 
 int sbloom_load(sbloom_t **out, const char *path)
 {
+    return sbloom_load_kind(out, path, 0);
+}
+
+int sbloom_load_kind(sbloom_t **out, const char *path, int counting)
+{
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
@@ -197,6 +207,8 @@ int sbloom_load(sbloom_t **out, const char *path)
         goto done;
     }
     rc = sbloom_header_parse(header, size, &h);
+    if (rc == SBLOOM_OK)
+        rc = sbloom_header_kind_check(&h, counting);
     if (rc != SBLOOM_OK)
         goto done;
     /* The payload size is now known to equal what the file holds: allocate and read it. */
@@ -267,6 +279,8 @@ int sbloom_map(sbloom_t **out, const char *path, int verify)
     }
     sbloom_header h;
     int rc = sbloom_header_parse(base, size, &h);
+    if (rc == SBLOOM_OK)
+        rc = sbloom_header_kind_check(&h, 0);
     if (rc == SBLOOM_OK && verify &&
         XXH3_64bits((const uint8_t *)base + SBLOOM_HEADER_BYTES, (size_t)h.payload_bytes) !=
             h.payload_checksum)

@@ -36,7 +36,10 @@ int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint
     f->block_bytes = (uint32_t)block_bytes;
     f->planned_items = planned_n;
     f->planned_fpp = planned_p;
-    f->kern = &kernels->layout[layout - 1];
+    if (layout == SBLOOM_LAYOUT_COUNTING512)
+        f->counting_kern = &kernels->counting;
+    else
+        f->kern = &kernels->layout[layout - 1];
     f->isa = kernels->name;
     *out = f;
     return SBLOOM_OK;

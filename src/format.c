@@ -117,7 +117,7 @@ int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
         if (b[i] != 0)
             return SBLOOM_E_VERSION;
     h->layout = (sbloom_layout)sbloom_get_le32(b + AT_LAYOUT);
-    if (!sbloom_layout_valid(h->layout))
+    if (!sbloom_layout_known(h->layout))
         return SBLOOM_E_LAYOUT;
     h->hash_function = sbloom_get_le32(b + AT_HASH);
     h->hash_seed = sbloom_get_le64(b + AT_SEED);
@@ -165,6 +165,11 @@ int sbloom_serialize(const sbloom_t *filter, void *buf, size_t cap)
 {
     if (!filter || !buf)
         return SBLOOM_E_NULL;
+    return sbloom_serialize_any(filter, buf, cap);
+}
+
+int sbloom_serialize_any(const sbloom_t *filter, void *buf, size_t cap)
+{
     if (cap < sbloom_serialized_size(filter))
         return SBLOOM_E_TRUNCATED;
     sbloom_header h;
@@ -175,7 +180,17 @@ int sbloom_serialize(const sbloom_t *filter, void *buf, size_t cap)
     return SBLOOM_OK;
 }
 
+int sbloom_header_kind_check(const sbloom_header *h, int counting)
+{
+    return (h->layout == SBLOOM_LAYOUT_COUNTING512) == (counting != 0) ? SBLOOM_OK : SBLOOM_E_KIND;
+}
+
 int sbloom_deserialize(sbloom_t **out, const void *buf, size_t len)
+{
+    return sbloom_deserialize_kind(out, buf, len, 0);
+}
+
+int sbloom_deserialize_kind(sbloom_t **out, const void *buf, size_t len, int counting)
 {
     if (!out)
         return SBLOOM_E_NULL;
@@ -184,6 +199,8 @@ int sbloom_deserialize(sbloom_t **out, const void *buf, size_t len)
         return SBLOOM_E_NULL;
     sbloom_header h;
     int rc = sbloom_header_parse(buf, len, &h);
+    if (rc == SBLOOM_OK)
+        rc = sbloom_header_kind_check(&h, counting);
     if (rc != SBLOOM_OK)
         return rc;
     const uint8_t *payload = (const uint8_t *)buf + SBLOOM_HEADER_BYTES;

@@ -3,14 +3,19 @@
 
 #include "internal.h"
 
+/* A block holds k words of word_bits; a key takes one of the `slots` slots of every word: a bit
+ * (slots = word_bits) or, in the counting layout, a 4-bit counter (slots = word_bits / 4). */
 static const struct {
     const char *name;
     uint32_t block_bytes;
     uint32_t k;
-} layouts[SBLOOM_LAYOUT_COUNT] = {
-    [SBLOOM_LAYOUT_PARQUET - 1] = {"parquet", 32, 8},
-    [SBLOOM_LAYOUT_BLOCK512_K8 - 1] = {"block512-k8", 64, 8},
-    [SBLOOM_LAYOUT_BLOCK512_K16 - 1] = {"block512-k16", 64, 16},
+    uint32_t word_bits;
+    uint32_t slots;
+} layouts[SBLOOM_LAYOUT_COUNTING512] = {
+    [SBLOOM_LAYOUT_PARQUET - 1] = {"parquet", 32, 8, 32, 32},
+    [SBLOOM_LAYOUT_BLOCK512_K8 - 1] = {"block512-k8", 64, 8, 64, 64},
+    [SBLOOM_LAYOUT_BLOCK512_K16 - 1] = {"block512-k16", 64, 16, 32, 32},
+    [SBLOOM_LAYOUT_COUNTING512 - 1] = {"counting512", 64, 8, 64, 16},
 };
 
 int sbloom_layout_valid(sbloom_layout layout)
@@ -18,16 +23,21 @@ int sbloom_layout_valid(sbloom_layout layout)
     return layout >= 1 && layout <= SBLOOM_LAYOUT_COUNT;
 }
 
+int sbloom_layout_known(sbloom_layout layout)
+{
+    return layout >= 1 && layout <= SBLOOM_LAYOUT_COUNTING512;
+}
+
 const char *sbloom_layout_name(sbloom_layout layout)
 {
-    return sbloom_layout_valid(layout) ? layouts[layout - 1].name : NULL;
+    return sbloom_layout_known(layout) ? layouts[layout - 1].name : NULL;
 }
 
 int sbloom_layout_from_name(const char *name)
 {
     if (!name)
         return SBLOOM_E_NULL;
-    for (int i = 0; i < SBLOOM_LAYOUT_COUNT; i++)
+    for (int i = 0; i < SBLOOM_LAYOUT_COUNTING512; i++)
         if (strcmp(name, layouts[i].name) == 0)
             return i + 1;
     return SBLOOM_E_LAYOUT;
@@ -35,16 +45,20 @@ int sbloom_layout_from_name(const char *name)
 
 uint32_t sbloom_layout_block_bytes(sbloom_layout layout)
 {
-    return sbloom_layout_valid(layout) ? layouts[layout - 1].block_bytes : 0;
+    return sbloom_layout_known(layout) ? layouts[layout - 1].block_bytes : 0;
 }
 
 uint32_t sbloom_layout_k(sbloom_layout layout)
 {
-    return sbloom_layout_valid(layout) ? layouts[layout - 1].k : 0;
+    return sbloom_layout_known(layout) ? layouts[layout - 1].k : 0;
 }
 
 uint32_t sbloom_layout_word_bits(sbloom_layout layout)
 {
-    return sbloom_layout_valid(layout) ? layouts[layout - 1].block_bytes * 8 / layouts[layout - 1].k
-                                       : 0;
+    return sbloom_layout_known(layout) ? layouts[layout - 1].word_bits : 0;
+}
+
+uint32_t sbloom_layout_slots(sbloom_layout layout)
+{
+    return sbloom_layout_known(layout) ? layouts[layout - 1].slots : 0;
 }

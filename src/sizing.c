@@ -8,7 +8,8 @@
  *   fpp = sum_L  Poisson(L; n / nblocks) * (1 - (1 - 1/w)^L)^k
  *
  * where a block has k words of w bits and each key sets one bit in every word: with L keys in the
- * block, a word has a given bit clear with probability (1 - 1/w)^L, independently per word.
+ * block, a word has a given bit clear with probability (1 - 1/w)^L, independently per word. (In
+ * the counting layout w = 16: a word holds 16 counters, and a key takes one.)
  */
 #include <math.h>
 
@@ -27,7 +28,7 @@ double sbloom_blocked_fpp(sbloom_layout layout, uint64_t bytes, uint64_t n)
         return NAN;
     double nblocks = (double)(bytes / block_bytes);
     double k = sbloom_layout_k(layout);
-    double word_bits = sbloom_layout_word_bits(layout);
+    double word_bits = sbloom_layout_slots(layout); /* w: a key's choices in one word */
     double load = (double)n / nblocks;
     if (n == 0)
         return 0.0;
@@ -47,12 +48,11 @@ double sbloom_blocked_fpp(sbloom_layout layout, uint64_t bytes, uint64_t n)
     return fmin(sum, 1.0);
 }
 
-int sbloom_plan_for_layout(uint64_t n, double p, sbloom_layout layout, sbloom_plan *out)
+/* The fewest blocks of a known layout (the counting one included) that meet p at n items. */
+static int plan_blocks(uint64_t n, double p, sbloom_layout layout, sbloom_plan *out)
 {
     if (!out)
         return SBLOOM_E_NULL;
-    if (!sbloom_layout_valid(layout))
-        return SBLOOM_E_LAYOUT;
     if (n == 0 || !(p > 0.0 && p < 1.0)) /* also rejects NaN */
         return SBLOOM_E_INVALID;
 
@@ -74,6 +74,23 @@ int sbloom_plan_for_layout(uint64_t n, double p, sbloom_layout layout, sbloom_pl
     out->bits_per_key = (double)out->bytes * 8.0 / (double)n;
     out->fpp = sbloom_blocked_fpp(layout, out->bytes, n);
     return SBLOOM_OK;
+}
+
+int sbloom_plan_for_layout(uint64_t n, double p, sbloom_layout layout, sbloom_plan *out)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    if (!sbloom_layout_valid(layout))
+        return SBLOOM_E_LAYOUT;
+    return plan_blocks(n, p, layout, out);
+}
+
+/* A counter is "set" when it is non-zero, so a counting filter answers like a plain one whose
+ * words have 16 slots: the same formula with w = 16 (docs/SIZING.md). Saturation does not enter:
+ * it never turns a zero counter into a non-zero one. */
+int sbloom_counting_plan(uint64_t n, double p, sbloom_plan *out)
+{
+    return plan_blocks(n, p, SBLOOM_LAYOUT_COUNTING512, out);
 }
 
 int sbloom_plan_for(uint64_t n, double p, sbloom_plan *out)

@@ -1,6 +1,6 @@
 /*
- * Every instruction set against the scalar reference. For each layout and each ISA this machine
- * runs (neon through SIMDe on x86), a random sequence of operations (single and batch adds,
+ * Every instruction set against the scalar reference. For each layout (the counting one too) and
+ * each ISA this machine runs (neon through SIMDe on x86), a random sequence of operations (single and batch adds,
  * contains and test-and-adds, on hashes and on byte strings, batch lengths 0, 1, odd and long,
  * keys new and repeated) is applied to two filters, one per ISA. Every answer must be equal and
  * the two filters byte-identical, checked after every phase and at random points. Filter sizes
@@ -151,6 +151,101 @@ static int run_pair(sbloom_layout layout, const char *isa, uint64_t ops, uint64_
     return mismatches == 0;
 }
 
+/*
+ * The counting kernels: the same random walk of adds, removes (of held keys, of repeats and of
+ * keys never added) and contains, on hashes and strings, single and batch, over filters small
+ * enough that counters saturate in the one-block phases.
+ */
+static int run_counting_pair(const char *isa, uint64_t ops, uint64_t seed)
+{
+    world *w = calloc(1, sizeof *w);
+    w->rng = seed;
+    uint8_t ref_out[MAX_BATCH], isa_out[MAX_BATCH];
+    uint64_t mismatches = 0, done = 0, saturated = 0;
+    for (int phase = 0; phase < PHASES && mismatches == 0; phase++) {
+        static const uint64_t small[] = {1, 2, 3, 5};
+        uint64_t nblocks = phase < 4 ? small[phase] : 1 + test_rand(&w->rng) % 4096;
+        uint64_t bytes = nblocks * 64;
+        sbloom_counting_t *ref, *fast;
+        sbloom_set_isa("scalar");
+        CHECK(sbloom_counting_create_bytes(&ref, bytes) == SBLOOM_OK);
+        sbloom_set_isa(isa);
+        CHECK(sbloom_counting_create_bytes(&fast, bytes) == SBLOOM_OK);
+        CHECK(strcmp(sbloom_counting_isa(fast), isa) == 0);
+        w->nseen = 0;
+        uint64_t phase_ops = ops / PHASES;
+        for (uint64_t op = 0; op < phase_ops; op++, done++) {
+            size_t n = batch_length(w);
+            int kind = (int)(test_rand(&w->rng) % 7);
+            int64_t a = 0, b = 0;
+            memset(ref_out, 2, sizeof ref_out);
+            memset(isa_out, 2, sizeof isa_out);
+            if (kind < 3 || kind == 6) {
+                for (size_t i = 0; i < n; i++)
+                    w->hashes[i] = next_hash(w);
+            } else {
+                fill_keys(w, n);
+            }
+            switch (kind) {
+            case 0:
+                a = sbloom_counting_add_hashes(ref, w->hashes, n, ref_out);
+                b = sbloom_counting_add_hashes(fast, w->hashes, n, isa_out);
+                break;
+            case 1:
+                a = sbloom_counting_remove_hashes(ref, w->hashes, n, ref_out);
+                b = sbloom_counting_remove_hashes(fast, w->hashes, n, isa_out);
+                break;
+            case 2:
+                a = sbloom_counting_contains_hashes(ref, w->hashes, n, ref_out);
+                b = sbloom_counting_contains_hashes(fast, w->hashes, n, isa_out);
+                break;
+            case 3:
+                a = sbloom_counting_add_keys(ref, w->keys, w->lens, n, ref_out);
+                b = sbloom_counting_add_keys(fast, w->keys, w->lens, n, isa_out);
+                break;
+            case 4:
+                a = sbloom_counting_remove_keys(ref, w->keys, w->lens, n, ref_out);
+                b = sbloom_counting_remove_keys(fast, w->keys, w->lens, n, isa_out);
+                break;
+            case 5:
+                a = sbloom_counting_contains_keys(ref, w->keys, w->lens, n, ref_out);
+                b = sbloom_counting_contains_keys(fast, w->keys, w->lens, n, isa_out);
+                break;
+            default:
+                if (n > 0) { /* the single-key entry points */
+                    a = sbloom_counting_add_hash(ref, w->hashes[0]) * 4 +
+                        sbloom_counting_remove_hash(ref, w->hashes[n - 1]) * 2 +
+                        sbloom_counting_contains_hash(ref, w->hashes[0]);
+                    b = sbloom_counting_add_hash(fast, w->hashes[0]) * 4 +
+                        sbloom_counting_remove_hash(fast, w->hashes[n - 1]) * 2 +
+                        sbloom_counting_contains_hash(fast, w->hashes[0]);
+                }
+                break;
+            }
+            if (a != b || memcmp(ref_out, isa_out, sizeof ref_out) != 0 ||
+                (test_rand(&w->rng) % 512 == 0 &&
+                 memcmp(sbloom_counting_data(ref), sbloom_counting_data(fast), bytes) != 0)) {
+                fprintf(stderr, "counting %s: op %llu (kind %d, %zu keys, %llu blocks) differs\n",
+                        isa, (unsigned long long)done, kind, n, (unsigned long long)nblocks);
+                mismatches++;
+                break;
+            }
+        }
+        CHECK(memcmp(sbloom_counting_data(ref), sbloom_counting_data(fast), bytes) == 0);
+        CHECK(sbloom_counting_items(ref) == sbloom_counting_items(fast));
+        saturated += sbloom_counting_saturated(ref);
+        sbloom_counting_free(ref);
+        sbloom_counting_free(fast);
+    }
+    sbloom_set_isa(NULL);
+    free(w);
+    CHECK(saturated > 0); /* the walk reached the saturation paths */
+    printf("%-12s %-7s %llu operations, %s (%llu saturated counters at phase ends)\n",
+           "counting512", isa, (unsigned long long)done,
+           mismatches ? "MISMATCH" : "identical to scalar", (unsigned long long)saturated);
+    return mismatches == 0;
+}
+
 int main(void)
 {
     uint64_t ops = 1000000;
@@ -166,6 +261,7 @@ int main(void)
             continue;
         for (int l = 0; l < TEST_NLAYOUTS; l++)
             CHECK(run_pair(test_layouts[l], names[i], ops, 1234 + (uint64_t)l * 77 + i));
+        CHECK(run_counting_pair(names[i], ops, 4321 + i));
         compared++;
     }
     printf("%zu instruction sets compared with scalar\n", compared);

@@ -122,7 +122,7 @@ int parse_layout(const char *option, const char *text, sbloom_layout *out)
         return 1;
     }
     int layout = sbloom_layout_from_name(text);
-    if (layout > 0) {
+    if (layout > 0 && layout <= SBLOOM_LAYOUT_COUNT) {
         *out = (sbloom_layout)layout;
         return 1;
     }
