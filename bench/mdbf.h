@@ -18,6 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct mdbf_params {
     uint32_t groups; /* S */
     uint32_t bits;   /* N: bits of V1; V2 has N / k (at least 1) */
@@ -46,5 +50,9 @@ plain_bf *plain_bf_new(uint64_t bits, uint32_t k);
 void plain_bf_free(plain_bf *f);
 void plain_bf_add(plain_bf *f, const void *key, size_t len);
 int plain_bf_contains(const plain_bf *f, const void *key, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

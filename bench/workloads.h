@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Pre-hashed key i of stream `seed` (inserted keys use one seed, absent keys another). */
 uint64_t bench_key(uint64_t seed, uint64_t i);
 
@@ -24,5 +28,9 @@ int classic_contains(const classic_filter *f, uint64_t hash);
 /* The memory-level-parallelism limit: one 8-byte read from each key's random 64-byte line of an
  * array of `bytes`, with the lines of the next chunk of 32 keys prefetched first. */
 uint64_t line_reads(const uint8_t *array, uint64_t bytes, const uint64_t *hashes, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

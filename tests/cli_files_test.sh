@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Filter files from the command line: build, add, query, info, merge, fold, and dedup --state
-# (the crawler-restart story, a killed run included).
+# Filter files from the command line: build, add, query, info, merge, fold, remove (counting
+# filters), and dedup --state (the crawler-restart story, a killed run included).
 # usage: cli_files_test.sh SIMDBLOOM_BINARY URL_STREAM_FILE
 set -u
 bin=$1
@@ -131,6 +131,39 @@ printf 'x' | dd of="$tmp/weak.sbloom.allow" bs=1 seek=70 conv=notrunc 2>/dev/nul
 check "a damaged allow-list stops query: exit 1, named" bash -c "[ $rc -eq 1 ] && grep -q 'weak.sbloom.allow' '$tmp/err'"
 "$bin" allow --quiet "$tmp/none.sbloom" "$tmp/fps" 2>/dev/null; rc=$?
 check "allow needs an existing filter" bash -c "[ $rc -eq 1 ]"
+
+# Counting filters: build --counting, remove (refusals counted, plain filters refused), query,
+# add, info, and the commands that take only plain filters say so.
+"$bin" build --quiet --counting --expect 100k --fpp 1e-3 -o "$tmp/c.sbloom" "$tmp/a"
+"$bin" query --quiet "$tmp/c.sbloom" "$tmp/a" >"$tmp/present"
+check "every line of a counting build is present" cmp -s "$tmp/present" "$tmp/a"
+"$bin" info "$tmp/c.sbloom" >"$tmp/info"
+for field in layout size 'items held' saturated planned 'fpp now' checksums isa; do
+  check "info on a counting filter shows '$field'" grep -q "^  $field" "$tmp/info"
+done
+check "info names the counting layout and its items" bash -c "grep -q counting512 '$tmp/info' && grep -q 'items held *50000' '$tmp/info'"
+head -n 20000 "$tmp/a" >"$tmp/gone"
+tail -n +20001 "$tmp/a" >"$tmp/kept"
+head -n 1000 "$tmp/b" >"$tmp/never"
+cat "$tmp/gone" "$tmp/never" | "$bin" remove "$tmp/c.sbloom" 2>"$tmp/err"; rc=$?
+check "remove: exit 0, counts removed and refused lines" bash -c "[ $rc -eq 0 ] && grep -Eq '21000 lines, 2[0-9]{4} removed, [0-9]+ not in the filter' '$tmp/err'"
+refused=$(sed -E 's/.* ([0-9]+) not in the filter.*/\1/' "$tmp/err")
+check "remove refuses most never-added lines (refused $refused of 1000)" bash -c "[ $refused -ge 980 ] && [ $refused -le 1000 ]"
+"$bin" query --quiet "$tmp/c.sbloom" "$tmp/kept" >"$tmp/present"
+check "every line not removed is still present" cmp -s "$tmp/present" "$tmp/kept"
+"$bin" query --quiet --absent "$tmp/c.sbloom" "$tmp/gone" >"$tmp/absent"
+absent=$(wc -l <"$tmp/absent")
+check "removed lines answer absent but for false positives ($absent of 20000)" bash -c "[ $absent -ge 19900 ]"
+"$bin" add --quiet "$tmp/c.sbloom" "$tmp/gone"
+check "add to a counting file brings lines back" bash -c "'$bin' query --quiet '$tmp/c.sbloom' '$tmp/a' | cmp -s - '$tmp/a'"
+"$bin" remove "$tmp/a.sbloom" "$tmp/gone" 2>"$tmp/err"; rc=$?
+check "remove on a plain filter: exit 1, says why" bash -c "[ $rc -eq 1 ] && grep -q 'build --counting' '$tmp/err'"
+"$bin" merge -o "$tmp/x.sbloom" "$tmp/a.sbloom" "$tmp/c.sbloom" 2>"$tmp/err"; rc=$?
+check "merge refuses a counting filter: exit 1, names the kind" bash -c "[ $rc -eq 1 ] && grep -q 'other kind' '$tmp/err' && [ ! -e '$tmp/x.sbloom' ]"
+"$bin" build --counting --layout parquet -o "$tmp/x.sbloom" "$tmp/a" 2>/dev/null; rc=$?
+check "--counting with --layout is a usage error" bash -c "[ $rc -eq 2 ] && [ ! -e '$tmp/x.sbloom' ]"
+"$bin" remove "$tmp/missing.sbloom" "$tmp/gone" 2>"$tmp/err"; rc=$?
+check "remove from a missing file: exit 1, named" bash -c "[ $rc -eq 1 ] && grep -q missing.sbloom '$tmp/err'"
 
 # --threads: output, filters and answers do not depend on the thread count.
 for t in 1 2 5; do

@@ -187,6 +187,10 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
             if (!accepts(allowed, OPT_QUIET, command, arg))
                 return EXIT_USAGE;
             o->quiet = 1;
+        } else if (strcmp(arg, "--counting") == 0) {
+            if (!accepts(allowed, OPT_COUNTING, command, arg))
+                return EXIT_USAGE;
+            o->counting = 1;
         } else if (strcmp(arg, "--absent") == 0) {
             if (!accepts(allowed, OPT_ABSENT, command, arg))
                 return EXIT_USAGE;

@@ -19,6 +19,7 @@ int cmd_info(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_fold(int argc, char **argv);
 int cmd_allow(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
 int cmd_gen_urls(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 
@@ -35,6 +36,7 @@ enum {
     OPT_ABSENT = 1 << 7,     /* --absent */
     OPT_NORMALIZE = 1 << 8,  /* --normalize url */
     OPT_THREADS = 1 << 9,    /* --threads N */
+    OPT_COUNTING = 1 << 10,  /* --counting */
 };
 
 #define DEFAULT_EXPECT UINT64_C(10000000)
@@ -44,7 +46,7 @@ typedef struct cli_options {
     uint64_t expect;
     double fpp;
     sbloom_layout layout; /* 0 = auto */
-    int quiet, absent, fpp_given, normalize;
+    int quiet, absent, fpp_given, normalize, counting;
     unsigned threads; /* default: the cores online */
     const char *output, *state;
     double checkpoint; /* seconds, 0 = only at the end */
@@ -71,6 +73,7 @@ typedef struct stream_state {
     int quiet, progress, normalize;
     unsigned threads;       /* hashing threads, 1 or more */
     const sbloom_t *hasher; /* keys are hashed as this filter hashes them */
+    const sbloom_counting_t *counting_hasher; /* or as this one, when hasher is NULL */
     uint64_t lines, bytes, total_bytes;
     size_t buffer_bytes; /* the reader's largest buffer, for the memory summary */
     double started, last_shown;
@@ -87,6 +90,27 @@ typedef struct line_batch {
 typedef int (*line_batch_fn)(void *ctx, const line_batch *batch);
 /* Streams every file (standard input when none; "-" is standard input) through fn. */
 int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, void *ctx);
+
+/* anyfilter.c: a filter file of either kind (exactly one pointer set). load: sbloom_map (read-only,
+ * verified) when map is set, else sbloom_load; a counting file is loaded either way. */
+typedef struct any_filter {
+    sbloom_t *plain;
+    sbloom_counting_t *counting;
+} any_filter;
+int any_filter_load(const char *path, any_filter *f, int map);
+int any_filter_save(const any_filter *f, const char *path);
+void any_filter_free(any_filter *f);
+sbloom_layout any_filter_layout(const any_filter *f);
+uint64_t any_filter_bytes(const any_filter *f);
+uint64_t any_filter_items(const any_filter *f);
+uint64_t any_filter_planned_items(const any_filter *f);
+double any_filter_planned_fpp(const any_filter *f);
+/* Adds return how many keys were new (absent before); contains, how many are present. */
+int64_t any_filter_add_hashes(any_filter *f, const uint64_t *hashes, size_t n);
+int64_t any_filter_contains_hashes(const any_filter *f, const uint64_t *hashes, size_t n,
+                                   uint8_t *results);
+/* Makes the stream hash keys as this filter does. */
+void any_filter_hash_for(const any_filter *f, stream_state *s);
 
 /* args.c: parsing that prints "simdbloom: ..." on failure and returns 0; 1 on success. */
 int parse_count(const char *option, const char *text, uint64_t *out);       /* 10000, 10k, 5M, 2G */

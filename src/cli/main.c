@@ -10,6 +10,7 @@ static const char main_help[] =
     "Commands:\n"
     "  dedup      write each input line not seen before (the visited-URL table)\n"
     "  build      make a filter file from lines          add     add lines to a filter file\n"
+    "  remove     take lines out of a counting filter (build --counting)\n"
     "  query      print the lines a filter holds (or not) info    describe a filter file\n"
     "  merge      union of filter files                  fold    shrink a filter to its items\n"
     "  allow      list known false positives beside a filter (query then reports them absent)\n"
@@ -51,7 +52,7 @@ int main(int argc, char **argv)
     } commands[] = {
         {"dedup", cmd_dedup},       {"build", cmd_build}, {"add", cmd_add},   {"query", cmd_query},
         {"info", cmd_info},         {"merge", cmd_merge}, {"fold", cmd_fold}, {"plan", cmd_plan},
-        {"gen-urls", cmd_gen_urls}, {"allow", cmd_allow},
+        {"gen-urls", cmd_gen_urls}, {"allow", cmd_allow}, {"remove", cmd_remove},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(command, commands[i].name) == 0)

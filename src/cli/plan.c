@@ -13,7 +13,8 @@ static const char plan_help[] =
     "usage: simdbloom plan [--expect N] [--fpp P] | --table\n"
     "\n"
     "Prints the filter each layout needs for N distinct items at false-positive rate P (exact\n"
-    "blocked formula), the one 'auto' picks, and the classic unblocked filter for comparison.\n"
+    "blocked formula), the one 'auto' picks, the classic unblocked filter for comparison, and\n"
+    "the counting filter (sbloom_counting_*, which allows deletions).\n"
     "  --expect N   items (default 10M)     --fpp P   rate (default 1e-6)\n"
     "  --table      bits per key against rate, every layout, as a Markdown table\n";
 
@@ -27,7 +28,8 @@ static int print_table(void)
     printf("| false-positive rate | classic (best k) |");
     for (size_t l = 0; l < 3; l++)
         printf(" %s |", sbloom_layout_name(all_layouts[l]));
-    printf(" auto picks |\n|---|---|---|---|---|---|\n");
+    printf(" auto picks | counting512 | classic counting (4-bit) |\n"
+           "|---|---|---|---|---|---|---|---|\n");
     for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
         double classic = sbloom_classic_bits_per_key(rates[r]);
         printf("| %g | %.2f (k=%u) |", rates[r], classic, sbloom_classic_best_k(classic));
@@ -38,11 +40,16 @@ static int print_table(void)
             else
                 printf(" - |");
         }
-        sbloom_plan best;
+        sbloom_plan best, counting;
         if (sbloom_plan_for(n, rates[r], &best) == SBLOOM_OK)
-            printf(" %s |\n", sbloom_layout_name(best.layout));
+            printf(" %s |", sbloom_layout_name(best.layout));
         else
-            printf(" - |\n");
+            printf(" - |");
+        if (sbloom_counting_plan(n, rates[r], &counting) == SBLOOM_OK)
+            printf(" %.2f |", counting.bits_per_key);
+        else
+            printf(" - |");
+        printf(" %.2f |\n", 4 * classic);
     }
     return EXIT_OK;
 }
@@ -85,6 +92,11 @@ int cmd_plan(int argc, char **argv)
     uint32_t k = sbloom_classic_best_k(classic);
     printf("%-14s %14.0f %12.2f %4u %12.3g\n", "classic", ceil(classic * (double)n / 8.0), classic,
            k, sbloom_classic_fpp(classic, k));
+    sbloom_plan counting;
+    if (sbloom_counting_plan(n, p, &counting) == SBLOOM_OK)
+        printf("%-14s %14llu %12.2f %4u %12.3g  (counting filter: deletions, 4-bit counters)\n",
+               "counting512", (unsigned long long)counting.bytes, counting.bits_per_key,
+               counting.k, counting.fpp);
     sbloom_plan best;
     int rc = sbloom_plan_for(n, p, &best);
     if (rc != SBLOOM_OK) {

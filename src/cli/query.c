@@ -11,12 +11,13 @@ static const char query_help[] =
     "usage: simdbloom query [--absent] [--normalize url] [--threads N] [--quiet] FILTER [FILE...]\n"
     "\n"
     "Prints each input line the filter may hold (with --absent: each line it certainly does not\n"
-    "hold), in input order. The filter file is mapped read-only and its checksum verified. Keys\n"
-    "listed in FILTER.allow (see 'simdbloom allow') count as absent.\n"
+    "hold), in input order. The filter file is mapped read-only and its checksum verified (a\n"
+    "counting filter is loaded). Keys listed in FILTER.allow (see 'simdbloom allow') count as\n"
+    "absent.\n"
     "Example: simdbloom query --absent seen.sbloom discovered.txt > to-fetch.txt\n";
 
 typedef struct query_run {
-    const sbloom_t *filter;
+    const any_filter *filter;
     const sbloom_allowlist_t *allow; /* FILTER.allow when it exists */
     int absent;
     uint64_t printed;
@@ -29,7 +30,7 @@ static int query_batch(void *ctx, const line_batch *b)
     const char **lines = b->lines;
     const size_t *lens = b->lens;
     size_t n = b->n;
-    if (sbloom_contains_hashes(r->filter, b->hashes, n, r->present) < 0)
+    if (any_filter_contains_hashes(r->filter, b->hashes, n, r->present) < 0)
         return EXIT_RUNTIME;
     if (r->allow) /* known false positives, consulted for the filter's positives only */
         for (size_t i = 0; i < n; i++)
@@ -59,30 +60,28 @@ int cmd_query(int argc, char **argv)
         return rc;
     if (o.nargs < 1)
         return usage_error("query", "FILTER is missing");
-    sbloom_t *filter;
-    rc = sbloom_map(&filter, o.args[0], 1);
+    any_filter filter;
+    rc = any_filter_load(o.args[0], &filter, 1);
     if (rc != SBLOOM_OK)
         return filter_error("load", o.args[0], rc);
     static char out_buffer[1 << 20];
     setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
-    query_run run = {.filter = filter, .absent = o.absent};
+    query_run run = {.filter = &filter, .absent = o.absent};
     sbloom_allowlist_t *allow = NULL;
     char *allow_path = allowlist_path(o.args[0]);
     if (allow_path && access(allow_path, F_OK) == 0) {
         if ((rc = sbloom_allowlist_load(&allow, allow_path)) != SBLOOM_OK) {
             filter_error("load", allow_path, rc);
             free(allow_path);
-            sbloom_free(filter);
+            any_filter_free(&filter);
             return EXIT_RUNTIME;
         }
         run.allow = allow;
     }
     free(allow_path);
-    stream_state s = {.command = "query",
-                      .quiet = o.quiet,
-                      .normalize = o.normalize,
-                      .threads = o.threads,
-                      .hasher = filter};
+    stream_state s = {
+        .command = "query", .quiet = o.quiet, .normalize = o.normalize, .threads = o.threads};
+    any_filter_hash_for(&filter, &s);
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, query_batch, &run);
     if (fflush(stdout) != 0 && rc == EXIT_OK) {
         fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(errno));
@@ -92,6 +91,6 @@ int cmd_query(int argc, char **argv)
         fprintf(stderr, "simdbloom query: %llu lines, %llu %s\n", (unsigned long long)s.lines,
                 (unsigned long long)run.printed, o.absent ? "absent" : "present");
     sbloom_allowlist_free(allow);
-    sbloom_free(filter);
+    any_filter_free(&filter);
     return rc;
 }

@@ -80,7 +80,10 @@ static void *prepare_slice(void *arg)
                 job->key_lens[i] = len;
             }
         }
-        job->hashes[i] = sbloom_hash(job->s->hasher, job->keys[i], job->key_lens[i]);
+        job->hashes[i] =
+            job->s->hasher
+                ? sbloom_hash(job->s->hasher, job->keys[i], job->key_lens[i])
+                : sbloom_counting_hash(job->s->counting_hasher, job->keys[i], job->key_lens[i]);
     }
     return NULL;
 }

@@ -1,0 +1,75 @@
+/* simdbloom remove: take lines out of a counting filter file (saved back crash-safely). */
+#include <stdio.h>
+
+#include "cli.h"
+
+static const char remove_help[] =
+    "usage: simdbloom remove [--normalize url] [--threads N] [--quiet] FILTER [FILE...]\n"
+    "\n"
+    "Removes every line of the input from a counting filter (made with 'simdbloom build\n"
+    "--counting') and saves it back crash-safely. A line the filter certainly does not hold (one\n"
+    "of its counters is zero) is refused and changes nothing; the summary counts them. Remove only\n"
+    "lines that were added: removing a line that was never added but matches by a false positive\n"
+    "takes counts from other lines, which may then answer absent. A line added twice needs two\n"
+    "removes.\n"
+    "Example: simdbloom remove frontier.sbloom fetched-today.txt\n";
+
+typedef struct remove_run {
+    sbloom_counting_t *filter;
+    uint64_t removed;
+} remove_run;
+
+static int remove_batch(void *ctx, const line_batch *b)
+{
+    remove_run *r = ctx;
+    int64_t rc = sbloom_counting_remove_hashes(r->filter, b->hashes, b->n, NULL);
+    if (rc < 0) {
+        fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)rc));
+        return EXIT_RUNTIME;
+    }
+    r->removed += (uint64_t)rc;
+    return EXIT_OK;
+}
+
+int cmd_remove(int argc, char **argv)
+{
+    cli_options o;
+    int rc = parse_options("remove", remove_help, argc, argv,
+                           OPT_QUIET | OPT_NORMALIZE | OPT_THREADS, &o);
+    if (rc >= 0)
+        return rc;
+    if (o.nargs < 1)
+        return usage_error("remove", "FILTER is missing");
+    const char *path = o.args[0];
+    remove_run run = {NULL, 0};
+    rc = sbloom_counting_load(&run.filter, path);
+    if (rc == SBLOOM_E_KIND) {
+        fprintf(stderr,
+                "simdbloom: %s is a plain filter, which cannot forget keys; remove needs a "
+                "counting filter ('simdbloom build --counting')\n",
+                path);
+        return EXIT_RUNTIME;
+    }
+    if (rc != SBLOOM_OK)
+        return filter_error("load", path, rc);
+    stream_state s = {.command = "remove",
+                      .quiet = o.quiet,
+                      .normalize = o.normalize,
+                      .threads = o.threads,
+                      .counting_hasher = run.filter};
+    rc = stream_inputs(&s, o.nargs - 1, o.args + 1, remove_batch, &run);
+    if (rc == EXIT_OK) { /* after a read error the file is left as it was */
+        int saved = sbloom_counting_save(run.filter, path);
+        if (saved != SBLOOM_OK)
+            rc = filter_error("save", path, saved);
+    }
+    if (rc == EXIT_OK && !o.quiet)
+        fprintf(stderr,
+                "simdbloom remove: %llu lines, %llu removed, %llu not in the filter (left as "
+                "they were), %llu held in %s\n",
+                (unsigned long long)s.lines, (unsigned long long)run.removed,
+                (unsigned long long)(s.lines - run.removed),
+                (unsigned long long)sbloom_counting_items(run.filter), path);
+    sbloom_counting_free(run.filter);
+    return rc;
+}
