@@ -165,8 +165,8 @@ candidate classic(const workload &w, const std::string &name, uint64_t bytes, ui
             },
             [&w, f](uint8_t *out) {
                 for (size_t i = 0; i < w.probe_keys.size(); i++)
-                    out[i] = (uint8_t)classic_contains(f.get(),
-                                                       xxh3(w.probe_keys[i], w.probe_lens[i]));
+                    out[i] =
+                        (uint8_t)classic_contains(f.get(), xxh3(w.probe_keys[i], w.probe_lens[i]));
             },
             [f] { return (double)((f->nbits + 63) / 64 * 8); }};
 }
@@ -201,8 +201,7 @@ candidate counting(const workload &w, double p)
         std::exit(1);
     }
     std::shared_ptr<sbloom_counting_t> f(raw, sbloom_counting_free);
-    return {std::string("simdbloom counting512, 4-bit counters (") + sbloom_counting_isa(raw) +
-                ")",
+    return {std::string("simdbloom counting512, 4-bit counters (") + sbloom_counting_isa(raw) + ")",
             [&w, f] {
                 sbloom_counting_clear(f.get());
                 sbloom_counting_add_keys(f.get(), w.in_keys.data(), w.in_lens.data(),
@@ -310,9 +309,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!(p > 0 && p < 1) || reps < 1 ||
-        (spec.workload == WL_GENERATED && spec.generated < 2)) {
-        std::fprintf(stderr, "simdbloom-compare: --fpp wants (0,1), --reps >= 1, --generated >= 2\n");
+    if (!(p > 0 && p < 1) || reps < 1 || (spec.workload == WL_GENERATED && spec.generated < 2)) {
+        std::fprintf(stderr,
+                     "simdbloom-compare: --fpp wants (0,1), --reps >= 1, --generated >= 2\n");
         return 2;
     }
     workload w;
@@ -338,8 +337,8 @@ int main(int argc, char **argv)
     all.push_back(multidim(w, (uint64_t)classic_bits, 1));
 
     std::printf("%s: %s URLs inserted, %s absent URLs probed, target rate %g; best of %d.\n\n",
-                spec.workload == WL_URLS ? spec.url_file : "generated URLs",
-                with_commas(n).c_str(), with_commas(w.absent).c_str(), p, reps);
+                spec.workload == WL_URLS ? spec.url_file : "generated URLs", with_commas(n).c_str(),
+                with_commas(w.absent).c_str(), p, reps);
     std::printf("| structure | bytes per URL | build ns per URL | query ns per URL | "
                 "false-positive rate |\n|---|---|---|---|---|\n");
     for (const candidate &c : all) {

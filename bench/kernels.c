@@ -114,8 +114,8 @@ static counting_result measure_counting(const char *isa, uint64_t bytes, const u
         double t0 = now();
         *checksum += (uint64_t)sbloom_counting_contains_hashes(c, probes, nprobe, out);
         double t1 = now();
-        r.contains_ns = per_key(t0, t1, nprobe) < r.contains_ns ? per_key(t0, t1, nprobe)
-                                                                 : r.contains_ns;
+        r.contains_ns =
+            per_key(t0, t1, nprobe) < r.contains_ns ? per_key(t0, t1, nprobe) : r.contains_ns;
     }
     for (int rep = 0; rep < reps; rep++) {
         uint64_t state = 777 + (uint64_t)rep;
@@ -153,8 +153,8 @@ static void run_counting(const char *sizes, const char *const *isas, size_t nisa
         for (size_t s = 0; s < nisa; s++) {
             if (only_isa && s > 0 && strcmp(isas[s], only_isa) != 0)
                 continue;
-            counting_result r = measure_counting(isas[s], bytes, fill, nfill, probes, fresh,
-                                                 nprobe, reps, out, checksum);
+            counting_result r = measure_counting(isas[s], bytes, fill, nfill, probes, fresh, nprobe,
+                                                 reps, out, checksum);
             if (s == 0)
                 scalar = r;
             printf("%-13s %9s %-7s %14.2f %8.2fx %12.2f %8.2fx %12.2f %8.2fx\n", "counting512", tok,
@@ -199,8 +199,8 @@ int main(int argc, char **argv)
     uint64_t checksum = 0;
 
     if (strcmp(layout_arg, "counting512") != 0)
-        printf("%-13s %9s %-7s %14s %9s %16s %9s\n", "layout", "filter", "isa",
-               "contains ns/key", "vs scalar", "add_if_new ns/key", "vs scalar");
+        printf("%-13s %9s %-7s %14s %9s %16s %9s\n", "layout", "filter", "isa", "contains ns/key",
+               "vs scalar", "add_if_new ns/key", "vs scalar");
     char *list = strdup(sizes);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         uint64_t bytes = parse_size(tok);

@@ -1,8 +1,8 @@
 /*
- * fuzz_load: arbitrary bytes as a filter file image (plain and counting) and as a Parquet bitset. Nothing may crash or
- * leak, no allocation may exceed the input's size plus a constant (libFuzzer's -malloc_limit_mb
- * catches one that does), and whatever loads must serialize back to exactly the input bytes and
- * answer queries on every instruction set alike.
+ * fuzz_load: arbitrary bytes as a filter file image (plain and counting) and as a Parquet bitset.
+ * Nothing may crash or leak, no allocation may exceed the input's size plus a constant (libFuzzer's
+ * -malloc_limit_mb catches one that does), and whatever loads must serialize back to exactly the
+ * input bytes and answer queries on every instruction set alike.
  */
 #define XXH_INLINE_ALL
 #include <xxhash.h>

@@ -43,7 +43,7 @@ enum {
     SBLOOM_E_TRUNCATED = -11, /* shorter (or longer) than its header says */
     SBLOOM_E_INCOMPATIBLE = -12, /* filters differ in layout or size: cannot be combined */
     SBLOOM_E_READONLY = -13,     /* the filter is a read-only mapping of a file */
-    SBLOOM_E_KIND = -14,   /* the file holds the other kind of filter (counting vs plain) */
+    SBLOOM_E_KIND = -14,         /* the file holds the other kind of filter (counting vs plain) */
     SBLOOM_E_ABSENT = -15, /* remove refused: a counter of the key is zero, so it was never added */
 };
 

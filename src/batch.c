@@ -177,7 +177,8 @@ int64_t sbloom_contains_keys(const sbloom_t *filter, const void *const *keys, co
         return SBLOOM_E_NULL;
     if (!sbloom_keys_valid(keys, lens, n))
         return SBLOOM_E_NULL;
-    return (int64_t)sbloom_batch_keys((sbloom_t *)filter, SBLOOM_OP_CONTAINS, keys, lens, n, results);
+    return (int64_t)sbloom_batch_keys((sbloom_t *)filter, SBLOOM_OP_CONTAINS, keys, lens, n,
+                                      results);
 }
 
 int64_t sbloom_add_if_new_keys(sbloom_t *filter, const void *const *keys, const size_t *lens,

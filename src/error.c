@@ -20,7 +20,8 @@ const char *sbloom_strerror(int code)
     case SBLOOM_E_READONLY: return "filter is a read-only mapping";
     case SBLOOM_E_KIND:
         return "the file holds the other kind of filter (counting vs plain bit filter)";
-    case SBLOOM_E_ABSENT: return "key not in the counting filter (a counter is zero); nothing removed";
+    case SBLOOM_E_ABSENT:
+        return "key not in the counting filter (a counter is zero); nothing removed";
     default: return code > 0 ? "not an error code" : "unknown error";
     }
 }

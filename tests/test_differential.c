@@ -1,10 +1,10 @@
 /*
  * Every instruction set against the scalar reference. For each layout (the counting one too) and
- * each ISA this machine runs (neon through SIMDe on x86), a random sequence of operations (single and batch adds,
- * contains and test-and-adds, on hashes and on byte strings, batch lengths 0, 1, odd and long,
- * keys new and repeated) is applied to two filters, one per ISA. Every answer must be equal and
- * the two filters byte-identical, checked after every phase and at random points. Filter sizes
- * change between phases, the smallest (one block) included.
+ * each ISA this machine runs (neon through SIMDe on x86), a random sequence of operations (single
+ * and batch adds, contains and test-and-adds, on hashes and on byte strings, batch lengths 0, 1,
+ * odd and long, keys new and repeated) is applied to two filters, one per ISA. Every answer must be
+ * equal and the two filters byte-identical, checked after every phase and at random points. Filter
+ * sizes change between phases, the smallest (one block) included.
  *
  * SIMDBLOOM_DIFF_OPS sets the operations per layout and ISA (default 1,000,000).
  */

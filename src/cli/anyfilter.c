@@ -44,7 +44,8 @@ uint64_t any_filter_items(const any_filter *f)
 
 uint64_t any_filter_planned_items(const any_filter *f)
 {
-    return f->counting ? sbloom_counting_planned_items(f->counting) : sbloom_planned_items(f->plain);
+    return f->counting ? sbloom_counting_planned_items(f->counting)
+                       : sbloom_planned_items(f->plain);
 }
 
 double any_filter_planned_fpp(const any_filter *f)

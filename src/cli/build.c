@@ -91,7 +91,8 @@ int cmd_build(int argc, char **argv)
     if (o.counting) {
         rc = sbloom_counting_create(&filter.counting, o.expect, o.fpp);
         if (rc != SBLOOM_OK) {
-            fprintf(stderr, "simdbloom: cannot create a counting filter for %llu items at rate %g: %s\n",
+            fprintf(stderr,
+                    "simdbloom: cannot create a counting filter for %llu items at rate %g: %s\n",
                     (unsigned long long)o.expect, o.fpp, sbloom_strerror(rc));
             return rc == SBLOOM_E_NOMEM || rc == SBLOOM_E_ISA ? EXIT_RUNTIME : EXIT_USAGE;
         }

@@ -71,8 +71,8 @@ int create_planned(const cli_options *o, sbloom_t **out);
 typedef struct stream_state {
     const char *command; /* for progress lines */
     int quiet, progress, normalize;
-    unsigned threads;       /* hashing threads, 1 or more */
-    const sbloom_t *hasher; /* keys are hashed as this filter hashes them */
+    unsigned threads;                         /* hashing threads, 1 or more */
+    const sbloom_t *hasher;                   /* keys are hashed as this filter hashes them */
     const sbloom_counting_t *counting_hasher; /* or as this one, when hasher is NULL */
     uint64_t lines, bytes, total_bytes;
     size_t buffer_bytes; /* the reader's largest buffer, for the memory summary */

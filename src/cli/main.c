@@ -50,9 +50,10 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(int, char **);
     } commands[] = {
-        {"dedup", cmd_dedup},       {"build", cmd_build}, {"add", cmd_add},   {"query", cmd_query},
-        {"info", cmd_info},         {"merge", cmd_merge}, {"fold", cmd_fold}, {"plan", cmd_plan},
-        {"gen-urls", cmd_gen_urls}, {"allow", cmd_allow}, {"remove", cmd_remove},
+        {"dedup", cmd_dedup}, {"build", cmd_build},   {"add", cmd_add},
+        {"query", cmd_query}, {"info", cmd_info},     {"merge", cmd_merge},
+        {"fold", cmd_fold},   {"plan", cmd_plan},     {"gen-urls", cmd_gen_urls},
+        {"allow", cmd_allow}, {"remove", cmd_remove},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(command, commands[i].name) == 0)

@@ -95,8 +95,8 @@ int cmd_plan(int argc, char **argv)
     sbloom_plan counting;
     if (sbloom_counting_plan(n, p, &counting) == SBLOOM_OK)
         printf("%-14s %14llu %12.2f %4u %12.3g  (counting filter: deletions, 4-bit counters)\n",
-               "counting512", (unsigned long long)counting.bytes, counting.bits_per_key,
-               counting.k, counting.fpp);
+               "counting512", (unsigned long long)counting.bytes, counting.bits_per_key, counting.k,
+               counting.fpp);
     sbloom_plan best;
     int rc = sbloom_plan_for(n, p, &best);
     if (rc != SBLOOM_OK) {
