@@ -30,6 +30,17 @@ static inline int fuzz_done(const fuzz_input *in)
     return in->pos >= in->size;
 }
 
+/* One operation of the kernel fuzzers: an opcode byte (returned; its low 2 bits choose the
+ * operation) and n = opcode >> 2 hashes of 8 bytes each into hashes[0 .. n). */
+static inline unsigned fuzz_take_op(fuzz_input *in, uint64_t hashes[64], size_t *n)
+{
+    unsigned op = (unsigned)fuzz_take(in, 1);
+    *n = op >> 2;
+    for (size_t i = 0; i < *n; i++)
+        hashes[i] = fuzz_take(in, 8);
+    return op;
+}
+
 typedef struct fuzz_filters {
     size_t count;
     const char *isa[FUZZ_MAX_ISAS];

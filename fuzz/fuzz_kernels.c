@@ -20,10 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t hashes[64];
     uint8_t want[64], got[64];
     while (!fuzz_done(&in)) {
-        unsigned op = (unsigned)fuzz_take(&in, 1);
-        size_t n = op >> 2;
-        for (size_t i = 0; i < n; i++)
-            hashes[i] = fuzz_take(&in, 8);
+        size_t n;
+        unsigned op = fuzz_take_op(&in, hashes, &n);
         int64_t want_count = 0;
         for (size_t f = 0; f < ff.count; f++) {
             int64_t count;

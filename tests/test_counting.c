@@ -56,6 +56,18 @@ static void test_errors(void)
     sbloom_counting_free(c);
     sbloom_counting_free(NULL);
     CHECK(sbloom_counting_items(NULL) == 0 && sbloom_counting_saturated(NULL) == 0);
+
+    /* The counting layout is named, but plain filters cannot be made with it. */
+    CHECK(strcmp(sbloom_layout_name(SBLOOM_LAYOUT_COUNTING512), "counting512") == 0);
+    CHECK(sbloom_layout_from_name("counting512") == SBLOOM_LAYOUT_COUNTING512);
+    CHECK(sbloom_layout_block_bytes(SBLOOM_LAYOUT_COUNTING512) == 64);
+    sbloom_t *plain = (sbloom_t *)1;
+    CHECK(sbloom_create_bytes(&plain, 64, SBLOOM_LAYOUT_COUNTING512) == SBLOOM_E_LAYOUT);
+    CHECK(plain == NULL);
+    sbloom_plan plan;
+    CHECK(sbloom_plan_for_layout(100, 0.01, SBLOOM_LAYOUT_COUNTING512, &plan) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_create_for_layout(&plain, 100, 0.01, SBLOOM_LAYOUT_COUNTING512) ==
+          SBLOOM_E_LAYOUT);
 }
 
 /* Add, remove, and the refusal of a key that was never added. */

@@ -61,6 +61,41 @@ static void fill_keys(world *w, size_t n)
     }
 }
 
+/* Phase sizes: the first four tiny (one block included, where counters saturate), then random. */
+static uint64_t phase_blocks(world *w, int phase)
+{
+    static const uint64_t small[] = {1, 2, 3, 5};
+    return phase < 4 ? small[phase] : 1 + test_rand(&w->rng) % 4096;
+}
+
+/* The next batch's inputs: n hashes, or n byte strings; both output arrays reset to a value no
+ * kernel writes. */
+static void next_batch(world *w, int strings, size_t n, uint8_t *ref_out, uint8_t *isa_out)
+{
+    memset(ref_out, 2, MAX_BATCH);
+    memset(isa_out, 2, MAX_BATCH);
+    if (strings) {
+        fill_keys(w, n);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            w->hashes[i] = next_hash(w);
+    }
+}
+
+/* 1 (and a message naming the operation) when the two sides disagree: counts, per-key answers,
+ * or, at random points, the bytes of the two filters. */
+static int differs(world *w, const char *what, const char *isa, int64_t a, int64_t b,
+                   const uint8_t *ref_out, const uint8_t *isa_out, const void *ref_bytes,
+                   const void *isa_bytes, uint64_t bytes, uint64_t done, int kind, size_t n)
+{
+    if (a == b && memcmp(ref_out, isa_out, MAX_BATCH) == 0 &&
+        (test_rand(&w->rng) % 512 != 0 || memcmp(ref_bytes, isa_bytes, bytes) == 0))
+        return 0;
+    fprintf(stderr, "%s %s: op %llu (kind %d, %zu keys, %llu-byte filter) differs\n", what, isa,
+            (unsigned long long)done, kind, n, (unsigned long long)bytes);
+    return 1;
+}
+
 static int run_pair(sbloom_layout layout, const char *isa, uint64_t ops, uint64_t seed)
 {
     world *w = calloc(1, sizeof *w);
@@ -68,8 +103,7 @@ static int run_pair(sbloom_layout layout, const char *isa, uint64_t ops, uint64_
     uint8_t ref_out[MAX_BATCH], isa_out[MAX_BATCH];
     uint64_t mismatches = 0, done = 0;
     for (int phase = 0; phase < PHASES && mismatches == 0; phase++) {
-        static const uint64_t small[] = {1, 2, 3, 5};
-        uint64_t nblocks = phase < 4 ? small[phase] : 1 + test_rand(&w->rng) % 4096;
+        uint64_t nblocks = phase_blocks(w, phase);
         uint64_t bytes = nblocks * sbloom_layout_block_bytes(layout);
         sbloom_t *ref, *fast;
         sbloom_set_isa("scalar");
@@ -83,14 +117,7 @@ static int run_pair(sbloom_layout layout, const char *isa, uint64_t ops, uint64_
             size_t n = batch_length(w);
             int kind = (int)(test_rand(&w->rng) % 6);
             int64_t a = 0, b = 0;
-            memset(ref_out, 2, sizeof ref_out);
-            memset(isa_out, 2, sizeof isa_out);
-            if (kind < 3) {
-                for (size_t i = 0; i < n; i++)
-                    w->hashes[i] = next_hash(w);
-            } else {
-                fill_keys(w, n);
-            }
+            next_batch(w, kind >= 3, n, ref_out, isa_out);
             switch (kind) {
             case 0:
                 a = sbloom_add_hashes(ref, w->hashes, n);
@@ -129,12 +156,8 @@ static int run_pair(sbloom_layout layout, const char *isa, uint64_t ops, uint64_
                 }
                 break;
             }
-            if (a != b || memcmp(ref_out, isa_out, sizeof ref_out) != 0 ||
-                (test_rand(&w->rng) % 512 == 0 &&
-                 memcmp(sbloom_data(ref), sbloom_data(fast), bytes) != 0)) {
-                fprintf(stderr, "%s %s: op %llu (kind %d, %zu keys, %llu blocks) differs\n",
-                        sbloom_layout_name(layout), isa, (unsigned long long)done, kind, n,
-                        (unsigned long long)nblocks);
+            if (differs(w, sbloom_layout_name(layout), isa, a, b, ref_out, isa_out,
+                        sbloom_data(ref), sbloom_data(fast), bytes, done, kind, n)) {
                 mismatches++;
                 break;
             }
@@ -163,8 +186,7 @@ static int run_counting_pair(const char *isa, uint64_t ops, uint64_t seed)
     uint8_t ref_out[MAX_BATCH], isa_out[MAX_BATCH];
     uint64_t mismatches = 0, done = 0, saturated = 0;
     for (int phase = 0; phase < PHASES && mismatches == 0; phase++) {
-        static const uint64_t small[] = {1, 2, 3, 5};
-        uint64_t nblocks = phase < 4 ? small[phase] : 1 + test_rand(&w->rng) % 4096;
+        uint64_t nblocks = phase_blocks(w, phase);
         uint64_t bytes = nblocks * 64;
         sbloom_counting_t *ref, *fast;
         sbloom_set_isa("scalar");
@@ -178,14 +200,7 @@ static int run_counting_pair(const char *isa, uint64_t ops, uint64_t seed)
             size_t n = batch_length(w);
             int kind = (int)(test_rand(&w->rng) % 7);
             int64_t a = 0, b = 0;
-            memset(ref_out, 2, sizeof ref_out);
-            memset(isa_out, 2, sizeof isa_out);
-            if (kind < 3 || kind == 6) {
-                for (size_t i = 0; i < n; i++)
-                    w->hashes[i] = next_hash(w);
-            } else {
-                fill_keys(w, n);
-            }
+            next_batch(w, kind >= 3 && kind <= 5, n, ref_out, isa_out);
             switch (kind) {
             case 0:
                 a = sbloom_counting_add_hashes(ref, w->hashes, n, ref_out);
@@ -222,11 +237,8 @@ static int run_counting_pair(const char *isa, uint64_t ops, uint64_t seed)
                 }
                 break;
             }
-            if (a != b || memcmp(ref_out, isa_out, sizeof ref_out) != 0 ||
-                (test_rand(&w->rng) % 512 == 0 &&
-                 memcmp(sbloom_counting_data(ref), sbloom_counting_data(fast), bytes) != 0)) {
-                fprintf(stderr, "counting %s: op %llu (kind %d, %zu keys, %llu blocks) differs\n",
-                        isa, (unsigned long long)done, kind, n, (unsigned long long)nblocks);
+            if (differs(w, "counting512", isa, a, b, ref_out, isa_out, sbloom_counting_data(ref),
+                        sbloom_counting_data(fast), bytes, done, kind, n)) {
                 mismatches++;
                 break;
             }
