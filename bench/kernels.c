@@ -15,6 +15,7 @@
  * counters), over a quarter of its planned load too (45.7 bits per key at 1%).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,8 +115,7 @@ static counting_result measure_counting(const char *isa, uint64_t bytes, const u
         double t0 = now();
         *checksum += (uint64_t)sbloom_counting_contains_hashes(c, probes, nprobe, out);
         double t1 = now();
-        r.contains_ns =
-            per_key(t0, t1, nprobe) < r.contains_ns ? per_key(t0, t1, nprobe) : r.contains_ns;
+        r.contains_ns = fmin(r.contains_ns, per_key(t0, t1, nprobe));
     }
     for (int rep = 0; rep < reps; rep++) {
         uint64_t state = 777 + (uint64_t)rep;
@@ -126,8 +126,8 @@ static counting_result measure_counting(const char *isa, uint64_t bytes, const u
         double t1 = now();
         *checksum += (uint64_t)sbloom_counting_remove_hashes(c, fresh, nprobe, out);
         double t2 = now();
-        r.add_ns = per_key(t0, t1, nprobe) < r.add_ns ? per_key(t0, t1, nprobe) : r.add_ns;
-        r.remove_ns = per_key(t1, t2, nprobe) < r.remove_ns ? per_key(t1, t2, nprobe) : r.remove_ns;
+        r.add_ns = fmin(r.add_ns, per_key(t0, t1, nprobe));
+        r.remove_ns = fmin(r.remove_ns, per_key(t1, t2, nprobe));
     }
     sbloom_counting_free(c);
     return r;

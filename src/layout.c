@@ -3,19 +3,18 @@
 
 #include "internal.h"
 
-/* A block holds k words of word_bits; a key takes one of the `slots` slots of every word: a bit
- * (slots = word_bits) or, in the counting layout, a 4-bit counter (slots = word_bits / 4). */
+/* A block holds k words of block_bytes * 8 / k bits; a key takes one slot of every word: a bit,
+ * or in the counting layout a 4-bit counter (slot_bits). */
 static const struct {
     const char *name;
     uint32_t block_bytes;
     uint32_t k;
-    uint32_t word_bits;
-    uint32_t slots;
+    uint32_t slot_bits;
 } layouts[SBLOOM_LAYOUT_COUNTING512] = {
-    [SBLOOM_LAYOUT_PARQUET - 1] = {"parquet", 32, 8, 32, 32},
-    [SBLOOM_LAYOUT_BLOCK512_K8 - 1] = {"block512-k8", 64, 8, 64, 64},
-    [SBLOOM_LAYOUT_BLOCK512_K16 - 1] = {"block512-k16", 64, 16, 32, 32},
-    [SBLOOM_LAYOUT_COUNTING512 - 1] = {"counting512", 64, 8, 64, 16},
+    [SBLOOM_LAYOUT_PARQUET - 1] = {"parquet", 32, 8, 1},
+    [SBLOOM_LAYOUT_BLOCK512_K8 - 1] = {"block512-k8", 64, 8, 1},
+    [SBLOOM_LAYOUT_BLOCK512_K16 - 1] = {"block512-k16", 64, 16, 1},
+    [SBLOOM_LAYOUT_COUNTING512 - 1] = {"counting512", 64, 8, 4},
 };
 
 int sbloom_layout_valid(sbloom_layout layout)
@@ -55,10 +54,13 @@ uint32_t sbloom_layout_k(sbloom_layout layout)
 
 uint32_t sbloom_layout_word_bits(sbloom_layout layout)
 {
-    return sbloom_layout_known(layout) ? layouts[layout - 1].word_bits : 0;
+    return sbloom_layout_known(layout) ? layouts[layout - 1].block_bytes * 8 / layouts[layout - 1].k
+                                       : 0;
 }
 
 uint32_t sbloom_layout_slots(sbloom_layout layout)
 {
-    return sbloom_layout_known(layout) ? layouts[layout - 1].slots : 0;
+    return sbloom_layout_known(layout)
+               ? sbloom_layout_word_bits(layout) / layouts[layout - 1].slot_bits
+               : 0;
 }

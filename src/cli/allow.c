@@ -54,8 +54,11 @@ int cmd_allow(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     uint64_t before = sbloom_allowlist_count(allow);
-    stream_state s = {.command = "allow", .quiet = o.quiet, .normalize = o.normalize, .threads = 1};
-    any_filter_hash_for(&filter, &s);
+    stream_state s = {.command = "allow",
+                      .quiet = o.quiet,
+                      .normalize = o.normalize,
+                      .threads = 1,
+                      .filter = &filter};
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, allow_batch, allow);
     if (rc == EXIT_OK) {
         int saved = sbloom_allowlist_save(allow, path);

@@ -66,8 +66,14 @@ int64_t any_filter_contains_hashes(const any_filter *f, const uint64_t *hashes, 
                        : sbloom_contains_hashes(f->plain, hashes, n, results);
 }
 
-void any_filter_hash_for(const any_filter *f, stream_state *s)
+void any_filter_hash_keys(const any_filter *f, const char *const *keys, const size_t *lens,
+                          size_t n, uint64_t *out)
 {
-    s->hasher = f->plain;
-    s->counting_hasher = f->counting;
+    if (f->counting) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = sbloom_counting_hash(f->counting, keys[i], lens[i]);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            out[i] = sbloom_hash(f->plain, keys[i], lens[i]);
+    }
 }

@@ -258,16 +258,27 @@ int filter_error(const char *doing, const char *path, int rc)
     return EXIT_RUNTIME;
 }
 
+/* The exit status for a constructor's result, with the message on failure. */
+static int planned_result(const cli_options *o, int rc, const char *what)
+{
+    if (rc == SBLOOM_OK)
+        return EXIT_OK;
+    fprintf(stderr, "simdbloom: cannot create a %s for %llu items at rate %g: %s\n", what,
+            (unsigned long long)o->expect, o->fpp, sbloom_strerror(rc));
+    /* Out of memory or an unusable SIMDBLOOM_ISA is the machine's fault, not the command's. */
+    return rc == SBLOOM_E_NOMEM || rc == SBLOOM_E_ISA ? EXIT_RUNTIME : EXIT_USAGE;
+}
+
 int create_planned(const cli_options *o, sbloom_t **out)
 {
     int rc = o->layout ? sbloom_create_for_layout(out, o->expect, o->fpp, o->layout)
                        : sbloom_create(out, o->expect, o->fpp);
-    if (rc == SBLOOM_OK)
-        return EXIT_OK;
-    fprintf(stderr, "simdbloom: cannot create a filter for %llu items at rate %g: %s\n",
-            (unsigned long long)o->expect, o->fpp, sbloom_strerror(rc));
-    /* Out of memory or an unusable SIMDBLOOM_ISA is the machine's fault, not the command's. */
-    return rc == SBLOOM_E_NOMEM || rc == SBLOOM_E_ISA ? EXIT_RUNTIME : EXIT_USAGE;
+    return planned_result(o, rc, "filter");
+}
+
+int create_planned_counting(const cli_options *o, sbloom_counting_t **out)
+{
+    return planned_result(o, sbloom_counting_create(out, o->expect, o->fpp), "counting filter");
 }
 
 char *allowlist_path(const char *filter_path)

@@ -46,9 +46,11 @@ static int add_and_save(const char *command, any_filter *filter, const char *pat
 {
     add_run run = {filter, 0};
     int quiet = o->quiet;
-    stream_state s = {
-        .command = command, .quiet = quiet, .normalize = o->normalize, .threads = o->threads};
-    any_filter_hash_for(filter, &s);
+    stream_state s = {.command = command,
+                      .quiet = quiet,
+                      .normalize = o->normalize,
+                      .threads = o->threads,
+                      .filter = filter};
     int rc = stream_inputs(&s, nfiles, files, add_batch, &run);
     if (rc != EXIT_OK)
         return rc; /* the file is left as it was */
@@ -88,17 +90,10 @@ int cmd_build(int argc, char **argv)
     if (o.counting && o.layout)
         return usage_error("build", "--layout does not apply to --counting (its layout is fixed)");
     any_filter filter = {NULL, NULL};
-    if (o.counting) {
-        rc = sbloom_counting_create(&filter.counting, o.expect, o.fpp);
-        if (rc != SBLOOM_OK) {
-            fprintf(stderr,
-                    "simdbloom: cannot create a counting filter for %llu items at rate %g: %s\n",
-                    (unsigned long long)o.expect, o.fpp, sbloom_strerror(rc));
-            return rc == SBLOOM_E_NOMEM || rc == SBLOOM_E_ISA ? EXIT_RUNTIME : EXIT_USAGE;
-        }
-    } else if ((rc = create_planned(&o, &filter.plain)) != EXIT_OK) {
+    rc = o.counting ? create_planned_counting(&o, &filter.counting)
+                    : create_planned(&o, &filter.plain);
+    if (rc != EXIT_OK)
         return rc;
-    }
     rc = add_and_save("build", &filter, o.output, &o, o.nargs, o.args);
     any_filter_free(&filter);
     return rc;

@@ -66,30 +66,8 @@ int filter_error(const char *doing, const char *path, int rc);
 /* A new filter from the options' plan (expect, fpp, layout); returns an exit status (EXIT_OK, or
  * EXIT_USAGE / EXIT_RUNTIME after a message). */
 int create_planned(const cli_options *o, sbloom_t **out);
-
-/* stream.c: feeding lines to a subcommand in batches. */
-typedef struct stream_state {
-    const char *command; /* for progress lines */
-    int quiet, progress, normalize;
-    unsigned threads;                         /* hashing threads, 1 or more */
-    const sbloom_t *hasher;                   /* keys are hashed as this filter hashes them */
-    const sbloom_counting_t *counting_hasher; /* or as this one, when hasher is NULL */
-    uint64_t lines, bytes, total_bytes;
-    size_t buffer_bytes; /* the reader's largest buffer, for the memory summary */
-    double started, last_shown;
-} stream_state;
-/* Called with each batch: the lines as read (with any CR) and their lengths; each line's key (the
- * line without a trailing CR, or its normal form under --normalize url) and the key's hash.
- * Returns EXIT_OK to go on, or an exit status after printing a message. */
-typedef struct line_batch {
-    const char **lines, **keys;
-    const size_t *lens, *key_lens;
-    const uint64_t *hashes;
-    size_t n;
-} line_batch;
-typedef int (*line_batch_fn)(void *ctx, const line_batch *batch);
-/* Streams every file (standard input when none; "-" is standard input) through fn. */
-int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, void *ctx);
+/* The same for a counting filter (expect and fpp; it has one layout). */
+int create_planned_counting(const cli_options *o, sbloom_counting_t **out);
 
 /* anyfilter.c: a filter file of either kind (exactly one pointer set). load: sbloom_map (read-only,
  * verified) when map is set, else sbloom_load; a counting file is loaded either way. */
@@ -109,8 +87,32 @@ double any_filter_planned_fpp(const any_filter *f);
 int64_t any_filter_add_hashes(any_filter *f, const uint64_t *hashes, size_t n);
 int64_t any_filter_contains_hashes(const any_filter *f, const uint64_t *hashes, size_t n,
                                    uint8_t *results);
-/* Makes the stream hash keys as this filter does. */
-void any_filter_hash_for(const any_filter *f, stream_state *s);
+/* out[i] = the hash this filter gives keys[i] (the kind is chosen once per call). */
+void any_filter_hash_keys(const any_filter *f, const char *const *keys, const size_t *lens,
+                          size_t n, uint64_t *out);
+
+/* stream.c: feeding lines to a subcommand in batches. */
+typedef struct stream_state {
+    const char *command; /* for progress lines */
+    int quiet, progress, normalize;
+    unsigned threads;         /* hashing threads, 1 or more */
+    const any_filter *filter; /* keys are hashed as this filter hashes them */
+    uint64_t lines, bytes, total_bytes;
+    size_t buffer_bytes; /* the reader's largest buffer, for the memory summary */
+    double started, last_shown;
+} stream_state;
+/* Called with each batch: the lines as read (with any CR) and their lengths; each line's key (the
+ * line without a trailing CR, or its normal form under --normalize url) and the key's hash.
+ * Returns EXIT_OK to go on, or an exit status after printing a message. */
+typedef struct line_batch {
+    const char **lines, **keys;
+    const size_t *lens, *key_lens;
+    const uint64_t *hashes;
+    size_t n;
+} line_batch;
+typedef int (*line_batch_fn)(void *ctx, const line_batch *batch);
+/* Streams every file (standard input when none; "-" is standard input) through fn. */
+int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, void *ctx);
 
 /* args.c: parsing that prints "simdbloom: ..." on failure and returns 0; 1 on success. */
 int parse_count(const char *option, const char *text, uint64_t *out);       /* 10000, 10k, 5M, 2G */

@@ -79,9 +79,11 @@ int cmd_query(int argc, char **argv)
         run.allow = allow;
     }
     free(allow_path);
-    stream_state s = {
-        .command = "query", .quiet = o.quiet, .normalize = o.normalize, .threads = o.threads};
-    any_filter_hash_for(&filter, &s);
+    stream_state s = {.command = "query",
+                      .quiet = o.quiet,
+                      .normalize = o.normalize,
+                      .threads = o.threads,
+                      .filter = &filter};
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, query_batch, &run);
     if (fflush(stdout) != 0 && rc == EXIT_OK) {
         fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(errno));

@@ -53,11 +53,12 @@ int cmd_remove(int argc, char **argv)
     }
     if (rc != SBLOOM_OK)
         return filter_error("load", path, rc);
+    any_filter hasher = {NULL, run.filter};
     stream_state s = {.command = "remove",
                       .quiet = o.quiet,
                       .normalize = o.normalize,
                       .threads = o.threads,
-                      .counting_hasher = run.filter};
+                      .filter = &hasher};
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, remove_batch, &run);
     if (rc == EXIT_OK) { /* after a read error the file is left as it was */
         int saved = sbloom_counting_save(run.filter, path);

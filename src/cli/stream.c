@@ -71,8 +71,8 @@ typedef struct batch_job {
 static void *prepare_slice(void *arg)
 {
     batch_job *job = arg;
-    for (size_t i = job->first; i < job->last; i++) {
-        if (job->s->normalize) {
+    if (job->s->normalize) {
+        for (size_t i = job->first; i < job->last; i++) {
             char *out = job->scratch + job->offsets[i];
             size_t len = url_normalize(job->lines[i], job->key_lens[i], out);
             if (len > 0) {
@@ -80,11 +80,9 @@ static void *prepare_slice(void *arg)
                 job->key_lens[i] = len;
             }
         }
-        job->hashes[i] =
-            job->s->hasher
-                ? sbloom_hash(job->s->hasher, job->keys[i], job->key_lens[i])
-                : sbloom_counting_hash(job->s->counting_hasher, job->keys[i], job->key_lens[i]);
     }
+    any_filter_hash_keys(job->s->filter, job->keys + job->first, job->key_lens + job->first,
+                         job->last - job->first, job->hashes + job->first);
     return NULL;
 }
 
