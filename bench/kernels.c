@@ -105,15 +105,15 @@ static counting_result measure_counting(const char *isa, uint64_t bytes, const u
 {
     counting_result r = {1e30, 1e30, 1e30};
     sbloom_set_isa(isa);
-    sbloom_counting_t *c;
-    if (sbloom_counting_create_bytes(&c, bytes) != SBLOOM_OK) {
+    sbloom_t *c;
+    if (sbloom_create_bytes(&c, bytes, SBLOOM_LAYOUT_COUNTING512) != SBLOOM_OK) {
         fprintf(stderr, "cannot create %llu-byte counting filter\n", (unsigned long long)bytes);
         exit(1);
     }
-    sbloom_counting_add_hashes(c, fill, nfill, NULL);
+    sbloom_add_hashes(c, fill, nfill);
     for (int rep = 0; rep < reps; rep++) {
         double t0 = now();
-        *checksum += (uint64_t)sbloom_counting_contains_hashes(c, probes, nprobe, out);
+        *checksum += (uint64_t)sbloom_contains_hashes(c, probes, nprobe, out);
         double t1 = now();
         r.contains_ns = fmin(r.contains_ns, per_key(t0, t1, nprobe));
     }
@@ -122,14 +122,14 @@ static counting_result measure_counting(const char *isa, uint64_t bytes, const u
         for (size_t i = 0; i < nprobe; i++)
             fresh[i] = splitmix(&state);
         double t0 = now();
-        *checksum += (uint64_t)sbloom_counting_add_hashes(c, fresh, nprobe, out);
+        *checksum += (uint64_t)sbloom_add_if_new_hashes(c, fresh, nprobe, out);
         double t1 = now();
-        *checksum += (uint64_t)sbloom_counting_remove_hashes(c, fresh, nprobe, out);
+        *checksum += (uint64_t)sbloom_remove_hashes(c, fresh, nprobe, out);
         double t2 = now();
         r.add_ns = fmin(r.add_ns, per_key(t0, t1, nprobe));
         r.remove_ns = fmin(r.remove_ns, per_key(t1, t2, nprobe));
     }
-    sbloom_counting_free(c);
+    sbloom_free(c);
     return r;
 }
 

@@ -17,11 +17,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_input in = {data, size, 0};
     uint64_t bytes = 64 * (1 + fuzz_take(&in, 1) % 64);
     const char *isa[FUZZ_MAX_ISAS];
-    sbloom_counting_t *filter[FUZZ_MAX_ISAS];
+    sbloom_t *filter[FUZZ_MAX_ISAS];
     size_t count = sbloom_isa_list(isa, FUZZ_MAX_ISAS);
     for (size_t i = 0; i < count; i++)
         if (sbloom_set_isa(isa[i]) != SBLOOM_OK ||
-            sbloom_counting_create_bytes(&filter[i], bytes) != SBLOOM_OK)
+            sbloom_create_bytes(&filter[i], bytes, SBLOOM_LAYOUT_COUNTING512) != SBLOOM_OK)
             abort();
     sbloom_set_isa(NULL);
 
@@ -42,20 +42,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint8_t *out = f == 0 ? want : got;
             memset(out, 0xee, sizeof want);
             switch (op & 3) {
-            case 0: answer = sbloom_counting_add_hashes(filter[f], hashes, n, out); break;
-            case 1: answer = sbloom_counting_remove_hashes(filter[f], hashes, n, out); break;
-            case 2: answer = sbloom_counting_contains_hashes(filter[f], hashes, n, out); break;
+            case 0: answer = sbloom_add_if_new_hashes(filter[f], hashes, n, out); break;
+            case 1: answer = sbloom_remove_hashes(filter[f], hashes, n, out); break;
+            case 2: answer = sbloom_contains_hashes(filter[f], hashes, n, out); break;
             default:
-                answer = n ? sbloom_counting_add_hash(filter[f], hashes[0]) * 4 +
-                                 sbloom_counting_remove_hash(filter[f], hashes[n - 1]) * 2 +
-                                 sbloom_counting_contains_hash(filter[f], hashes[0])
+                answer = n ? sbloom_add_hash(filter[f], hashes[0]) * 4 +
+                                 sbloom_remove_hash(filter[f], hashes[n - 1]) * 2 +
+                                 sbloom_contains_hash(filter[f], hashes[0])
                            : 0;
                 break;
             }
             if (f == 0)
                 want_count = answer;
             else if (answer != want_count || memcmp(want, got, sizeof want) != 0 ||
-                     sbloom_counting_items(filter[0]) != sbloom_counting_items(filter[f]))
+                     sbloom_items(filter[0]) != sbloom_items(filter[f]))
                 abort();
         }
         /* Track adds and removes. A successful remove of a hash not held (a false positive,
@@ -83,13 +83,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             tracking = 0; /* the single form adds one hash and removes another */
         }
         for (size_t i = 0; i < nheld && tracking; i++)
-            if (times[i] > 0 && sbloom_counting_contains_hash(filter[0], held[i]) != 1)
+            if (times[i] > 0 && sbloom_contains_hash(filter[0], held[i]) != 1)
                 abort(); /* a false negative although only added keys were removed */
     }
     for (size_t f = 1; f < count; f++)
-        if (memcmp(sbloom_counting_data(filter[0]), sbloom_counting_data(filter[f]), bytes) != 0)
+        if (memcmp(sbloom_data(filter[0]), sbloom_data(filter[f]), bytes) != 0)
             abort();
     for (size_t f = 0; f < count; f++)
-        sbloom_counting_free(filter[f]);
+        sbloom_free(filter[f]);
     return 0;
 }

@@ -204,6 +204,6 @@ const sbloom_kernels sbloom_kernels_avx2 = {
             [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
             [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
             [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
+            [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
         },
-    .counting = SBK_COUNTING_ENTRY(counting),
 };

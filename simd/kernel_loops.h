@@ -42,17 +42,12 @@
 
 #define SBK_DEFINE_BATCH_KERNELS(NAME)                                                             \
     SBK_DEFINE_LOOP(NAME##_contains, NAME##_probe, const void *)                                   \
-    SBK_DEFINE_LOOP(NAME##_add_if_new, NAME##_insert, void *)                                      \
-    /* A plain add is a test-and-add whose answers are not kept: the count of keys that            \
-     * changed the filter is the count of new ones. */                                             \
-    static uint64_t NAME##_add(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n)   \
-    {                                                                                              \
-        return NAME##_add_if_new(blocks, nblocks, hashes, n, NULL);                                \
-    }
+    SBK_DEFINE_LOOP(NAME##_insert_batch, NAME##_insert, void *)
 
+/* The table entry of a bit layout: insert, contains, no remove. */
 #define SBK_LAYOUT_ENTRY(NAME)                                                                     \
     {                                                                                              \
-        NAME##_add, NAME##_contains, NAME##_add_if_new                                             \
+        NAME##_insert_batch, NAME##_contains, NULL                                                 \
     }
 
 #define SBK_DEFINE_COUNTING_KERNELS(NAME)                                                          \
@@ -60,9 +55,10 @@
     SBK_DEFINE_LOOP(NAME##_add, NAME##_increment, void *)                                          \
     SBK_DEFINE_LOOP(NAME##_remove, NAME##_decrement, void *)
 
+/* The counting layout's entry: insert increments, contains, remove. */
 #define SBK_COUNTING_ENTRY(NAME)                                                                   \
     {                                                                                              \
-        NAME##_add, NAME##_remove, NAME##_contains                                                 \
+        NAME##_add, NAME##_contains, NAME##_remove                                                 \
     }
 
 #endif

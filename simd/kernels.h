@@ -12,7 +12,13 @@
 #include <stdint.h>
 
 /* Layout indexes in a kernel table: the public enum value minus one. */
-enum { SBK_PARQUET = 0, SBK_BLOCK512_K8 = 1, SBK_BLOCK512_K16 = 2, SBK_LAYOUTS = 3 };
+enum {
+    SBK_PARQUET = 0,
+    SBK_BLOCK512_K8 = 1,
+    SBK_BLOCK512_K16 = 2,
+    SBK_COUNTING512 = 3,
+    SBK_LAYOUTS = 4
+};
 
 /* Block index from the high 32 bits by multiply-high: uniform over [0, nblocks) without a
  * modulo, for nblocks <= 2^32 (the Parquet rule). */
@@ -39,47 +45,36 @@ static inline uint64_t sbk_block_index(uint64_t hash, uint64_t nblocks)
     }
 
 /*
- * One layout's operations over a block array of `nblocks` blocks (64-byte aligned).
- *   add:        sets every key's bits; returns how many keys changed the filter.
- *   contains:   results[i] = 1 if key i is present (results may be NULL); returns the count.
- *   add_if_new: for each key in order, tests then sets; is_new[i] = 1 if it was absent (is_new
- *               may be NULL); returns the count. A repeat later in the batch is not new.
- */
-typedef struct sbloom_layout_kernels {
-    uint64_t (*add)(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n);
-    uint64_t (*contains)(const void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
-                         uint8_t *results);
-    uint64_t (*add_if_new)(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
-                           uint8_t *is_new);
-} sbloom_layout_kernels;
-
-/*
- * The counting layout (SBLOOM_LAYOUT_COUNTING512): 64-byte blocks of 8 x 64-bit words, each word
- * sixteen 4-bit counters (counter j in bits 4j..4j+3). A key counts in counter
+ * One layout's operations over a block array of `nblocks` blocks (64-byte aligned). Keys are
+ * handled strictly in order, so a key repeated later in a batch sees the earlier one.
+ *   insert:   adds every key (sets its bits, or increments its counters below 15); was_absent[i]
+ *             = 1 if key i was absent just before (was_absent may be NULL); returns that count.
+ *             For the bit layouts this is the fused test-and-add, and a plain add.
+ *   contains: results[i] = 1 if key i is present (results may be NULL); returns the count.
+ *   remove:   counting layout only, NULL for the bit layouts: if none of the key's counters is
+ *             zero, decrements each that is below 15 and sets removed[i] = 1; otherwise changes
+ *             nothing and sets 0. Returns the count removed.
+ *
+ * The counting layout (SBK_COUNTING512): 64-byte blocks of 8 x 64-bit words, each word sixteen
+ * 4-bit counters (counter j in bits 4j..4j+3). A key counts in counter
  * ((uint32)hash * salt[i]) >> 28 of word i, with the first eight block512 salts. A counter at 15
  * is saturated: never incremented or decremented again.
- *   add:      increments each of the key's counters that is below 15; was_absent[i] = 1 if one of
- *             them was zero before. Returns that count.
- *   remove:   if none of the key's counters is zero, decrements each that is below 15 and sets
- *             removed[i] = 1; otherwise changes nothing and sets 0. Returns the count removed.
- *   contains: results[i] = 1 if none of the key's counters is zero. Returns the count.
- * Output arrays may be NULL.
  */
-typedef struct sbloom_counting_kernels {
-    uint64_t (*add)(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
-                    uint8_t *was_absent);
-    uint64_t (*remove)(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
-                       uint8_t *removed);
-    uint64_t (*contains)(const void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
-                         uint8_t *results);
-} sbloom_counting_kernels;
+typedef uint64_t (*sbk_batch_fn)(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
+                                 uint8_t *results);
+typedef uint64_t (*sbk_probe_fn)(const void *blocks, uint64_t nblocks, const uint64_t *hashes,
+                                 size_t n, uint8_t *results);
+typedef struct sbloom_layout_kernels {
+    sbk_batch_fn insert;
+    sbk_probe_fn contains;
+    sbk_batch_fn remove;
+} sbloom_layout_kernels;
 
 #define SBK_COUNTER_MAX 15
 
 typedef struct sbloom_kernels {
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
     sbloom_layout_kernels layout[SBK_LAYOUTS];
-    sbloom_counting_kernels counting;
 } sbloom_kernels;
 
 /* Tables each instruction-set file exports (only those built into this binary exist). */

@@ -18,8 +18,7 @@ const char *sbloom_strerror(int code)
     case SBLOOM_E_TRUNCATED: return "filter file truncated (size does not match its header)";
     case SBLOOM_E_INCOMPATIBLE: return "filters have different layouts or sizes";
     case SBLOOM_E_READONLY: return "filter is a read-only mapping";
-    case SBLOOM_E_KIND:
-        return "the file holds the other kind of filter (counting vs plain bit filter)";
+    case SBLOOM_E_UNSUPPORTED: return "not supported by this build or host";
     case SBLOOM_E_ABSENT:
         return "key not in the counting filter (a counter is zero); nothing removed";
     default: return code > 0 ? "not an error code" : "unknown error";

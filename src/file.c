@@ -148,11 +148,6 @@ int sbloom_save(const sbloom_t *filter, const char *path)
 {
     if (!filter || !path)
         return SBLOOM_E_NULL;
-    return sbloom_save_any(filter, path);
-}
-
-int sbloom_save_any(const sbloom_t *filter, const char *path)
-{
     sbloom_header h;
     uint8_t header[SBLOOM_HEADER_BYTES];
     sbloom_header_of(filter, &h);
@@ -162,7 +157,12 @@ int sbloom_save_any(const sbloom_t *filter, const char *path)
 
 int sbloom_open_regular(const char *path, int *fd, uint64_t *size)
 {
-    *fd = open(path, O_RDONLY);
+    return sbloom_open_regular_mode(path, O_RDONLY, fd, size);
+}
+
+int sbloom_open_regular_mode(const char *path, int mode, int *fd, uint64_t *size)
+{
+    *fd = open(path, mode);
     if (*fd < 0)
         return SBLOOM_E_IO;
     struct stat st;
@@ -183,11 +183,6 @@ int sbloom_open_regular(const char *path, int *fd, uint64_t *size)
 
 int sbloom_load(sbloom_t **out, const char *path)
 {
-    return sbloom_load_kind(out, path, 0);
-}
-
-int sbloom_load_kind(sbloom_t **out, const char *path, int counting)
-{
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
@@ -207,8 +202,6 @@ int sbloom_load_kind(sbloom_t **out, const char *path, int counting)
         goto done;
     }
     rc = sbloom_header_parse(header, size, &h);
-    if (rc == SBLOOM_OK)
-        rc = sbloom_header_kind_check(&h, counting);
     if (rc != SBLOOM_OK)
         goto done;
     /* The payload size is now known to equal what the file holds: allocate and read it. */
@@ -243,14 +236,19 @@ void sbloom_unmap_file(void *base, uint64_t bytes)
     munmap(base, (size_t)bytes);
 }
 
-int sbloom_map(sbloom_t **out, const char *path, int verify)
+int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
 {
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
     if (!path)
         return SBLOOM_E_NULL;
+    if ((flags & ~(unsigned)(SBLOOM_OPEN_VERIFY | SBLOOM_OPEN_WRITE)) != 0)
+        return SBLOOM_E_INVALID;
+    int verify = (flags & SBLOOM_OPEN_VERIFY) != 0, writable = (flags & SBLOOM_OPEN_WRITE) != 0;
     if (sbloom_host_is_big_endian()) {
+        if (writable)
+            return SBLOOM_E_UNSUPPORTED; /* the words cannot be changed in place here */
         /* The file's words are little-endian: they cannot be used in place here. Load (which
          * swaps and always verifies) and keep map's read-only contract. */
         int rc = sbloom_load(out, path);
@@ -260,7 +258,7 @@ int sbloom_map(sbloom_t **out, const char *path, int verify)
     }
     int fd;
     uint64_t size;
-    if (sbloom_open_regular(path, &fd, &size) != SBLOOM_OK)
+    if (sbloom_open_regular_mode(path, writable ? O_RDWR : O_RDONLY, &fd, &size) != SBLOOM_OK)
         return SBLOOM_E_IO;
     if (size < SBLOOM_HEADER_BYTES) {
         uint8_t head[SBLOOM_HEADER_BYTES];
@@ -270,7 +268,8 @@ int sbloom_map(sbloom_t **out, const char *path, int verify)
         close(fd);
         return rc;
     }
-    void *base = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+    void *base =
+        mmap(NULL, (size_t)size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
     int saved = errno;
     close(fd);
     if (base == MAP_FAILED) {
@@ -279,24 +278,19 @@ int sbloom_map(sbloom_t **out, const char *path, int verify)
     }
     sbloom_header h;
     int rc = sbloom_header_parse(base, size, &h);
-    if (rc == SBLOOM_OK)
-        rc = sbloom_header_kind_check(&h, 0);
     if (rc == SBLOOM_OK && verify &&
         XXH3_64bits((const uint8_t *)base + SBLOOM_HEADER_BYTES, (size_t)h.payload_bytes) !=
             h.payload_checksum)
         rc = SBLOOM_E_CORRUPT;
     sbloom_t *f = NULL;
-    if (rc == SBLOOM_OK)
-        rc = sbloom_filter_new(&f, h.payload_bytes, h.layout, 0, NAN, 1);
+    if (rc == SBLOOM_OK) /* the blocks are 64-byte aligned in the image: base is a page */
+        rc = sbloom_image_wrap(&f, base, &h, writable);
     if (rc != SBLOOM_OK) {
         munmap(base, (size_t)size);
         return rc;
     }
-    f->blocks = (uint8_t *)base + SBLOOM_HEADER_BYTES; /* 64-byte aligned: base is a page */
-    f->readonly = 1;
     f->map_base = base;
     f->map_bytes = size;
-    sbloom_header_apply(&h, f);
     *out = f;
     return SBLOOM_OK;
 }

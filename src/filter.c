@@ -36,10 +36,7 @@ int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint
     f->block_bytes = (uint32_t)block_bytes;
     f->planned_items = planned_n;
     f->planned_fpp = planned_p;
-    if (layout == SBLOOM_LAYOUT_COUNTING512)
-        f->counting_kern = &kernels->counting;
-    else
-        f->kern = &kernels->layout[layout - 1];
+    f->kern = &kernels->layout[layout - 1];
     f->isa = kernels->name;
     *out = f;
     return SBLOOM_OK;
@@ -50,7 +47,7 @@ int sbloom_create(sbloom_t **out, uint64_t n, double p)
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
-    sbloom_plan plan;
+    sbloom_plan plan = sbloom_plan_init();
     int rc = sbloom_plan_for(n, p, &plan);
     if (rc != SBLOOM_OK)
         return rc;
@@ -62,7 +59,7 @@ int sbloom_create_for_layout(sbloom_t **out, uint64_t n, double p, sbloom_layout
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
-    sbloom_plan plan;
+    sbloom_plan plan = sbloom_plan_init();
     int rc = sbloom_plan_for_layout(n, p, layout, &plan);
     if (rc != SBLOOM_OK)
         return rc;
@@ -74,7 +71,7 @@ int sbloom_create_bytes(sbloom_t **out, uint64_t bytes, sbloom_layout layout)
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
-    if (!sbloom_layout_valid(layout))
+    if (!sbloom_layout_known(layout))
         return SBLOOM_E_LAYOUT;
     return sbloom_filter_new(out, bytes, layout, 0, NAN, 0);
 }
@@ -101,10 +98,12 @@ void sbloom_free(sbloom_t *filter)
 {
     if (!filter)
         return;
-    if (filter->map_base)
+    if (filter->map_base) {
+        sbloom_sync(filter); /* a read-write mapping leaves a valid file behind */
         sbloom_unmap_file(filter->map_base, filter->map_bytes);
-    else
+    } else if (!filter->image) {
         sbloom_blocks_free(filter->blocks, filter->bytes, filter->mapped);
+    }
     free(filter);
 }
 
@@ -128,15 +127,17 @@ uint64_t sbloom_hash(const sbloom_t *filter, const void *key, size_t len)
     return sbloom_hash_bytes(filter->layout, key, len);
 }
 
+/* Single keys call the kernel directly, a batch of one, without the batch driver. */
+
 int sbloom_add_hash(sbloom_t *filter, uint64_t hash)
 {
     if (!filter)
         return SBLOOM_E_NULL;
     if (filter->readonly)
         return SBLOOM_E_READONLY;
-    uint64_t added = filter->kern->add(filter->blocks, filter->nblocks, &hash, 1);
-    filter->items += added;
-    return (int)added;
+    uint64_t fresh = filter->kern->insert(filter->blocks, filter->nblocks, &hash, 1, NULL);
+    sbloom_count_inserted(filter, 1, fresh);
+    return (int)fresh;
 }
 
 int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash)
@@ -150,8 +151,6 @@ int sbloom_add(sbloom_t *filter, const void *key, size_t len)
 {
     if (!filter || (!key && len))
         return SBLOOM_E_NULL;
-    if (filter->readonly)
-        return SBLOOM_E_READONLY;
     return sbloom_add_hash(filter, sbloom_hash_bytes(filter->layout, key, len));
 }
 
@@ -160,6 +159,30 @@ int sbloom_contains(const sbloom_t *filter, const void *key, size_t len)
     if (!filter || (!key && len))
         return SBLOOM_E_NULL;
     return sbloom_contains_hash(filter, sbloom_hash_bytes(filter->layout, key, len));
+}
+
+uint64_t sbloom_hash_u64(const sbloom_t *filter, uint64_t value)
+{
+    return filter ? sbloom_hash_integer(filter->layout, value) : 0;
+}
+
+int sbloom_add_u64(sbloom_t *filter, uint64_t value)
+{
+    if (!filter)
+        return SBLOOM_E_NULL;
+    return sbloom_add_hash(filter, sbloom_hash_integer(filter->layout, value));
+}
+
+int sbloom_add_if_new_u64(sbloom_t *filter, uint64_t value)
+{
+    return sbloom_add_u64(filter, value);
+}
+
+int sbloom_contains_u64(const sbloom_t *filter, uint64_t value)
+{
+    if (!filter)
+        return SBLOOM_E_NULL;
+    return sbloom_contains_hash(filter, sbloom_hash_integer(filter->layout, value));
 }
 
 /* ---- Introspection ---- */
@@ -216,19 +239,31 @@ const char *sbloom_filter_isa(const sbloom_t *filter)
     return filter ? filter->isa : NULL;
 }
 
+/* Non-zero slots of a word: its set bits, or (slot_bits 4) its non-zero 4-bit counters. */
+static uint32_t used_slots(uint64_t word, uint32_t slot_bits)
+{
+    if (slot_bits == 4)
+        word = (word | word >> 1 | word >> 2 | word >> 3) & UINT64_C(0x1111111111111111);
+    return (uint32_t)__builtin_popcountll(word);
+}
+
 /*
- * A random key probing a block is a false positive when every one of its k bits is set; with one
- * bit per word, that happens with probability prod_i popcount(word_i) / w. Averaging this over
- * all blocks gives the rate a random negative key meets now. The fill also inverts the expected
- * fill 1 - exp(-n / (nblocks * w)) into an estimate of the distinct items.
+ * A random key probing a block is a false positive when every one of its k slots is in use; with
+ * one slot per word, that happens with probability prod_i used(word_i) / slots. Averaging this
+ * over all blocks gives the rate a random negative key meets now. The fill (used slots) also
+ * inverts the expected fill 1 - exp(-n / (nblocks * slots)) into an estimate of distinct items.
  */
 int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out)
 {
     if (!filter || !out)
         return SBLOOM_E_NULL;
+    if (out->size < sizeof(sbloom_stats))
+        return SBLOOM_E_INVALID;
     uint32_t word_bits = sbloom_layout_word_bits(filter->layout);
+    uint32_t slots = sbloom_layout_slots(filter->layout);
+    uint32_t slot_bits = word_bits / slots;
     uint32_t words = filter->k;
-    uint64_t bits_set = 0;
+    uint64_t used = 0;
     double fpp_sum = 0.0;
     const uint8_t *block = filter->blocks;
     for (uint64_t b = 0; b < filter->nblocks; b++, block += filter->block_bytes) {
@@ -242,16 +277,16 @@ int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out)
                 memcpy(&w32, block + 4 * i, 4);
                 word = w32;
             }
-            uint32_t ones = (uint32_t)__builtin_popcountll(word);
-            bits_set += ones;
-            block_fpp *= (double)ones / word_bits;
+            uint32_t in_use = used_slots(word, slot_bits);
+            used += in_use;
+            block_fpp *= (double)in_use / slots;
         }
         fpp_sum += block_fpp;
     }
-    double total_bits = (double)filter->bytes * 8.0;
-    out->fill = (double)bits_set / total_bits;
+    double total_slots = (double)filter->nblocks * words * slots;
+    out->fill = (double)used / total_slots;
     out->estimated_fpp = fpp_sum / (double)filter->nblocks;
     out->estimated_items =
-        out->fill >= 1.0 ? INFINITY : -(double)filter->nblocks * word_bits * log1p(-out->fill);
+        out->fill >= 1.0 ? INFINITY : -(double)filter->nblocks * slots * log1p(-out->fill);
     return SBLOOM_OK;
 }

@@ -165,11 +165,6 @@ int sbloom_serialize(const sbloom_t *filter, void *buf, size_t cap)
 {
     if (!filter || !buf)
         return SBLOOM_E_NULL;
-    return sbloom_serialize_any(filter, buf, cap);
-}
-
-int sbloom_serialize_any(const sbloom_t *filter, void *buf, size_t cap)
-{
     if (cap < sbloom_serialized_size(filter))
         return SBLOOM_E_TRUNCATED;
     sbloom_header h;
@@ -180,17 +175,7 @@ int sbloom_serialize_any(const sbloom_t *filter, void *buf, size_t cap)
     return SBLOOM_OK;
 }
 
-int sbloom_header_kind_check(const sbloom_header *h, int counting)
-{
-    return (h->layout == SBLOOM_LAYOUT_COUNTING512) == (counting != 0) ? SBLOOM_OK : SBLOOM_E_KIND;
-}
-
 int sbloom_deserialize(sbloom_t **out, const void *buf, size_t len)
-{
-    return sbloom_deserialize_kind(out, buf, len, 0);
-}
-
-int sbloom_deserialize_kind(sbloom_t **out, const void *buf, size_t len, int counting)
 {
     if (!out)
         return SBLOOM_E_NULL;
@@ -199,8 +184,6 @@ int sbloom_deserialize_kind(sbloom_t **out, const void *buf, size_t len, int cou
         return SBLOOM_E_NULL;
     sbloom_header h;
     int rc = sbloom_header_parse(buf, len, &h);
-    if (rc == SBLOOM_OK)
-        rc = sbloom_header_kind_check(&h, counting);
     if (rc != SBLOOM_OK)
         return rc;
     const uint8_t *payload = (const uint8_t *)buf + SBLOOM_HEADER_BYTES;
@@ -245,7 +228,7 @@ int sbloom_parquet_import(sbloom_t **out, const void *bitset, size_t len)
     if (rc != SBLOOM_OK)
         return rc;
     sbloom_copy_words(f->blocks, bitset, len, 32, swap_needed());
-    sbloom_stats stats;
+    sbloom_stats stats = sbloom_stats_init();
     sbloom_get_stats(f, &stats); /* a bare bitset carries no count: estimate it */
     f->items = isfinite(stats.estimated_items) ? (uint64_t)llround(stats.estimated_items) : 0;
     *out = f;

@@ -26,14 +26,15 @@ typedef struct sbloom_header {
 void sbloom_header_of(const sbloom_t *f, sbloom_header *h);
 void sbloom_header_pack(const sbloom_header *h, uint8_t out[SBLOOM_HEADER_BYTES]);
 /* Validates the first SBLOOM_HEADER_BYTES of a file of file_bytes bytes: magic, header checksum,
- * version, layout (either kind), hash, geometry, and that file_bytes is exactly header + payload.
+ * version, layout, hash, geometry, and that file_bytes is exactly header + payload.
  */
 int sbloom_header_parse(const uint8_t *bytes, uint64_t file_bytes, sbloom_header *h);
 /* XXH3-64 of the payload as stored in the file (little-endian words). */
 uint64_t sbloom_payload_checksum(const sbloom_t *f);
-/* SBLOOM_OK if a validated header holds the wanted kind (counting or plain), else SBLOOM_E_KIND. */
-int sbloom_header_kind_check(const sbloom_header *h, int counting);
 /* Moves a validated header's counters and plan into a new filter. */
 void sbloom_header_apply(const sbloom_header *h, sbloom_t *f);
+/* src/image.c: a filter over the image at base (header h already validated), its bits in place;
+ * read-only unless writable. */
+int sbloom_image_wrap(sbloom_t **out, void *base, const sbloom_header *h, int writable);
 
 #endif

@@ -21,4 +21,14 @@ static inline uint64_t sbloom_hash_bytes(sbloom_layout layout, const void *key, 
     return XXH3_64bits(key, len);
 }
 
+/* An integer key is the string of its 8 little-endian bytes: the same hash on every host, and
+ * for Parquet the hash Parquet gives an INT64 column's plain-encoded value. */
+static inline uint64_t sbloom_hash_integer(sbloom_layout layout, uint64_t value)
+{
+    uint8_t le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (uint8_t)(value >> (8 * i));
+    return sbloom_hash_bytes(layout, le, 8);
+}
+
 #endif

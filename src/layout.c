@@ -10,21 +10,16 @@ static const struct {
     uint32_t block_bytes;
     uint32_t k;
     uint32_t slot_bits;
-} layouts[SBLOOM_LAYOUT_COUNTING512] = {
+} layouts[SBLOOM_LAYOUT_COUNT] = {
     [SBLOOM_LAYOUT_PARQUET - 1] = {"parquet", 32, 8, 1},
     [SBLOOM_LAYOUT_BLOCK512_K8 - 1] = {"block512-k8", 64, 8, 1},
     [SBLOOM_LAYOUT_BLOCK512_K16 - 1] = {"block512-k16", 64, 16, 1},
     [SBLOOM_LAYOUT_COUNTING512 - 1] = {"counting512", 64, 8, 4},
 };
 
-int sbloom_layout_valid(sbloom_layout layout)
-{
-    return layout >= 1 && layout <= SBLOOM_LAYOUT_COUNT;
-}
-
 int sbloom_layout_known(sbloom_layout layout)
 {
-    return layout >= 1 && layout <= SBLOOM_LAYOUT_COUNTING512;
+    return layout >= 1 && layout <= SBLOOM_LAYOUT_COUNT;
 }
 
 const char *sbloom_layout_name(sbloom_layout layout)
@@ -36,7 +31,7 @@ int sbloom_layout_from_name(const char *name)
 {
     if (!name)
         return SBLOOM_E_NULL;
-    for (int i = 0; i < SBLOOM_LAYOUT_COUNTING512; i++)
+    for (int i = 0; i < SBLOOM_LAYOUT_COUNT; i++)
         if (strcmp(name, layouts[i].name) == 0)
             return i + 1;
     return SBLOOM_E_LAYOUT;

@@ -9,11 +9,18 @@ static int compatible(const sbloom_t *a, const sbloom_t *b)
     return a->layout == b->layout && a->bytes == b->bytes;
 }
 
+/* OR and AND of counters would not be sums or minimums of counts: the counting layout is refused
+ * rather than given a meaning that loses counts. */
+static int bitwise(const sbloom_t *f)
+{
+    return f->layout != SBLOOM_LAYOUT_COUNTING512;
+}
+
 /* The item count a union or fold should carry: estimated from the fill, since keys present in
  * both inputs would otherwise be counted twice. */
 static void reestimate_items(sbloom_t *f)
 {
-    sbloom_stats stats;
+    sbloom_stats stats = sbloom_stats_init();
     sbloom_get_stats(f, &stats);
     f->items = isfinite(stats.estimated_items) ? (uint64_t)llround(stats.estimated_items) : 0;
 }
@@ -24,6 +31,8 @@ static int combine(sbloom_t *dst, const sbloom_t *src, int intersect)
         return SBLOOM_E_NULL;
     if (dst->readonly)
         return SBLOOM_E_READONLY;
+    if (!bitwise(dst) || !bitwise(src))
+        return SBLOOM_E_LAYOUT;
     if (!compatible(dst, src))
         return SBLOOM_E_INCOMPATIBLE;
     uint64_t *d = dst->blocks;
@@ -73,6 +82,8 @@ int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint64_t factor)
     *out = NULL;
     if (!filter)
         return SBLOOM_E_NULL;
+    if (!bitwise(filter))
+        return SBLOOM_E_LAYOUT;
     if (factor == 0 || filter->nblocks % factor != 0)
         return SBLOOM_E_INVALID;
     uint64_t nblocks = filter->nblocks / factor;

@@ -53,7 +53,7 @@ static int plan_blocks(uint64_t n, double p, sbloom_layout layout, sbloom_plan *
 {
     if (!out)
         return SBLOOM_E_NULL;
-    if (n == 0 || !(p > 0.0 && p < 1.0)) /* also rejects NaN */
+    if (out->size < sizeof(sbloom_plan) || n == 0 || !(p > 0.0 && p < 1.0)) /* NaN too */
         return SBLOOM_E_INVALID;
 
     uint64_t block_bytes = sbloom_layout_block_bytes(layout);
@@ -80,17 +80,12 @@ int sbloom_plan_for_layout(uint64_t n, double p, sbloom_layout layout, sbloom_pl
 {
     if (!out)
         return SBLOOM_E_NULL;
-    if (!sbloom_layout_valid(layout))
+    if (!sbloom_layout_known(layout))
         return SBLOOM_E_LAYOUT;
+    /* For the counting layout a counter is "set" when it is non-zero, so it answers like a bit
+     * filter whose words have 16 slots: the same formula with w = 16 (docs/SIZING.md).
+     * Saturation does not enter: it never turns a zero counter into a non-zero one. */
     return plan_blocks(n, p, layout, out);
-}
-
-/* A counter is "set" when it is non-zero, so a counting filter answers like a plain one whose
- * words have 16 slots: the same formula with w = 16 (docs/SIZING.md). Saturation does not enter:
- * it never turns a zero counter into a non-zero one. */
-int sbloom_counting_plan(uint64_t n, double p, sbloom_plan *out)
-{
-    return plan_blocks(n, p, SBLOOM_LAYOUT_COUNTING512, out);
 }
 
 int sbloom_plan_for(uint64_t n, double p, sbloom_plan *out)
@@ -100,14 +95,18 @@ int sbloom_plan_for(uint64_t n, double p, sbloom_plan *out)
                                           SBLOOM_LAYOUT_BLOCK512_K16};
     if (!out)
         return SBLOOM_E_NULL;
+    if (out->size < sizeof(sbloom_plan))
+        return SBLOOM_E_INVALID;
     int best = SBLOOM_E_TOO_LARGE;
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        sbloom_plan candidate;
+        sbloom_plan candidate = sbloom_plan_init();
         int rc = sbloom_plan_for_layout(n, p, order[i], &candidate);
         if (rc == SBLOOM_E_INVALID)
             return rc;
         if (rc == SBLOOM_OK && (best != SBLOOM_OK || candidate.bytes < out->bytes)) {
+            size_t callers_size = out->size; /* a newer caller's struct may be larger */
             *out = candidate;
+            out->size = callers_size;
             best = SBLOOM_OK;
         }
     }

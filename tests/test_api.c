@@ -43,7 +43,8 @@ static void bad_arguments(void)
     CHECK(sbloom_create_bytes(&f, SBLOOM_MAX_BYTES + 1, SBLOOM_LAYOUT_PARQUET) ==
           SBLOOM_E_TOO_LARGE);
     CHECK(sbloom_create_bytes(&f, 1024, (sbloom_layout)0) == SBLOOM_E_LAYOUT);
-    CHECK(sbloom_create_bytes(&f, 1024, (sbloom_layout)4) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_create_bytes(&f, 1024, (sbloom_layout)(SBLOOM_LAYOUT_COUNT + 1)) ==
+          SBLOOM_E_LAYOUT);
     CHECK(sbloom_create_bytes(NULL, 1024, SBLOOM_LAYOUT_PARQUET) == SBLOOM_E_NULL);
     CHECK(sbloom_create_for_layout(&f, 100, 0.01, (sbloom_layout)9) == SBLOOM_E_LAYOUT);
     CHECK(f == NULL);
@@ -68,7 +69,7 @@ static void bad_arguments(void)
     CHECK(sbloom_get_layout(NULL) == 0 && sbloom_bytes(NULL) == 0 && sbloom_k(NULL) == 0);
     CHECK(sbloom_items(NULL) == 0 && sbloom_data(NULL) == NULL);
     CHECK(isnan(sbloom_bits_per_key(NULL, 10)));
-    sbloom_stats stats;
+    sbloom_stats stats = sbloom_stats_init();
     CHECK(sbloom_get_stats(NULL, &stats) == SBLOOM_E_NULL);
 
     CHECK(sbloom_create(&f, 1000, 0.01) == SBLOOM_OK);
@@ -100,7 +101,7 @@ static void lifecycle_and_introspection(void)
     for (int l = 0; l < TEST_NLAYOUTS; l++) {
         sbloom_t *f;
         CHECK(sbloom_create_for_layout(&f, 100000, 0.001, test_layouts[l]) == SBLOOM_OK);
-        sbloom_plan plan;
+        sbloom_plan plan = sbloom_plan_init();
         CHECK(sbloom_plan_for_layout(100000, 0.001, test_layouts[l], &plan) == SBLOOM_OK);
         CHECK(sbloom_get_layout(f) == test_layouts[l]);
         CHECK(sbloom_bytes(f) == plan.bytes);
@@ -117,7 +118,7 @@ static void lifecycle_and_introspection(void)
         uint64_t state = 42 + (uint64_t)l;
         for (int i = 0; i < 100000; i++)
             sbloom_add_hash(f, test_rand(&state));
-        sbloom_stats s;
+        sbloom_stats s = sbloom_stats_init();
         CHECK(sbloom_get_stats(f, &s) == SBLOOM_OK);
         CHECK(sbloom_items(f) <= 100000 && sbloom_items(f) > 99800);
         CHECK_REL(s.estimated_items, 100000, 0.02);

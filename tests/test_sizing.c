@@ -48,7 +48,7 @@ static void parquet_spec_table(void)
         double p, bits;
     } spec[] = {{0.1, 6.0}, {0.01, 10.5}, {0.001, 16.9}, {0.0001, 26.4}, {0.00001, 41.0}};
     for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++) {
-        sbloom_plan plan;
+        sbloom_plan plan = sbloom_plan_init();
         CHECK(sbloom_plan_for_layout(1000000, spec[i].p, SBLOOM_LAYOUT_PARQUET, &plan) ==
               SBLOOM_OK);
         CHECK(fabs(plan.bits_per_key - spec[i].bits) < 0.1);
@@ -64,7 +64,7 @@ static void plans(void)
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
             uint64_t smallest = UINT64_MAX;
             for (int l = 0; l < TEST_NLAYOUTS; l++) {
-                sbloom_plan plan;
+                sbloom_plan plan = sbloom_plan_init();
                 int rc = sbloom_plan_for_layout(counts[c], rates[r], test_layouts[l], &plan);
                 if (rc == SBLOOM_E_TOO_LARGE)
                     continue;
@@ -80,7 +80,7 @@ static void plans(void)
                 if (plan.bytes < smallest)
                     smallest = plan.bytes;
             }
-            sbloom_plan best;
+            sbloom_plan best = sbloom_plan_init();
             if (smallest != UINT64_MAX) {
                 CHECK(sbloom_plan_for(counts[c], rates[r], &best) == SBLOOM_OK);
                 CHECK(best.bytes == smallest);
@@ -88,7 +88,7 @@ static void plans(void)
         }
     }
     /* Blocking costs space: every blocked plan needs more bits than the classic filter. */
-    sbloom_plan plan;
+    sbloom_plan plan = sbloom_plan_init();
     CHECK(sbloom_plan_for(1000000, 1e-3, &plan) == SBLOOM_OK);
     CHECK(plan.bits_per_key > sbloom_classic_bits_per_key(1e-3));
     /* The classic bits for p give p with their best k. */
@@ -116,7 +116,7 @@ static void blocked_formula(void)
 
 static void bad_arguments(void)
 {
-    sbloom_plan plan;
+    sbloom_plan plan = sbloom_plan_init();
     CHECK(sbloom_plan_for(0, 0.01, &plan) == SBLOOM_E_INVALID);
     CHECK(sbloom_plan_for(10, 0.0, &plan) == SBLOOM_E_INVALID);
     CHECK(sbloom_plan_for(10, 1.0, &plan) == SBLOOM_E_INVALID);

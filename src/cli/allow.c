@@ -35,8 +35,8 @@ int cmd_allow(int argc, char **argv)
         return rc;
     if (o.nargs < 1)
         return usage_error("allow", "FILTER is missing");
-    any_filter filter; /* the filter must exist: its hash is the one keys would have */
-    if ((rc = any_filter_load(o.args[0], &filter, 1)) != SBLOOM_OK)
+    sbloom_t *filter; /* the filter must exist: its hash is the one keys would have */
+    if ((rc = load_for_reading(o.args[0], &filter)) != SBLOOM_OK)
         return filter_error("open", o.args[0], rc);
     char *path = allowlist_path(o.args[0]);
     sbloom_allowlist_t *allow = NULL;
@@ -50,7 +50,7 @@ int cmd_allow(int argc, char **argv)
     if (rc != SBLOOM_OK) {
         filter_error("load", path ? path : "the allow-list", rc);
         free(path);
-        any_filter_free(&filter);
+        sbloom_free(filter);
         return EXIT_RUNTIME;
     }
     uint64_t before = sbloom_allowlist_count(allow);
@@ -58,7 +58,7 @@ int cmd_allow(int argc, char **argv)
                       .quiet = o.quiet,
                       .normalize = o.normalize,
                       .threads = 1,
-                      .filter = &filter};
+                      .filter = filter};
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, allow_batch, allow);
     if (rc == EXIT_OK) {
         int saved = sbloom_allowlist_save(allow, path);
@@ -70,7 +70,7 @@ int cmd_allow(int argc, char **argv)
                     (unsigned long long)sbloom_allowlist_count(allow), path);
     }
     sbloom_allowlist_free(allow);
-    any_filter_free(&filter);
+    sbloom_free(filter);
     free(path);
     return rc;
 }

@@ -126,7 +126,9 @@ int parse_layout(const char *option, const char *text, sbloom_layout *out)
         *out = (sbloom_layout)layout;
         return 1;
     }
-    fprintf(stderr, "simdbloom: %s wants auto, parquet, block512-k8 or block512-k16, not '%s'\n",
+    fprintf(stderr,
+            "simdbloom: %s wants auto, parquet, block512-k8, block512-k16 or counting512, not "
+            "'%s'\n",
             option, text);
     return 0;
 }
@@ -276,9 +278,18 @@ int create_planned(const cli_options *o, sbloom_t **out)
     return planned_result(o, rc, "filter");
 }
 
-int create_planned_counting(const cli_options *o, sbloom_counting_t **out)
+int load_for_reading(const char *path, sbloom_t **out)
 {
-    return planned_result(o, sbloom_counting_create(out, o->expect, o->fpp), "counting filter");
+    return sbloom_map(out, path, SBLOOM_OPEN_VERIFY);
+}
+
+int require_bit_layout(const char *command, const char *path, const sbloom_t *f)
+{
+    if (sbloom_get_layout(f) != SBLOOM_LAYOUT_COUNTING512)
+        return SBLOOM_OK;
+    fprintf(stderr, "simdbloom: %s is a counting filter: %s takes bit filters only\n", path,
+            command);
+    return EXIT_RUNTIME;
 }
 
 char *allowlist_path(const char *filter_path)

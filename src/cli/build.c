@@ -12,8 +12,8 @@ static const char build_help[] =
     "Makes a filter planned for N distinct lines at false-positive rate P (defaults 10M, 1e-6)\n"
     "and adds every line of the input (standard input when no FILE); a trailing CR is not part of\n"
     "a key. Saves it crash-safely to FILTER.\n"
-    "  --counting   a counting filter (4-bit counters, about 4.5x the memory at 1%): lines can\n"
-    "               later be taken out with 'simdbloom remove'\n"
+    "  --counting   a counting filter, layout counting512 (4-bit counters, about 4.5x the memory\n"
+    "               at 1%): lines can later be taken out with 'simdbloom remove'\n"
     "Example: simdbloom build --expect 2M --fpp 1e-4 -o seen.sbloom urls.txt\n";
 
 static const char add_help[] =
@@ -24,14 +24,14 @@ static const char add_help[] =
     "Example: simdbloom add seen.sbloom more-urls.txt\n";
 
 typedef struct add_run {
-    any_filter *filter;
+    sbloom_t *filter;
     uint64_t fresh; /* keys absent before their add */
 } add_run;
 
 static int add_batch(void *ctx, const line_batch *b)
 {
     add_run *r = ctx;
-    int64_t rc = any_filter_add_hashes(r->filter, b->hashes, b->n);
+    int64_t rc = sbloom_add_hashes(r->filter, b->hashes, b->n);
     if (rc < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)rc));
         return EXIT_RUNTIME;
@@ -41,7 +41,7 @@ static int add_batch(void *ctx, const line_batch *b)
 }
 
 /* Streams the inputs into the filter and saves it to path; prints a summary unless quiet. */
-static int add_and_save(const char *command, any_filter *filter, const char *path,
+static int add_and_save(const char *command, sbloom_t *filter, const char *path,
                         const cli_options *o, int nfiles, char **files)
 {
     add_run run = {filter, 0};
@@ -54,24 +54,24 @@ static int add_and_save(const char *command, any_filter *filter, const char *pat
     int rc = stream_inputs(&s, nfiles, files, add_batch, &run);
     if (rc != EXIT_OK)
         return rc; /* the file is left as it was */
-    int saved = any_filter_save(filter, path);
+    int saved = sbloom_save(filter, path);
     if (saved != SBLOOM_OK)
         return filter_error("save", path, saved);
     if (!quiet) {
         char size[32];
-        uint64_t items = any_filter_items(filter), planned = any_filter_planned_items(filter);
-        sbloom_layout layout = any_filter_layout(filter);
+        uint64_t items = sbloom_items(filter), planned = sbloom_planned_items(filter);
+        sbloom_layout layout = sbloom_get_layout(filter);
         fprintf(stderr, "simdbloom %s: %llu lines, %llu new keys, %llu in %s (%s, %s)\n", command,
                 (unsigned long long)s.lines, (unsigned long long)run.fresh,
                 (unsigned long long)items, path, sbloom_layout_name(layout),
-                human_bytes(any_filter_bytes(filter), size, sizeof size));
+                human_bytes(sbloom_bytes(filter), size, sizeof size));
         if (planned && items > planned)
             fprintf(stderr,
                     "warning: %llu keys exceed the %llu planned; the false-positive rate "
                     "is now about %.3g (planned %.3g)\n",
                     (unsigned long long)items, (unsigned long long)planned,
-                    sbloom_blocked_fpp(layout, any_filter_bytes(filter), items),
-                    any_filter_planned_fpp(filter));
+                    sbloom_blocked_fpp(layout, sbloom_bytes(filter), items),
+                    sbloom_planned_fpp(filter));
     }
     return EXIT_OK;
 }
@@ -89,13 +89,13 @@ int cmd_build(int argc, char **argv)
         return usage_error("build", "-o FILTER is missing");
     if (o.counting && o.layout)
         return usage_error("build", "--layout does not apply to --counting (its layout is fixed)");
-    any_filter filter = {NULL, NULL};
-    rc = o.counting ? create_planned_counting(&o, &filter.counting)
-                    : create_planned(&o, &filter.plain);
-    if (rc != EXIT_OK)
+    if (o.counting)
+        o.layout = SBLOOM_LAYOUT_COUNTING512;
+    sbloom_t *filter;
+    if ((rc = create_planned(&o, &filter)) != EXIT_OK)
         return rc;
-    rc = add_and_save("build", &filter, o.output, &o, o.nargs, o.args);
-    any_filter_free(&filter);
+    rc = add_and_save("build", filter, o.output, &o, o.nargs, o.args);
+    sbloom_free(filter);
     return rc;
 }
 
@@ -108,11 +108,11 @@ int cmd_add(int argc, char **argv)
         return rc;
     if (o.nargs < 1)
         return usage_error("add", "FILTER is missing");
-    any_filter filter;
-    rc = any_filter_load(o.args[0], &filter, 0);
+    sbloom_t *filter;
+    rc = sbloom_load(&filter, o.args[0]);
     if (rc != SBLOOM_OK)
         return filter_error("load", o.args[0], rc);
-    rc = add_and_save("add", &filter, o.args[0], &o, o.nargs - 1, o.args + 1);
-    any_filter_free(&filter);
+    rc = add_and_save("add", filter, o.args[0], &o, o.nargs - 1, o.args + 1);
+    sbloom_free(filter);
     return rc;
 }

@@ -66,37 +66,20 @@ int filter_error(const char *doing, const char *path, int rc);
 /* A new filter from the options' plan (expect, fpp, layout); returns an exit status (EXIT_OK, or
  * EXIT_USAGE / EXIT_RUNTIME after a message). */
 int create_planned(const cli_options *o, sbloom_t **out);
-/* The same for a counting filter (expect and fpp; it has one layout). */
-int create_planned_counting(const cli_options *o, sbloom_counting_t **out);
 
-/* anyfilter.c: a filter file of either kind (exactly one pointer set). load: sbloom_map (read-only,
- * verified) when map is set, else sbloom_load; a counting file is loaded either way. */
-typedef struct any_filter {
-    sbloom_t *plain;
-    sbloom_counting_t *counting;
-} any_filter;
-int any_filter_load(const char *path, any_filter *f, int map);
-int any_filter_save(const any_filter *f, const char *path);
-void any_filter_free(any_filter *f);
-sbloom_layout any_filter_layout(const any_filter *f);
-uint64_t any_filter_bytes(const any_filter *f);
-uint64_t any_filter_items(const any_filter *f);
-uint64_t any_filter_planned_items(const any_filter *f);
-double any_filter_planned_fpp(const any_filter *f);
-/* Adds return how many keys were new (absent before); contains, how many are present. */
-int64_t any_filter_add_hashes(any_filter *f, const uint64_t *hashes, size_t n);
-int64_t any_filter_contains_hashes(const any_filter *f, const uint64_t *hashes, size_t n,
-                                   uint8_t *results);
-/* out[i] = the hash this filter gives keys[i] (the kind is chosen once per call). */
-void any_filter_hash_keys(const any_filter *f, const char *const *keys, const size_t *lens,
-                          size_t n, uint64_t *out);
+/* The filter file at path for a command that reads it (query, allow): mapped read-only and
+ * verified. */
+int load_for_reading(const char *path, sbloom_t **out);
+/* SBLOOM_OK when f has a bit layout; else prints "PATH is a counting filter: COMMAND takes bit
+ * filters only" and returns EXIT_RUNTIME. */
+int require_bit_layout(const char *command, const char *path, const sbloom_t *f);
 
 /* stream.c: feeding lines to a subcommand in batches. */
 typedef struct stream_state {
     const char *command; /* for progress lines */
     int quiet, progress, normalize;
-    unsigned threads;         /* hashing threads, 1 or more */
-    const any_filter *filter; /* keys are hashed as this filter hashes them */
+    unsigned threads;       /* hashing threads, 1 or more */
+    const sbloom_t *filter; /* keys are hashed as this filter hashes them */
     uint64_t lines, bytes, total_bytes;
     size_t buffer_bytes; /* the reader's largest buffer, for the memory summary */
     double started, last_shown;

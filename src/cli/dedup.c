@@ -170,12 +170,11 @@ int cmd_dedup(int argc, char **argv)
     run.checkpoint = o.checkpoint;
     run.last_saved = now_seconds();
 
-    any_filter hasher = {run.filter, NULL};
     stream_state s = {.command = "dedup",
                       .quiet = o.quiet,
                       .normalize = o.normalize,
                       .threads = o.threads,
-                      .filter = &hasher};
+                      .filter = run.filter};
     double started = now_seconds();
     rc = stream_inputs(&s, o.nargs, o.args, dedup_batch, &run);
     if (!run.write_failed && (fflush(stdout) != 0 || ferror(stdout))) {

@@ -8,64 +8,36 @@ static const char info_help[] =
     "\n"
     "Prints, for each filter file: layout, size, bits per key (k), items added, fill, distinct\n"
     "items estimated from the fill, the false-positive rate planned and the one estimated now,\n"
-    "the checksum status and the instruction set that would run it. For a counting filter\n"
-    "(sbloom_counting_* files): items held, saturated counters and the rate the formula gives\n"
-    "for them. Exit status 1 if a file cannot be read or is damaged.\n";
-
-/* A counting filter's file: its own figures (the fill estimate is for bit filters). */
-static int info_counting(const char *path)
-{
-    sbloom_counting_t *c;
-    int rc = sbloom_counting_load(&c, path);
-    if (rc != SBLOOM_OK) {
-        printf("%s: %s\n", path, sbloom_strerror(rc));
-        return filter_error("read", path, rc);
-    }
-    char size[32];
-    uint64_t bytes = sbloom_counting_bytes(c), items = sbloom_counting_items(c);
-    printf("%s:\n", path);
-    printf("  layout            %s (counting filter, 4-bit counters, k = %u per key)\n",
-           sbloom_layout_name(SBLOOM_LAYOUT_COUNTING512),
-           sbloom_layout_k(SBLOOM_LAYOUT_COUNTING512));
-    printf("  size              %s (%llu bytes)\n", human_bytes(bytes, size, sizeof size),
-           (unsigned long long)bytes);
-    printf("  items held        %llu (adds less removes)\n", (unsigned long long)items);
-    printf("  saturated         %llu counters stuck at 15\n",
-           (unsigned long long)sbloom_counting_saturated(c));
-    if (sbloom_counting_planned_items(c))
-        printf("  planned           %llu items at false-positive rate %.3g\n",
-               (unsigned long long)sbloom_counting_planned_items(c),
-               sbloom_counting_planned_fpp(c));
-    else
-        printf("  planned           (made by size, no plan)\n");
-    printf("  fpp now           %.3g (the formula at the items held)\n",
-           sbloom_blocked_fpp(SBLOOM_LAYOUT_COUNTING512, bytes, items));
-    printf("  checksums         header and counters verified\n");
-    printf("  isa               %s\n", sbloom_counting_isa(c));
-    sbloom_counting_free(c);
-    return EXIT_OK;
-}
+    "the checksum status and the instruction set that would run it. For a counting filter the\n"
+    "items are adds less removes, the fill counts non-zero counters, and saturated counters\n"
+    "are shown. Exit status 1 if a file cannot be read or is damaged.\n";
 
 static int info_one(const char *path)
 {
     sbloom_t *f;
-    int rc = sbloom_map(&f, path, 1);
-    if (rc == SBLOOM_E_KIND)
-        return info_counting(path);
+    int rc = load_for_reading(path, &f);
     if (rc != SBLOOM_OK) {
         printf("%s: %s\n", path, sbloom_strerror(rc));
         return filter_error("read", path, rc);
     }
-    sbloom_stats st;
+    sbloom_stats st = sbloom_stats_init();
     sbloom_get_stats(f, &st);
+    int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
     char size[32];
     printf("%s:\n", path);
-    printf("  layout            %s (k = %u bits per key)\n",
-           sbloom_layout_name(sbloom_get_layout(f)), sbloom_k(f));
+    printf("  layout            %s (k = %u %s per key)\n", sbloom_layout_name(sbloom_get_layout(f)),
+           sbloom_k(f), counting ? "4-bit counters" : "bits");
     printf("  size              %s (%llu bytes)\n", human_bytes(sbloom_bytes(f), size, sizeof size),
            (unsigned long long)sbloom_bytes(f));
-    printf("  items added       %llu\n", (unsigned long long)sbloom_items(f));
-    printf("  fill              %.4f of bits set\n", st.fill);
+    if (counting) {
+        printf("  items held        %llu (adds less removes)\n",
+               (unsigned long long)sbloom_items(f));
+        printf("  saturated         %lld counters stuck at 15\n", (long long)sbloom_saturated(f));
+    } else {
+        printf("  items added       %llu\n", (unsigned long long)sbloom_items(f));
+    }
+    printf("  fill              %.4f of %s\n", st.fill,
+           counting ? "counters non-zero" : "bits set");
     printf("  estimated items   %.0f (from the fill)\n", st.estimated_items);
     if (sbloom_planned_items(f))
         printf("  planned           %llu items at false-positive rate %.3g\n",

@@ -34,11 +34,20 @@ int cmd_merge(int argc, char **argv)
     sbloom_t *all;
     if ((rc = sbloom_load(&all, o.args[0])) != SBLOOM_OK)
         return filter_error("load", o.args[0], rc);
+    if ((rc = require_bit_layout("merge", o.args[0], all)) != SBLOOM_OK) {
+        sbloom_free(all);
+        return rc;
+    }
     for (int i = 1; i < o.nargs; i++) {
         sbloom_t *next;
         if ((rc = sbloom_load(&next, o.args[i])) != SBLOOM_OK) {
             sbloom_free(all);
             return filter_error("load", o.args[i], rc);
+        }
+        if ((rc = require_bit_layout("merge", o.args[i], next)) != SBLOOM_OK) {
+            sbloom_free(next);
+            sbloom_free(all);
+            return rc;
         }
         rc = sbloom_union(all, next);
         sbloom_free(next);
@@ -69,6 +78,10 @@ int cmd_fold(int argc, char **argv)
     sbloom_t *f;
     if ((rc = sbloom_load(&f, o.args[0])) != SBLOOM_OK)
         return filter_error("load", o.args[0], rc);
+    if ((rc = require_bit_layout("fold", o.args[0], f)) != SBLOOM_OK) {
+        sbloom_free(f);
+        return rc;
+    }
     sbloom_layout layout = sbloom_get_layout(f);
     uint64_t block = sbloom_layout_block_bytes(layout), blocks = sbloom_bytes(f) / block;
     /* The fewest blocks that divide the count and keep the rate: try each divisor pair. */

@@ -14,7 +14,7 @@ static const char plan_help[] =
     "\n"
     "Prints the filter each layout needs for N distinct items at false-positive rate P (exact\n"
     "blocked formula), the one 'auto' picks, the classic unblocked filter for comparison, and\n"
-    "the counting filter (sbloom_counting_*, which allows deletions).\n"
+    "the counting filter (layout counting512, which allows deletions).\n"
     "  --expect N   items (default 10M)     --fpp P   rate (default 1e-6)\n"
     "  --table      bits per key against rate, every layout, as a Markdown table\n";
 
@@ -34,18 +34,18 @@ static int print_table(void)
         double classic = sbloom_classic_bits_per_key(rates[r]);
         printf("| %g | %.2f (k=%u) |", rates[r], classic, sbloom_classic_best_k(classic));
         for (size_t l = 0; l < 3; l++) {
-            sbloom_plan plan;
+            sbloom_plan plan = sbloom_plan_init();
             if (sbloom_plan_for_layout(n, rates[r], all_layouts[l], &plan) == SBLOOM_OK)
                 printf(" %.2f |", plan.bits_per_key);
             else
                 printf(" - |");
         }
-        sbloom_plan best, counting;
+        sbloom_plan best = sbloom_plan_init(), counting = sbloom_plan_init();
         if (sbloom_plan_for(n, rates[r], &best) == SBLOOM_OK)
             printf(" %s |", sbloom_layout_name(best.layout));
         else
             printf(" - |");
-        if (sbloom_counting_plan(n, rates[r], &counting) == SBLOOM_OK)
+        if (sbloom_plan_for_layout(n, rates[r], SBLOOM_LAYOUT_COUNTING512, &counting) == SBLOOM_OK)
             printf(" %.2f |", counting.bits_per_key);
         else
             printf(" - |");
@@ -79,7 +79,7 @@ int cmd_plan(int argc, char **argv)
     printf("%llu items at false-positive rate %g:\n", (unsigned long long)n, p);
     printf("%-14s %14s %12s %4s %12s\n", "layout", "bytes", "bits/key", "k", "fpp");
     for (size_t l = 0; l < 3; l++) {
-        sbloom_plan plan;
+        sbloom_plan plan = sbloom_plan_init();
         int rc = sbloom_plan_for_layout(n, p, all_layouts[l], &plan);
         if (rc != SBLOOM_OK) {
             printf("%-14s %s\n", sbloom_layout_name(all_layouts[l]), sbloom_strerror(rc));
@@ -92,12 +92,12 @@ int cmd_plan(int argc, char **argv)
     uint32_t k = sbloom_classic_best_k(classic);
     printf("%-14s %14.0f %12.2f %4u %12.3g\n", "classic", ceil(classic * (double)n / 8.0), classic,
            k, sbloom_classic_fpp(classic, k));
-    sbloom_plan counting;
-    if (sbloom_counting_plan(n, p, &counting) == SBLOOM_OK)
+    sbloom_plan counting = sbloom_plan_init();
+    if (sbloom_plan_for_layout(n, p, SBLOOM_LAYOUT_COUNTING512, &counting) == SBLOOM_OK)
         printf("%-14s %14llu %12.2f %4u %12.3g  (counting filter: deletions, 4-bit counters)\n",
                "counting512", (unsigned long long)counting.bytes, counting.bits_per_key, counting.k,
                counting.fpp);
-    sbloom_plan best;
+    sbloom_plan best = sbloom_plan_init();
     int rc = sbloom_plan_for(n, p, &best);
     if (rc != SBLOOM_OK) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror(rc));

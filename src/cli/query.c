@@ -11,13 +11,13 @@ static const char query_help[] =
     "usage: simdbloom query [--absent] [--normalize url] [--threads N] [--quiet] FILTER [FILE...]\n"
     "\n"
     "Prints each input line the filter may hold (with --absent: each line it certainly does not\n"
-    "hold), in input order. The filter file is mapped read-only and its checksum verified (a\n"
-    "counting filter is loaded). Keys listed in FILTER.allow (see 'simdbloom allow') count as\n"
+    "hold), in input order. The filter file is mapped read-only and its checksum verified.\n"
+    "Keys listed in FILTER.allow (see 'simdbloom allow') count as\n"
     "absent.\n"
     "Example: simdbloom query --absent seen.sbloom discovered.txt > to-fetch.txt\n";
 
 typedef struct query_run {
-    const any_filter *filter;
+    const sbloom_t *filter;
     const sbloom_allowlist_t *allow; /* FILTER.allow when it exists */
     int absent;
     uint64_t printed;
@@ -30,7 +30,7 @@ static int query_batch(void *ctx, const line_batch *b)
     const char **lines = b->lines;
     const size_t *lens = b->lens;
     size_t n = b->n;
-    if (any_filter_contains_hashes(r->filter, b->hashes, n, r->present) < 0)
+    if (sbloom_contains_hashes(r->filter, b->hashes, n, r->present) < 0)
         return EXIT_RUNTIME;
     if (r->allow) /* known false positives, consulted for the filter's positives only */
         for (size_t i = 0; i < n; i++)
@@ -60,20 +60,20 @@ int cmd_query(int argc, char **argv)
         return rc;
     if (o.nargs < 1)
         return usage_error("query", "FILTER is missing");
-    any_filter filter;
-    rc = any_filter_load(o.args[0], &filter, 1);
+    sbloom_t *filter;
+    rc = load_for_reading(o.args[0], &filter);
     if (rc != SBLOOM_OK)
         return filter_error("load", o.args[0], rc);
     static char out_buffer[1 << 20];
     setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
-    query_run run = {.filter = &filter, .absent = o.absent};
+    query_run run = {.filter = filter, .absent = o.absent};
     sbloom_allowlist_t *allow = NULL;
     char *allow_path = allowlist_path(o.args[0]);
     if (allow_path && access(allow_path, F_OK) == 0) {
         if ((rc = sbloom_allowlist_load(&allow, allow_path)) != SBLOOM_OK) {
             filter_error("load", allow_path, rc);
             free(allow_path);
-            any_filter_free(&filter);
+            sbloom_free(filter);
             return EXIT_RUNTIME;
         }
         run.allow = allow;
@@ -83,7 +83,7 @@ int cmd_query(int argc, char **argv)
                       .quiet = o.quiet,
                       .normalize = o.normalize,
                       .threads = o.threads,
-                      .filter = &filter};
+                      .filter = filter};
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, query_batch, &run);
     if (fflush(stdout) != 0 && rc == EXIT_OK) {
         fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(errno));
@@ -93,6 +93,6 @@ int cmd_query(int argc, char **argv)
         fprintf(stderr, "simdbloom query: %llu lines, %llu %s\n", (unsigned long long)s.lines,
                 (unsigned long long)run.printed, o.absent ? "absent" : "present");
     sbloom_allowlist_free(allow);
-    any_filter_free(&filter);
+    sbloom_free(filter);
     return rc;
 }

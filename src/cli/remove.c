@@ -16,14 +16,14 @@ static const char remove_help[] =
     "Example: simdbloom remove frontier.sbloom fetched-today.txt\n";
 
 typedef struct remove_run {
-    sbloom_counting_t *filter;
+    sbloom_t *filter;
     uint64_t removed;
 } remove_run;
 
 static int remove_batch(void *ctx, const line_batch *b)
 {
     remove_run *r = ctx;
-    int64_t rc = sbloom_counting_remove_hashes(r->filter, b->hashes, b->n, NULL);
+    int64_t rc = sbloom_remove_hashes(r->filter, b->hashes, b->n, NULL);
     if (rc < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)rc));
         return EXIT_RUNTIME;
@@ -43,25 +43,25 @@ int cmd_remove(int argc, char **argv)
         return usage_error("remove", "FILTER is missing");
     const char *path = o.args[0];
     remove_run run = {NULL, 0};
-    rc = sbloom_counting_load(&run.filter, path);
-    if (rc == SBLOOM_E_KIND) {
+    rc = sbloom_load(&run.filter, path);
+    if (rc != SBLOOM_OK)
+        return filter_error("load", path, rc);
+    if (sbloom_get_layout(run.filter) != SBLOOM_LAYOUT_COUNTING512) {
         fprintf(stderr,
                 "simdbloom: %s is a plain filter, which cannot forget keys; remove needs a "
                 "counting filter ('simdbloom build --counting')\n",
                 path);
+        sbloom_free(run.filter);
         return EXIT_RUNTIME;
     }
-    if (rc != SBLOOM_OK)
-        return filter_error("load", path, rc);
-    any_filter hasher = {NULL, run.filter};
     stream_state s = {.command = "remove",
                       .quiet = o.quiet,
                       .normalize = o.normalize,
                       .threads = o.threads,
-                      .filter = &hasher};
+                      .filter = run.filter};
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, remove_batch, &run);
     if (rc == EXIT_OK) { /* after a read error the file is left as it was */
-        int saved = sbloom_counting_save(run.filter, path);
+        int saved = sbloom_save(run.filter, path);
         if (saved != SBLOOM_OK)
             rc = filter_error("save", path, saved);
     }
@@ -71,7 +71,7 @@ int cmd_remove(int argc, char **argv)
                 "they were), %llu held in %s\n",
                 (unsigned long long)s.lines, (unsigned long long)run.removed,
                 (unsigned long long)(s.lines - run.removed),
-                (unsigned long long)sbloom_counting_items(run.filter), path);
-    sbloom_counting_free(run.filter);
+                (unsigned long long)sbloom_items(run.filter), path);
+    sbloom_free(run.filter);
     return rc;
 }

@@ -81,8 +81,8 @@ static void *prepare_slice(void *arg)
             }
         }
     }
-    any_filter_hash_keys(job->s->filter, job->keys + job->first, job->key_lens + job->first,
-                         job->last - job->first, job->hashes + job->first);
+    sbloom_hash_keys(job->s->filter, (const void *const *)(job->keys + job->first),
+                     job->key_lens + job->first, job->last - job->first, job->hashes + job->first);
     return NULL;
 }
 

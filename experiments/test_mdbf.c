@@ -3,8 +3,8 @@
 #include <math.h>
 
 #include "simdbloom.h"
-#include "check.h"
-#include "../bench/mdbf.h"
+#include "../tests/check.h"
+#include "mdbf.h"
 
 static double measured(const mdbf_params *p, uint64_t n, uint64_t probes, int *no_false_negative)
 {

@@ -195,23 +195,23 @@ candidate blocked(const workload &w, sbloom_layout layout, double p)
 
 candidate counting(const workload &w, double p)
 {
-    sbloom_counting_t *raw = nullptr;
-    if (sbloom_counting_create(&raw, w.in_keys.size(), p) != SBLOOM_OK) {
+    sbloom_t *raw = nullptr;
+    if (sbloom_create_for_layout(&raw, w.in_keys.size(), p, SBLOOM_LAYOUT_COUNTING512) != SBLOOM_OK) {
         std::fprintf(stderr, "simdbloom-compare: cannot create the counting filter\n");
         std::exit(1);
     }
-    std::shared_ptr<sbloom_counting_t> f(raw, sbloom_counting_free);
-    return {std::string("simdbloom counting512, 4-bit counters (") + sbloom_counting_isa(raw) + ")",
+    std::shared_ptr<sbloom_t> f(raw, sbloom_free);
+    return {std::string("simdbloom counting512, 4-bit counters (") + sbloom_filter_isa(raw) + ")",
             [&w, f] {
-                sbloom_counting_clear(f.get());
-                sbloom_counting_add_keys(f.get(), w.in_keys.data(), w.in_lens.data(),
+                sbloom_clear(f.get());
+                sbloom_add_if_new_keys(f.get(), w.in_keys.data(), w.in_lens.data(),
                                          w.in_keys.size(), nullptr);
             },
             [&w, f](uint8_t *out) {
-                sbloom_counting_contains_keys(f.get(), w.probe_keys.data(), w.probe_lens.data(),
+                sbloom_contains_keys(f.get(), w.probe_keys.data(), w.probe_lens.data(),
                                               w.probe_keys.size(), out);
             },
-            [f] { return (double)sbloom_counting_bytes(f.get()); }};
+            [f] { return (double)sbloom_bytes(f.get()); }};
 }
 
 candidate multidim(const workload &w, uint64_t total_bits, int every_group)
@@ -319,7 +319,7 @@ int main(int argc, char **argv)
         return 1;
     uint64_t n = w.in_keys.size();
 
-    sbloom_plan k8;
+    sbloom_plan k8 = sbloom_plan_init();
     sbloom_plan_for_layout(n, p, SBLOOM_LAYOUT_BLOCK512_K8, &k8);
     double classic_bits = sbloom_classic_bits_per_key(p) * (double)n;
     uint32_t classic_k = sbloom_classic_best_k(sbloom_classic_bits_per_key(p));

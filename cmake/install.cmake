@@ -1,0 +1,55 @@
+# Install rules and packaging (SIMDBLOOM_INSTALL): the libraries, the header, pkg-config and CMake
+# package files, the command and its man page; `cpack -G DEB` builds a Debian package of them.
+include(CMakePackageConfigHelpers)
+
+set(SIMDBLOOM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/simdbloom)
+if(simdbloom_installed_targets)
+  install(TARGETS ${simdbloom_installed_targets} EXPORT simdbloomTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT library NAMELINK_COMPONENT library
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT library
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT library)
+  install(EXPORT simdbloomTargets NAMESPACE simdbloom:: DESTINATION ${SIMDBLOOM_CMAKE_DIR}
+    COMPONENT library)
+endif()
+install(FILES include/simdbloom.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT library)
+
+configure_package_config_file(cmake/simdbloomConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/simdbloomConfig.cmake INSTALL_DESTINATION ${SIMDBLOOM_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/simdbloomConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/simdbloomConfig.cmake
+  ${PROJECT_BINARY_DIR}/simdbloomConfigVersion.cmake DESTINATION ${SIMDBLOOM_CMAKE_DIR}
+  COMPONENT library)
+
+# pkg-config: -lm is private (the shared library records it itself; a static link needs it).
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(SIMDBLOOM_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+  set(SIMDBLOOM_PC_LIBDIR "\${exec_prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(SIMDBLOOM_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(SIMDBLOOM_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+configure_file(cmake/simdbloom.pc.in ${PROJECT_BINARY_DIR}/simdbloom.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/simdbloom.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+  COMPONENT library)
+
+if(SIMDBLOOM_BUILD_PROGRAMS)
+  install(TARGETS simdbloom-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT programs)
+  install(FILES docs/simdbloom.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT programs)
+endif()
+
+# One .deb with everything installed above (library, header, development files, command).
+set(CPACK_PACKAGE_NAME simdbloom)
+set(CPACK_PACKAGE_VENDOR simdbloom)
+set(CPACK_PACKAGE_CONTACT "simdbloom developers <simdbloom@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34)")
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+include(CPack)
