@@ -22,15 +22,19 @@ install(FILES ${PROJECT_BINARY_DIR}/simdbloomConfig.cmake
   COMPONENT library)
 
 # pkg-config: -lm is private (the shared library records it itself; a static link needs it).
+# The file finds the prefix from its own place (${pcfiledir}), so an installed tree can move
+# (cmake --install --prefix, a staging root).
+file(RELATIVE_PATH SIMDBLOOM_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig"
+     "${CMAKE_INSTALL_PREFIX}")
+string(REGEX REPLACE "/$" "" SIMDBLOOM_PC_TO_PREFIX "${SIMDBLOOM_PC_TO_PREFIX}")
+set(SIMDBLOOM_PC_PREFIX "\${pcfiledir}/${SIMDBLOOM_PC_TO_PREFIX}")
+set(SIMDBLOOM_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+set(SIMDBLOOM_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
   set(SIMDBLOOM_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
-else()
-  set(SIMDBLOOM_PC_LIBDIR "\${exec_prefix}/${CMAKE_INSTALL_LIBDIR}")
 endif()
 if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
   set(SIMDBLOOM_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
-else()
-  set(SIMDBLOOM_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
 configure_file(cmake/simdbloom.pc.in ${PROJECT_BINARY_DIR}/simdbloom.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/simdbloom.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
@@ -52,4 +56,5 @@ set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34)")
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
 include(CPack)

@@ -9,10 +9,13 @@ static const char main_help[] =
     "\n"
     "Commands:\n"
     "  dedup      write each input line not seen before (the visited-URL table)\n"
-    "  build      make a filter file from lines          add     add lines to a filter file\n"
+    "  build      make a filter file from lines\n"
+    "  add        add lines to a filter file\n"
     "  remove     take lines out of a counting filter (build --counting)\n"
-    "  query      print the lines a filter holds (or not) info    describe a filter file\n"
-    "  merge      union of filter files                  fold    shrink a filter to its items\n"
+    "  query      print the lines a filter holds (or not)\n"
+    "  info       describe a filter file\n"
+    "  merge      union of filter files\n"
+    "  fold       shrink a filter to its items\n"
     "  allow      list known false positives beside a filter (query then reports them absent)\n"
     "  plan       filter size for N items at a false-positive rate, every layout\n"
     "  gen-urls   a deterministic stream of realistic URLs for large runs\n"
@@ -24,7 +27,7 @@ static void print_version(void)
 {
     const char *names[8];
     size_t count = sbloom_isa_list(names, 8);
-    printf("simdbloom %s, isa %s (available:", SIMDBLOOM_VERSION_STRING, sbloom_isa());
+    printf("simdbloom %s, isa %s (available:", sbloom_version_string(), sbloom_isa());
     for (size_t i = 0; i < count && i < 8; i++)
         printf(" %s", names[i]);
     printf(")\n");
