@@ -205,7 +205,8 @@ SBLOOM_API int sbloom_contains_u64(const sbloom_t *filter, uint64_t value);
 /* ---- Batches ------------------------------------------------------------------------------ */
 /* Each returns a count (>= 0) or a negative error. `results`, where taken, receives one byte per
  * key (1 = present / new, 0 = not) and may be NULL when only the count is wanted. Batches are
- * processed in chunks whose cache lines are prefetched ahead of use. */
+ * processed in chunks whose cache lines are prefetched ahead of use. The _hashes forms take
+ * well-mixed hashes, as sbloom_add_hash does (integers go to the _u64s forms). */
 
 /* Adds n hashes; returns how many were new to the filter. */
 SBLOOM_API int64_t sbloom_add_hashes(sbloom_t *filter, const uint64_t *hashes, size_t n);
