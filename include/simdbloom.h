@@ -72,7 +72,8 @@ enum {
     SBLOOM_E_READONLY = -13,     /* the filter is a read-only mapping or attachment */
     SBLOOM_E_UNSUPPORTED = -14,  /* not possible on this host or build (in-place images on a
                                     big-endian host) */
-    SBLOOM_E_ABSENT = -15 /* remove refused: a counter of the key is zero, so it was never added */
+    SBLOOM_E_ABSENT = -15, /* remove refused: a counter of the key is zero, so it was never added */
+    SBLOOM_E_NOT_REGULAR = -16 /* the path is a directory, FIFO, device or socket, not a file */
 };
 
 /* A short, static, human-readable description of an error code (never NULL). */
@@ -282,14 +283,20 @@ SBLOOM_API int sbloom_serialize(const sbloom_t *filter, void *buf, size_t cap);
 /* A filter from a file image of len bytes. */
 SBLOOM_API int sbloom_deserialize(sbloom_t **out, const void *buf, size_t len);
 /* Crash-safe save: a temporary file in the same directory, written, fsynced, renamed over path,
- * and the directory fsynced. On any error the old file at path is left as it was. */
+ * and the directory fsynced. On any error the old file at path is left as it was. A symbolic
+ * link is written through (the file it points to is replaced; the link stays); a path that is a
+ * directory, FIFO, device or socket is refused with SBLOOM_E_NOT_REGULAR. The new file keeps the
+ * old one's permissions (a new file gets 0666 less the umask). Other hard links to the old file
+ * keep the old contents. */
 SBLOOM_API int sbloom_save(const sbloom_t *filter, const char *path);
-/* Reads and validates a file into memory. */
+/* Reads and validates a file into memory. Every reader refuses a path that is not a regular file
+ * with SBLOOM_E_NOT_REGULAR, without blocking (a FIFO is not opened for reading). */
 SBLOOM_API int sbloom_load(sbloom_t **out, const char *path);
 /* Flags of sbloom_map and sbloom_attach. */
 #define SBLOOM_OPEN_VERIFY 1u /* check the bits' checksum too (reads every byte) */
-#define SBLOOM_OPEN_WRITE 2u  /* adds allowed, made in place (in the file, or the caller's image)  \
-                               */
+#define SBLOOM_OPEN_WRITE                                                                          \
+    2u /* adds allowed, made in place (in the file, or the caller's image)                         \
+        */
 
 /* Maps a file, zero copy: the header is validated, the bits' checksum only with
  * SBLOOM_OPEN_VERIFY. Without SBLOOM_OPEN_WRITE the mapping is read-only (adds return
@@ -300,6 +307,10 @@ SBLOOM_API int sbloom_load(sbloom_t **out, const char *path);
  * checksum is stale and sbloom_load refuses it. On a big-endian host a read-only map loads the
  * file (swapped, always verified) instead, and SBLOOM_OPEN_WRITE gives SBLOOM_E_UNSUPPORTED. */
 SBLOOM_API int sbloom_map(sbloom_t **out, const char *path, unsigned flags);
+/* As with any mapping, a file truncated in place by another program while mapped makes reads past
+ * its new end raise SIGBUS: replace filter files by rename (sbloom_save does), never by rewriting
+ * them in place (cp onto an existing file truncates first). A program that cannot rule this out
+ * should sbloom_load instead (the simdbloom command does). */
 /* 1 if the filter refuses adds (a read-only mapping or attachment). */
 SBLOOM_API int sbloom_is_readonly(const sbloom_t *filter);
 

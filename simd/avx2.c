@@ -8,7 +8,7 @@
  * would cost 8-16 element loads. Gathers pay off for layouts where a key touches a few words
  * scattered over a large block (Lang et al.'s register-blocked variants), not for these.
  */
-#include <immintrin.h>
+#include "x86.h"
 
 #include "kernel_loops.h"
 
@@ -197,8 +197,8 @@ static inline int counting_decrement(void *blocks, uint64_t nblocks, uint64_t ha
 
 SBK_DEFINE_COUNTING_KERNELS(counting)
 
-const sbloom_kernels sbloom_kernels_avx2 = {
-    .name = "avx2",
+const sbloom_kernels SBK_X86_TABLE(avx2) = {
+    .name = SBK_X86_NAME(avx2),
     .layout =
         {
             [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),

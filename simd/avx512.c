@@ -6,7 +6,7 @@
  *
  * As in avx2.c, no gathers: every key needs every word of its (contiguous) block.
  */
-#include <immintrin.h>
+#include "x86.h"
 
 #include "kernel_loops.h"
 
@@ -165,8 +165,8 @@ static inline int counting_decrement(void *blocks, uint64_t nblocks, uint64_t ha
 
 SBK_DEFINE_COUNTING_KERNELS(counting)
 
-const sbloom_kernels sbloom_kernels_avx512 = {
-    .name = "avx512",
+const sbloom_kernels SBK_X86_TABLE(avx512) = {
+    .name = SBK_X86_NAME(avx512),
     .layout =
         {
             [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),

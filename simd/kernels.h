@@ -82,6 +82,8 @@ extern const sbloom_kernels sbloom_kernels_scalar;
 extern const sbloom_kernels sbloom_kernels_avx2;
 extern const sbloom_kernels sbloom_kernels_avx512;
 extern const sbloom_kernels sbloom_kernels_neon;
+extern const sbloom_kernels sbloom_kernels_avx2_simde; /* test builds: x86 kernels via SIMDe */
+extern const sbloom_kernels sbloom_kernels_avx512_simde;
 
 /* The table with that name if it is built in and this CPU runs it, else NULL (src/dispatch.c).
  * Tests and fuzzers use it to reach one kernel directly. */

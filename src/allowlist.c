@@ -252,8 +252,9 @@ int sbloom_allowlist_load(sbloom_allowlist_t **out, const char *path)
         return SBLOOM_E_NULL;
     int fd;
     uint64_t size;
-    if (sbloom_open_regular(path, &fd, &size) != SBLOOM_OK)
-        return SBLOOM_E_IO;
+    int opened = sbloom_open_regular(path, &fd, &size);
+    if (opened != SBLOOM_OK)
+        return opened;
     uint8_t header[ALLOW_HEADER_BYTES];
     uint8_t *body = NULL;
     sbloom_allowlist_t *a = NULL;

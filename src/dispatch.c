@@ -69,6 +69,11 @@ static const struct {
      * forced (tests, fuzzers) but is never picked automatically there. */
     {&sbloom_kernels_neon, always},
 #endif
+#ifdef SIMDBLOOM_HAVE_X86_SIMDE
+    /* The x86 kernels through SIMDe's portable intrinsics: run anywhere, forced only. */
+    {&sbloom_kernels_avx2_simde, always},
+    {&sbloom_kernels_avx512_simde, always},
+#endif
 #ifdef SIMDBLOOM_HAVE_AVX2
     {&sbloom_kernels_avx2, cpu_has_avx2},
 #endif
@@ -81,6 +86,11 @@ static const struct {
 
 static int auto_pickable(size_t i)
 {
+#ifdef SIMDBLOOM_HAVE_X86_SIMDE
+    if (candidates[i].table == &sbloom_kernels_avx2_simde ||
+        candidates[i].table == &sbloom_kernels_avx512_simde)
+        return 0;
+#endif
 #if defined(SIMDBLOOM_HAVE_NEON) && !defined(__aarch64__) && !defined(__ARM_NEON)
     if (candidates[i].table == &sbloom_kernels_neon)
         return 0;

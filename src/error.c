@@ -19,6 +19,7 @@ const char *sbloom_strerror(int code)
     case SBLOOM_E_INCOMPATIBLE: return "filters have different layouts or sizes";
     case SBLOOM_E_READONLY: return "filter is a read-only mapping";
     case SBLOOM_E_UNSUPPORTED: return "not supported by this build or host";
+    case SBLOOM_E_NOT_REGULAR: return "not a regular file (a directory, FIFO, device or socket)";
     case SBLOOM_E_ABSENT:
         return "key not in the counting filter (a counter is zero); nothing removed";
     default: return code > 0 ? "not an error code" : "unknown error";

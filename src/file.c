@@ -4,18 +4,23 @@
  * Save never overwrites in place: it writes a temporary file in the same directory (so the
  * rename cannot cross file systems), fsyncs it, renames it over the target, and fsyncs the
  * directory so the rename itself survives a power cut. At every instant the path holds either
- * the old complete file or the new complete file. A crash can leave a `NAME.tmp.XXXXXX` file
- * behind; it is never read.
+ * the old complete file or the new complete file. A crash can leave a `NAME.tmp.XXXXXX` (or, for
+ * names near NAME_MAX, `.sbloom-tmp.XXXXXX`) file behind; it is never read. A symbolic link is
+ * written through (its target replaced, the link kept); a target that is not a regular file is
+ * refused; the new file keeps the old one's permissions, and a new file gets 0666 less the
+ * umask. A hard link to the old file keeps the old contents: rename makes a new inode.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "endian.h"
@@ -77,6 +82,43 @@ static int write_payload(int fd, const sbloom_t *f)
     return 0;
 }
 
+/* The file a save replaces: path itself, or, when path is a symbolic link, the file the chain of
+ * links ends at (relative links resolve against their own directory; at most 40 links, as the
+ * kernel allows), so that a save writes through a link instead of replacing it. A new string,
+ * or NULL with errno set. */
+static char *save_target(const char *path)
+{
+    char *target = strdup(path);
+    for (int hops = 0; target && hops <= 40; hops++) {
+        struct stat st;
+        if (lstat(target, &st) != 0 || !S_ISLNK(st.st_mode))
+            return target; /* a file, or nothing yet: this is where the save goes */
+        char link[PATH_MAX];
+        ssize_t n = readlink(target, link, sizeof link - 1);
+        if (n < 0) {
+            free(target);
+            return NULL;
+        }
+        link[n] = '\0';
+        const char *slash = strrchr(target, '/');
+        size_t dir_len = link[0] == '/' || !slash ? 0 : (size_t)(slash - target) + 1;
+        char *next = malloc(dir_len + (size_t)n + 1);
+        if (next) {
+            memcpy(next, target, dir_len);
+            memcpy(next + dir_len, link, (size_t)n + 1);
+        }
+        free(target);
+        target = next;
+    }
+    if (target) {
+        free(target);
+        errno = ELOOP;
+    } else {
+        errno = ENOMEM;
+    }
+    return NULL;
+}
+
 /* The directory part of path ("." when there is none), in a new string. */
 static char *directory_of(const char *path)
 {
@@ -92,27 +134,85 @@ static char *directory_of(const char *path)
     return dir;
 }
 
+/* Creates the temporary file of a save of target, in its directory: "NAME.tmp.XXXXXX", or, when
+ * that name would be too long for the file system (NAME_MAX), ".sbloom-tmp.XXXXXX". Opened with
+ * mode 0666, so the umask applies as to any new file. Returns the descriptor (-1 with errno) and
+ * the name in *tmp_out. */
+static int create_temporary(const char *target, const char *dir, char **tmp_out)
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    const char *slash = strrchr(target, '/');
+    const char *base = slash ? slash + 1 : target;
+    int short_name = strlen(base) + 11 > NAME_MAX;
+    size_t dir_len = strlen(dir);
+    char *tmp = malloc(dir_len + strlen(base) + 32);
+    if (!tmp) {
+        errno = ENOMEM;
+        return -1;
+    }
+    char *suffix;
+    if (short_name) {
+        suffix = tmp + sprintf(tmp, "%s/.sbloom-tmp.", dir);
+    } else {
+        suffix = tmp + sprintf(tmp, "%s/%s.tmp.", dir, base);
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t seed = (uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 20) ^
+                    ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)tmp;
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        uint64_t r = seed += UINT64_C(0x9e3779b97f4a7c15);
+        r = (r ^ (r >> 31)) * UINT64_C(0xbf58476d1ce4e5b9);
+        for (int i = 0; i < 6; i++, r /= 62)
+            suffix[i] = alphabet[r % 62];
+        suffix[6] = '\0';
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) {
+            if (fd >= 0)
+                *tmp_out = tmp;
+            else
+                free(tmp);
+            return fd;
+        }
+    }
+    free(tmp);
+    errno = EEXIST;
+    return -1;
+}
+
 int sbloom_write_file(const char *path, const void *header, size_t header_bytes,
                       int (*write_body)(int fd, const void *ctx), const void *ctx)
 {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    char *dir = directory_of(path);
-    if (!tmp || !dir) {
-        free(tmp);
-        free(dir);
+    char *target = save_target(path);
+    if (!target)
+        return errno == ENOMEM ? SBLOOM_E_NOMEM : SBLOOM_E_IO;
+    struct stat old;
+    int replacing = stat(target, &old) == 0;
+    if (replacing && !S_ISREG(old.st_mode)) {
+        free(target); /* a directory, FIFO, device or socket is never replaced by a file */
+        errno = S_ISDIR(old.st_mode) ? EISDIR : EINVAL;
+        return SBLOOM_E_NOT_REGULAR;
+    }
+    char *dir = directory_of(target), *tmp = NULL;
+    if (!dir) {
+        free(target);
         return SBLOOM_E_NOMEM;
     }
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp.XXXXXX", 12);
-
     int rc = SBLOOM_E_IO, saved_errno = 0;
-    int fd = mkstemp(tmp);
+    int fd = create_temporary(target, dir, &tmp);
     if (fd < 0) {
         saved_errno = errno;
+        rc = errno == ENOMEM ? SBLOOM_E_NOMEM : SBLOOM_E_IO;
         goto done;
     }
-    fchmod(fd, 0644); /* mkstemp makes 0600; a filter is data like any other file */
+    if (replacing) { /* the new file keeps the old one's permissions and, where allowed, owner */
+        fchmod(fd, old.st_mode & 07777);
+        if (old.st_uid != geteuid() || old.st_gid != getegid()) {
+            if (fchown(fd, old.st_uid, old.st_gid) != 0) {
+                /* not ours to give away: the file stays ours, with the old permissions */
+            }
+        }
+    }
     if (sbloom_write_all(fd, header, header_bytes) < 0 || write_body(fd, ctx) < 0 ||
         fsync(fd) < 0) {
         saved_errno = errno;
@@ -120,7 +220,7 @@ int sbloom_write_file(const char *path, const void *header, size_t header_bytes,
         unlink(tmp);
         goto done;
     }
-    if (close(fd) < 0 || rename(tmp, path) < 0) {
+    if (close(fd) < 0 || rename(tmp, target) < 0) {
         saved_errno = errno;
         unlink(tmp);
         goto done;
@@ -134,6 +234,7 @@ int sbloom_write_file(const char *path, const void *header, size_t header_bytes,
 done:
     free(tmp);
     free(dir);
+    free(target);
     if (saved_errno)
         errno = saved_errno;
     return rc;
@@ -162,20 +263,24 @@ int sbloom_open_regular(const char *path, int *fd, uint64_t *size)
 
 int sbloom_open_regular_mode(const char *path, int mode, int *fd, uint64_t *size)
 {
-    *fd = open(path, mode);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; the type is checked before any
+     * read, and a regular file ignores the flag. */
+    *fd = open(path, mode | O_NONBLOCK | O_CLOEXEC);
     if (*fd < 0)
         return SBLOOM_E_IO;
     struct stat st;
-    int saved = 0;
-    if (fstat(*fd, &st) < 0)
+    int saved = 0, rc = SBLOOM_E_IO;
+    if (fstat(*fd, &st) < 0) {
         saved = errno;
-    else if (!S_ISREG(st.st_mode))
-        saved = EISDIR;
+    } else if (!S_ISREG(st.st_mode)) {
+        saved = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        rc = SBLOOM_E_NOT_REGULAR;
+    }
     if (saved) {
         close(*fd);
         *fd = -1;
         errno = saved;
-        return SBLOOM_E_IO;
+        return rc;
     }
     *size = (uint64_t)st.st_size;
     return SBLOOM_OK;
@@ -190,8 +295,9 @@ int sbloom_load(sbloom_t **out, const char *path)
         return SBLOOM_E_NULL;
     int fd;
     uint64_t size;
-    if (sbloom_open_regular(path, &fd, &size) != SBLOOM_OK)
-        return SBLOOM_E_IO;
+    int opened = sbloom_open_regular(path, &fd, &size);
+    if (opened != SBLOOM_OK)
+        return opened;
     uint8_t header[SBLOOM_HEADER_BYTES];
     sbloom_header h;
     sbloom_t *f = NULL;
@@ -258,8 +364,9 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
     }
     int fd;
     uint64_t size;
-    if (sbloom_open_regular_mode(path, writable ? O_RDWR : O_RDONLY, &fd, &size) != SBLOOM_OK)
-        return SBLOOM_E_IO;
+    int opened = sbloom_open_regular_mode(path, writable ? O_RDWR : O_RDONLY, &fd, &size);
+    if (opened != SBLOOM_OK)
+        return opened;
     if (size < SBLOOM_HEADER_BYTES) {
         uint8_t head[SBLOOM_HEADER_BYTES];
         sbloom_header h;

@@ -59,6 +59,8 @@ int cmd_allow(int argc, char **argv)
                       .normalize = o.normalize,
                       .threads = 1,
                       .filter = filter};
+    if (!o.quiet)
+        stale_temporaries_warn(path);
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, allow_batch, allow);
     if (rc == EXIT_OK) {
         int saved = sbloom_allowlist_save(allow, path);

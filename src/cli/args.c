@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -193,6 +194,10 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
             if (!accepts(allowed, OPT_COUNTING, command, arg))
                 return EXIT_USAGE;
             o->counting = 1;
+        } else if (strcmp(arg, "--clean") == 0) {
+            if (!accepts(allowed, OPT_CLEAN, command, arg))
+                return EXIT_USAGE;
+            o->clean = 1;
         } else if (strcmp(arg, "--absent") == 0) {
             if (!accepts(allowed, OPT_ABSENT, command, arg))
                 return EXIT_USAGE;
@@ -251,9 +256,31 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
     return -1;
 }
 
+/* What a path that is not a regular file is, for messages ("a FIFO"). */
+static const char *file_kind(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return "not a regular file";
+    if (S_ISDIR(st.st_mode))
+        return "a directory";
+    if (S_ISFIFO(st.st_mode))
+        return "a FIFO";
+    if (S_ISCHR(st.st_mode))
+        return "a character device";
+    if (S_ISBLK(st.st_mode))
+        return "a block device";
+    if (S_ISSOCK(st.st_mode))
+        return "a socket";
+    return "not a regular file";
+}
+
 int filter_error(const char *doing, const char *path, int rc)
 {
-    if (rc == SBLOOM_E_IO)
+    if (rc == SBLOOM_E_NOT_REGULAR)
+        fprintf(stderr, "simdbloom: cannot %s %s: it is %s, not a regular file\n", doing, path,
+                file_kind(path));
+    else if (rc == SBLOOM_E_IO)
         fprintf(stderr, "simdbloom: cannot %s %s: %s\n", doing, path, strerror(errno));
     else
         fprintf(stderr, "simdbloom: cannot %s %s: %s\n", doing, path, sbloom_strerror(rc));
@@ -278,9 +305,11 @@ int create_planned(const cli_options *o, sbloom_t **out)
     return planned_result(o, rc, "filter");
 }
 
+/* Read, not mapped: a mapping would die of SIGBUS if another program truncated the file while
+ * the command runs (cp onto it does); a read copy cannot. Loading verifies every checksum. */
 int load_for_reading(const char *path, sbloom_t **out)
 {
-    return sbloom_map(out, path, SBLOOM_OPEN_VERIFY);
+    return sbloom_load(out, path);
 }
 
 int require_bit_layout(const char *command, const char *path, const sbloom_t *f)

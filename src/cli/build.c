@@ -51,6 +51,8 @@ static int add_and_save(const char *command, sbloom_t *filter, const char *path,
                       .normalize = o->normalize,
                       .threads = o->threads,
                       .filter = filter};
+    if (!quiet)
+        stale_temporaries_warn(path);
     int rc = stream_inputs(&s, nfiles, files, add_batch, &run);
     if (rc != EXIT_OK)
         return rc; /* the file is left as it was */

@@ -37,6 +37,7 @@ enum {
     OPT_NORMALIZE = 1 << 8,  /* --normalize url */
     OPT_THREADS = 1 << 9,    /* --threads N */
     OPT_COUNTING = 1 << 10,  /* --counting */
+    OPT_CLEAN = 1 << 11,     /* --clean */
 };
 
 #define DEFAULT_EXPECT UINT64_C(10000000)
@@ -46,7 +47,7 @@ typedef struct cli_options {
     uint64_t expect;
     double fpp;
     sbloom_layout layout; /* 0 = auto */
-    int quiet, absent, fpp_given, normalize, counting;
+    int quiet, absent, fpp_given, normalize, counting, clean;
     unsigned threads; /* default: the cores online */
     const char *output, *state;
     double checkpoint; /* seconds, 0 = only at the end */
@@ -67,7 +68,14 @@ int filter_error(const char *doing, const char *path, int rc);
  * EXIT_USAGE / EXIT_RUNTIME after a message). */
 int create_planned(const cli_options *o, sbloom_t **out);
 
-/* The filter file at path for a command that reads it (query, allow): mapped read-only and
+/* stale.c: temporary files an interrupted save left beside the filter at path (NAME.tmp.XXXXXX,
+ * and .sbloom-tmp.XXXXXX for long names, in the directory of the file a link points to). warn
+ * prints one line naming them and how to remove them; clean removes them, printing each; both
+ * return how many there were. */
+size_t stale_temporaries_warn(const char *path);
+size_t stale_temporaries_clean(const char *path);
+
+/* The filter file at path for a command that only reads it (query, info, allow): loaded and
  * verified. */
 int load_for_reading(const char *path, sbloom_t **out);
 /* SBLOOM_OK when f has a bit layout; else prints "PATH is a counting filter: COMMAND takes bit
@@ -83,6 +91,8 @@ typedef struct stream_state {
     uint64_t lines, bytes, total_bytes;
     size_t buffer_bytes; /* the reader's largest buffer, for the memory summary */
     double started, last_shown;
+    void (*idle)(void *ctx); /* optional: called when input would block (line_reader.idle) */
+    void *idle_ctx;
 } stream_state;
 /* Called with each batch: the lines as read (with any CR) and their lengths; each line's key (the
  * line without a trailing CR, or its normal form under --normalize url) and the key's hash.
@@ -124,6 +134,10 @@ typedef struct line_reader {
     char *buf;
     size_t cap, start, end;
     uint64_t bytes_read;
+    /* Called before a read that would wait for input (a pipe or terminal with nothing ready):
+     * a command flushes its output there, so a pipeline never waits on lines held back. */
+    void (*idle)(void *ctx);
+    void *idle_ctx;
 } line_reader;
 
 /* Opens path ("-" = standard input); 0 on success, -1 with errno set. */
@@ -132,5 +146,26 @@ int line_reader_open(line_reader *r, const char *path);
  * -1 with errno set on a read error or when memory runs out. */
 long line_reader_next(line_reader *r, const char **lines, size_t *lens, size_t max);
 void line_reader_close(line_reader *r);
+
+/* output.c: lines out to a file descriptor, buffered so that every write(2) holds whole lines
+ * only: output cut short (a kill, a full disk) ends at a line's end. */
+typedef struct line_writer {
+    int fd;
+    char *buf;
+    size_t len, cap;
+    int failed, err;        /* a write failed (err: its errno); nothing is written after */
+    uint64_t lines_pending; /* lines in buf */
+    uint64_t lines_written; /* lines that reached the file descriptor whole */
+} line_writer;
+/* 0, or -1 when the buffer cannot be allocated. */
+int line_writer_open(line_writer *w, int fd, size_t cap);
+/* Appends line and a newline; 0, or -1 once a write has failed. */
+int line_writer_put(line_writer *w, const char *line, size_t len);
+/* Writes what is buffered; 0 or -1. */
+int line_writer_flush(line_writer *w);
+/* Flushes, then fsyncs when the output is a regular file (so that a saved state never holds
+ * lines a power cut could take from the output); 0 or -1. */
+int line_writer_sync(line_writer *w);
+void line_writer_close(line_writer *w);
 
 #endif

@@ -55,27 +55,41 @@ static const char dedup_help[] =
 
 typedef struct dedup_run {
     sbloom_t *filter;
-    FILE *out;
-    uint64_t lines_out;
+    line_writer out;
+    uint64_t lines_out; /* lines found new (and handed to the writer) */
     const char *state;
     double checkpoint, last_saved;
     int write_failed; /* then the state must not be saved: it would know unwritten lines */
     uint8_t is_new[65536];
 } dedup_run;
 
-/* Flush first, then save: the state never knows a line that was not written. */
+static int output_failed(dedup_run *r)
+{
+    if (!r->write_failed)
+        fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(r->out.err));
+    r->write_failed = 1;
+    return EXIT_RUNTIME;
+}
+
+/* Flush (and fsync, when the output is a file) first, then save: the state never knows a line
+ * that was not written, even across a power cut. */
 static int save_state(dedup_run *r)
 {
-    if (fflush(r->out) != 0) {
-        fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(errno));
-        r->write_failed = 1;
-        return EXIT_RUNTIME;
-    }
+    if (line_writer_sync(&r->out) < 0)
+        return output_failed(r);
     int rc = sbloom_save(r->filter, r->state);
     if (rc != SBLOOM_OK)
         return filter_error("save", r->state, rc);
     r->last_saved = now_seconds();
     return EXIT_OK;
+}
+
+/* Input would block: the lines found so far go out now, not when the buffer fills. */
+static void flush_when_idle(void *ctx)
+{
+    dedup_run *r = ctx;
+    if (!r->write_failed && line_writer_flush(&r->out) < 0)
+        output_failed(r);
 }
 
 static int dedup_batch(void *ctx, const line_batch *b)
@@ -89,27 +103,27 @@ static int dedup_batch(void *ctx, const line_batch *b)
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
         return EXIT_RUNTIME;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (r->is_new[i]) {
-            fwrite(lines[i], 1, lens[i], r->out);
-            putc('\n', r->out);
-        }
-    }
-    if (ferror(r->out)) {
-        fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(errno));
-        r->write_failed = 1;
-        return EXIT_RUNTIME;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (r->is_new[i] && line_writer_put(&r->out, lines[i], lens[i]) < 0)
+            return output_failed(r);
     r->lines_out += (uint64_t)fresh;
     if (r->state && r->checkpoint > 0 && now_seconds() - r->last_saved >= r->checkpoint)
         return save_state(r);
     return EXIT_OK;
 }
 
-static void print_summary(const sbloom_t *filter, const stream_state *s, uint64_t lines_out,
+static void print_summary(const sbloom_t *filter, const stream_state *s, const dedup_run *r,
                           double seconds)
 {
     char size[32], buffers[32];
+    if (r->write_failed) { /* count only what reached the output */
+        fprintf(stderr,
+                "simdbloom dedup: %llu lines in; output failed after %llu whole lines were "
+                "written\n",
+                (unsigned long long)s->lines, (unsigned long long)r->out.lines_written);
+        return;
+    }
+    uint64_t lines_out = r->lines_out;
     double dup = s->lines ? 100.0 * (double)(s->lines - lines_out) / (double)s->lines : 0.0;
     fprintf(stderr, "simdbloom dedup: %llu lines in, %llu lines out, %.2f%% duplicates\n",
             (unsigned long long)s->lines, (unsigned long long)lines_out, dup);
@@ -138,6 +152,8 @@ static void print_summary(const sbloom_t *filter, const stream_state *s, uint64_
 /* The state filter if its file exists, else a new one from the plan. */
 static int open_state(const cli_options *o, sbloom_t **filter)
 {
+    if (!o->quiet)
+        stale_temporaries_warn(o->state);
     if (access(o->state, F_OK) != 0)
         return create_planned(o, filter);
     int rc = sbloom_load(filter, o->state);
@@ -163,9 +179,11 @@ int cmd_dedup(int argc, char **argv)
     } else if ((rc = create_planned(&o, &run.filter)) != EXIT_OK) {
         return rc;
     }
-    static char out_buffer[OUT_BUFFER];
-    setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
-    run.out = stdout;
+    if (line_writer_open(&run.out, STDOUT_FILENO, OUT_BUFFER) < 0) {
+        sbloom_free(run.filter);
+        fprintf(stderr, "simdbloom: out of memory\n");
+        return EXIT_RUNTIME;
+    }
     run.state = o.state;
     run.checkpoint = o.checkpoint;
     run.last_saved = now_seconds();
@@ -174,14 +192,13 @@ int cmd_dedup(int argc, char **argv)
                       .quiet = o.quiet,
                       .normalize = o.normalize,
                       .threads = o.threads,
-                      .filter = run.filter};
+                      .filter = run.filter,
+                      .idle = flush_when_idle,
+                      .idle_ctx = &run};
     double started = now_seconds();
     rc = stream_inputs(&s, o.nargs, o.args, dedup_batch, &run);
-    if (!run.write_failed && (fflush(stdout) != 0 || ferror(stdout))) {
-        fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(errno));
-        run.write_failed = 1;
-        rc = EXIT_RUNTIME;
-    }
+    if (!run.write_failed && line_writer_flush(&run.out) < 0)
+        rc = output_failed(&run);
     /* Saved after a read error too (every line the state holds was written out), never after a
      * write error. */
     if (o.state && !run.write_failed) {
@@ -190,7 +207,8 @@ int cmd_dedup(int argc, char **argv)
             rc = saved;
     }
     if (!o.quiet)
-        print_summary(run.filter, &s, run.lines_out, now_seconds() - started);
+        print_summary(run.filter, &s, &run, now_seconds() - started);
+    line_writer_close(&run.out);
     sbloom_free(run.filter);
     return rc;
 }

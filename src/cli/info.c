@@ -4,13 +4,16 @@
 #include "cli.h"
 
 static const char info_help[] =
-    "usage: simdbloom info FILTER...\n"
+    "usage: simdbloom info [--clean] FILTER...\n"
     "\n"
     "Prints, for each filter file: layout, size, bits per key (k), items added, fill, distinct\n"
     "items estimated from the fill, the false-positive rate planned and the one estimated now,\n"
     "the checksum status and the instruction set that would run it. For a counting filter the\n"
     "items are adds less removes, the fill counts non-zero counters, and saturated counters\n"
-    "are shown. Exit status 1 if a file cannot be read or is damaged.\n";
+    "are shown. Temporary files an interrupted save left beside a filter (NAME.tmp.XXXXXX) are\n"
+    "named on standard error.\n"
+    "  --clean   remove those temporary files (only while no other command is saving the filter)\n"
+    "Exit status 1 if a file cannot be read or is damaged.\n";
 
 static int info_one(const char *path)
 {
@@ -54,14 +57,19 @@ static int info_one(const char *path)
 int cmd_info(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("info", info_help, argc, argv, 0, &o);
+    int rc = parse_options("info", info_help, argc, argv, OPT_CLEAN, &o);
     if (rc >= 0)
         return rc;
     if (o.nargs < 1)
         return usage_error("info", "FILTER is missing");
     rc = EXIT_OK;
-    for (int i = 0; i < o.nargs; i++)
+    for (int i = 0; i < o.nargs; i++) {
         if (info_one(o.args[i]) != EXIT_OK)
             rc = EXIT_RUNTIME;
+        if (o.clean)
+            stale_temporaries_clean(o.args[i]);
+        else
+            stale_temporaries_warn(o.args[i]);
+    }
     return rc;
 }

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -63,6 +64,11 @@ static int refill(line_reader *r)
         }
         r->buf = grown;
         r->cap = cap;
+    }
+    if (r->idle) {
+        struct pollfd ready = {.fd = r->fd, .events = POLLIN};
+        if (poll(&ready, 1, 0) == 0)
+            r->idle(r->idle_ctx); /* nothing to read yet: let the command flush its output */
     }
     for (;;) {
         ssize_t got = read(r->fd, r->buf + r->end, r->cap - r->end);

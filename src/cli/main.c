@@ -1,5 +1,7 @@
 /* The simdbloom command: subcommand dispatch, --help and --version. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -23,14 +25,62 @@ static const char main_help[] =
     "'simdbloom COMMAND --help' describes one. 'simdbloom --version' names the version and the\n"
     "instruction set in use (SIMDBLOOM_ISA=scalar|avx2|avx512|neon forces one).\n";
 
+/* The instruction sets this binary runs here, space-separated, into buf. */
+static const char *usable_isas(char *buf, size_t cap)
+{
+    const char *names[16];
+    size_t count = sbloom_isa_list(names, 16), used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && i < 16 && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? " " : "", names[i]);
+    return buf;
+}
+
+/* SBLOOM_OK, or a one-line message naming SIMDBLOOM_ISA and its value and EXIT_RUNTIME when it
+ * names an instruction set this binary cannot run here. */
+static int check_isa_variable(void)
+{
+    const char *forced = getenv("SIMDBLOOM_ISA");
+    if (!forced || !*forced || strcmp(forced, "auto") == 0 || sbloom_set_isa(forced) == SBLOOM_OK)
+        return SBLOOM_OK;
+    static const struct {
+        const char *name, *feature;
+    } known[] = {{"avx2", "AVX2"},
+                 {"avx512", "AVX-512"},
+                 {"neon", "NEON"},
+                 {"avx2-simde", "the emulated AVX2 kernels (test builds only)"},
+                 {"avx512-simde", "the emulated AVX-512 kernels (test builds only)"}};
+    char usable[256];
+    usable_isas(usable, sizeof usable);
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (strcmp(forced, known[i].name) == 0) {
+            fprintf(stderr, "simdbloom: SIMDBLOOM_ISA=%s: this %s lacks %s (usable: %s)\n", forced,
+                    strstr(known[i].feature, "kernels") ? "build" : "CPU or build",
+                    known[i].feature, usable);
+            return EXIT_RUNTIME;
+        }
+    }
+    fprintf(stderr, "simdbloom: SIMDBLOOM_ISA=%s: unknown instruction set (usable: %s)\n", forced,
+            usable);
+    return EXIT_RUNTIME;
+}
+
+/* Output that could not be written is an error, whatever the command printed. */
+static int finish_output(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        if (rc == EXIT_OK)
+            fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(errno));
+        return rc == EXIT_OK ? EXIT_RUNTIME : rc;
+    }
+    return rc;
+}
+
 static void print_version(void)
 {
-    const char *names[8];
-    size_t count = sbloom_isa_list(names, 8);
-    printf("simdbloom %s, isa %s (available:", sbloom_version_string(), sbloom_isa());
-    for (size_t i = 0; i < count && i < 8; i++)
-        printf(" %s", names[i]);
-    printf(")\n");
+    char usable[256];
+    printf("simdbloom %s, isa %s (available: %s)\n", sbloom_version_string(), sbloom_isa(),
+           usable_isas(usable, sizeof usable));
 }
 
 int main(int argc, char **argv)
@@ -43,11 +93,13 @@ int main(int argc, char **argv)
     if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 ||
         strcmp(command, "help") == 0) {
         fputs(main_help, stdout);
-        return EXIT_OK;
+        return finish_output(EXIT_OK);
     }
+    if (check_isa_variable() != SBLOOM_OK)
+        return EXIT_RUNTIME;
     if (strcmp(command, "--version") == 0 || strcmp(command, "version") == 0) {
         print_version();
-        return EXIT_OK;
+        return finish_output(EXIT_OK);
     }
     static const struct {
         const char *name;
@@ -60,7 +112,7 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(command, commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+            return finish_output(commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "simdbloom: unknown command '%s' (see 'simdbloom --help')\n", command);
     return EXIT_USAGE;
 }

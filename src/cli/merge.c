@@ -29,8 +29,8 @@ int cmd_merge(int argc, char **argv)
         return rc;
     if (!o.output)
         return usage_error("merge", "-o OUT is missing");
-    if (o.nargs < 1)
-        return usage_error("merge", "no FILTER to merge");
+    if (o.nargs < 2)
+        return usage_error("merge", "merge takes two or more FILTERs (to copy one, use cp)");
     sbloom_t *all;
     if ((rc = sbloom_load(&all, o.args[0])) != SBLOOM_OK)
         return filter_error("load", o.args[0], rc);

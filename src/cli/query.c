@@ -21,8 +21,26 @@ typedef struct query_run {
     const sbloom_allowlist_t *allow; /* FILTER.allow when it exists */
     int absent;
     uint64_t printed;
+    line_writer out;
+    int write_failed;
     uint8_t present[65536];
 } query_run;
+
+static int output_failed(query_run *r)
+{
+    if (!r->write_failed)
+        fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(r->out.err));
+    r->write_failed = 1;
+    return EXIT_RUNTIME;
+}
+
+/* Input would block: the answers so far go out now. */
+static void flush_when_idle(void *ctx)
+{
+    query_run *r = ctx;
+    if (!r->write_failed && line_writer_flush(&r->out) < 0)
+        output_failed(r);
+}
 
 static int query_batch(void *ctx, const line_batch *b)
 {
@@ -39,14 +57,10 @@ static int query_batch(void *ctx, const line_batch *b)
                 r->present[i] = 0;
     for (size_t i = 0; i < n; i++) {
         if (r->present[i] != r->absent) {
-            fwrite(lines[i], 1, lens[i], stdout);
-            putc('\n', stdout);
+            if (line_writer_put(&r->out, lines[i], lens[i]) < 0)
+                return output_failed(r);
             r->printed++;
         }
-    }
-    if (ferror(stdout)) {
-        fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(errno));
-        return EXIT_RUNTIME;
     }
     return EXIT_OK;
 }
@@ -64,15 +78,21 @@ int cmd_query(int argc, char **argv)
     rc = load_for_reading(o.args[0], &filter);
     if (rc != SBLOOM_OK)
         return filter_error("load", o.args[0], rc);
-    static char out_buffer[1 << 20];
-    setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
-    query_run run = {.filter = filter, .absent = o.absent};
+    static query_run run;
+    run.filter = filter;
+    run.absent = o.absent;
+    if (line_writer_open(&run.out, STDOUT_FILENO, 1 << 20) < 0) {
+        sbloom_free(filter);
+        fprintf(stderr, "simdbloom: out of memory\n");
+        return EXIT_RUNTIME;
+    }
     sbloom_allowlist_t *allow = NULL;
     char *allow_path = allowlist_path(o.args[0]);
     if (allow_path && access(allow_path, F_OK) == 0) {
         if ((rc = sbloom_allowlist_load(&allow, allow_path)) != SBLOOM_OK) {
             filter_error("load", allow_path, rc);
             free(allow_path);
+            line_writer_close(&run.out);
             sbloom_free(filter);
             return EXIT_RUNTIME;
         }
@@ -83,16 +103,17 @@ int cmd_query(int argc, char **argv)
                       .quiet = o.quiet,
                       .normalize = o.normalize,
                       .threads = o.threads,
-                      .filter = filter};
+                      .filter = filter,
+                      .idle = flush_when_idle,
+                      .idle_ctx = &run};
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, query_batch, &run);
-    if (fflush(stdout) != 0 && rc == EXIT_OK) {
-        fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(errno));
-        rc = EXIT_RUNTIME;
-    }
+    if (!run.write_failed && line_writer_flush(&run.out) < 0)
+        rc = output_failed(&run);
     if (!o.quiet && rc == EXIT_OK)
         fprintf(stderr, "simdbloom query: %llu lines, %llu %s\n", (unsigned long long)s.lines,
                 (unsigned long long)run.printed, o.absent ? "absent" : "present");
     sbloom_allowlist_free(allow);
+    line_writer_close(&run.out);
     sbloom_free(filter);
     return rc;
 }

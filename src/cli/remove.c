@@ -54,6 +54,8 @@ int cmd_remove(int argc, char **argv)
         sbloom_free(run.filter);
         return EXIT_RUNTIME;
     }
+    if (!o.quiet)
+        stale_temporaries_warn(path);
     stream_state s = {.command = "remove",
                       .quiet = o.quiet,
                       .normalize = o.normalize,

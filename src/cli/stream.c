@@ -138,6 +138,8 @@ static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void 
         fprintf(stderr, "simdbloom: cannot open %s: %s\n", path, strerror(errno));
         return EXIT_RUNTIME;
     }
+    reader.idle = s->idle;
+    reader.idle_ctx = s->idle_ctx;
     uint64_t bytes_before = s->bytes;
     long n;
     int rc = EXIT_OK;

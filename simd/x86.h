@@ -1,0 +1,111 @@
+/*
+ * The x86 intrinsics the AVX2 and AVX-512 kernels are written with: <immintrin.h> natively, or,
+ * when SIMDBLOOM_X86_SIMDE is defined, SIMDe's portable implementations of the same intrinsics
+ * under their native names (as libjpeg-turbo's simd/arm/neon-compat.h fills in for NEON). The
+ * second form compiles the very same kernel source for any CPU, so the tests compare every x86
+ * kernel with scalar on machines without AVX-512 (or without x86 at all). Those tables are named
+ * "avx2-simde" and "avx512-simde", exist in test builds only, and are never picked automatically.
+ *
+ * SIMDe 0.7.4 lacks a few AVX-512 intrinsics the kernels use, and its portable vptest is wrong:
+ * simde_mm_testz_si128 (which simde_mm256_testz_si256 uses where vectors are 128 bits) answers 1
+ * when either 64-bit half of a AND b is zero, not only when both are (the differential test found
+ * it: the counting kernels' "all counters non-zero" test went wrong). Those are written out below
+ * in plain C over the vectors' lanes, which is what SIMDe does for the rest.
+ */
+#ifndef SIMDBLOOM_X86_H
+#define SIMDBLOOM_X86_H
+
+#ifndef SIMDBLOOM_X86_SIMDE
+#include <immintrin.h>
+#define SBK_X86_TABLE(isa) sbloom_kernels_##isa
+#define SBK_X86_NAME(isa) #isa
+#else
+#define SIMDE_ENABLE_NATIVE_ALIASES
+#include <simde/x86/avx512.h>
+#include <stdint.h>
+#include <string.h>
+#define SBK_X86_TABLE(isa) sbloom_kernels_##isa##_simde
+#define SBK_X86_NAME(isa) #isa "-simde"
+
+#ifndef __mmask8
+#define __mmask8 simde__mmask8
+#endif
+#ifndef __mmask16
+#define __mmask16 simde__mmask16
+#endif
+
+/* vptest: testz is 1 when a AND b is all zero; testc when NOT a AND b is. */
+static inline int sbk_simde_testz_si256(simde__m256i a, simde__m256i b)
+{
+    uint64_t x[4], y[4], any = 0;
+    simde_mm256_storeu_si256((simde__m256i *)x, a);
+    simde_mm256_storeu_si256((simde__m256i *)y, b);
+    for (int i = 0; i < 4; i++)
+        any |= x[i] & y[i];
+    return any == 0;
+}
+static inline int sbk_simde_testc_si256(simde__m256i a, simde__m256i b)
+{
+    uint64_t x[4], y[4], any = 0;
+    simde_mm256_storeu_si256((simde__m256i *)x, a);
+    simde_mm256_storeu_si256((simde__m256i *)y, b);
+    for (int i = 0; i < 4; i++)
+        any |= ~x[i] & y[i];
+    return any == 0;
+}
+#undef _mm256_testz_si256
+#undef _mm256_testc_si256
+#define _mm256_testz_si256(a, b) sbk_simde_testz_si256(a, b)
+#define _mm256_testc_si256(a, b) sbk_simde_testc_si256(a, b)
+
+/* Each u32 lane of a, zero-extended to a u64 lane. */
+static inline simde__m512i sbk_simde_cvtepu32_epi64(simde__m256i a)
+{
+    uint32_t in[8];
+    uint64_t out[8];
+    simde_mm256_storeu_si256((simde__m256i *)in, a);
+    for (int i = 0; i < 8; i++)
+        out[i] = in[i];
+    return simde_mm512_loadu_si512(out);
+}
+#undef _mm512_cvtepu32_epi64
+#define _mm512_cvtepu32_epi64(a) sbk_simde_cvtepu32_epi64(a)
+
+/* Bit i set where u64 lanes i of a and b differ. */
+static inline simde__mmask8 sbk_simde_cmpneq_epi64_mask(simde__m512i a, simde__m512i b)
+{
+    uint64_t x[8], y[8];
+    simde_mm512_storeu_si512(x, a);
+    simde_mm512_storeu_si512(y, b);
+    unsigned mask = 0;
+    for (int i = 0; i < 8; i++)
+        mask |= (unsigned)(x[i] != y[i]) << i;
+    return (simde__mmask8)mask;
+}
+#undef _mm512_cmpneq_epi64_mask
+#define _mm512_cmpneq_epi64_mask(a, b) sbk_simde_cmpneq_epi64_mask(a, b)
+
+/* Stores the lanes of a whose mask bit is set; the other lanes of memory stay as they were. */
+static inline void sbk_simde_mask_store_epi32(void *p, simde__mmask16 k, simde__m512i a)
+{
+    uint32_t lanes[16];
+    simde_mm512_storeu_si512(lanes, a);
+    for (int i = 0; i < 16; i++)
+        if ((k >> i) & 1)
+            memcpy((uint32_t *)p + i, &lanes[i], 4);
+}
+static inline void sbk_simde_mask_store_epi64(void *p, simde__mmask8 k, simde__m512i a)
+{
+    uint64_t lanes[8];
+    simde_mm512_storeu_si512(lanes, a);
+    for (int i = 0; i < 8; i++)
+        if ((k >> i) & 1)
+            memcpy((uint64_t *)p + i, &lanes[i], 8);
+}
+#undef _mm512_mask_store_epi32
+#undef _mm512_mask_store_epi64
+#define _mm512_mask_store_epi32(p, k, a) sbk_simde_mask_store_epi32(p, k, a)
+#define _mm512_mask_store_epi64(p, k, a) sbk_simde_mask_store_epi64(p, k, a)
+#endif
+
+#endif

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The command line against a hostile user: odd save targets, permissions, FIFOs, pipelines that
+# wait on output, kills mid-write, unwritable output, files truncated under a running command,
+# names at the length limit, leftover temporary files, and a bad SIMDBLOOM_ISA. Everything
+# happens in a temporary directory (the device node is made there, never the real /dev), every
+# wait is bounded by timeout, and every skipped check says SKIP.
+# usage: cli_hostile_test.sh SIMDBLOOM_BINARY
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+skip() { echo "SKIP: $*"; }
+cd "$tmp" || exit 1
+seq 1 20000 | sed 's|^|https://example.org/page/|' >keys
+
+# 1. Save targets: a device node and a FIFO are refused, a symlink is written through, and a
+#    hard link keeps the old contents (documented).
+if mknod mynull c 1 3 2>/dev/null; then
+  "$bin" build --quiet -o mynull keys 2>err; rc=$?
+  check "build -o DEVICE: exit 1, says it is a character device" bash -c "[ $rc -eq 1 ] && grep -q 'is a character device' err"
+  check "the device node is still a device node" test -c mynull
+else
+  skip "mknod not permitted here: device-node target not tested"
+fi
+mkfifo fifo-target
+timeout 10 "$bin" build --quiet -o fifo-target keys 2>err; rc=$?
+check "build -o FIFO: exit 1 at once, says it is a FIFO" bash -c "[ $rc -eq 1 ] && grep -q 'is a FIFO' err && [ -p fifo-target ]"
+"$bin" build --quiet --expect 100k -o real.sbloom keys
+ln -s real.sbloom link.sbloom
+ln real.sbloom hard.sbloom
+echo https://new.example/ >more
+"$bin" add --quiet link.sbloom more
+check "add through a symlink keeps the link" test -L link.sbloom
+check "add through a symlink updates its target" bash -c "'$bin' query --quiet real.sbloom more | grep -q new.example"
+check "a hard link keeps the old contents (rename makes a new file)" bash -c "! '$bin' query --quiet hard.sbloom more | grep -q new.example"
+
+# 2. Permissions: a 0600 filter stays 0600, a 0640 one 0640; a new file follows the umask.
+chmod 600 real.sbloom
+"$bin" add --quiet real.sbloom more
+check "add keeps mode 0600" bash -c "[ \$(stat -c %a real.sbloom) = 600 ]"
+chmod 640 real.sbloom
+"$bin" add --quiet real.sbloom more
+check "add keeps mode 0640" bash -c "[ \$(stat -c %a real.sbloom) = 640 ]"
+(umask 077 && "$bin" build --quiet -o private.sbloom more)
+check "a new file under umask 077 is 0600" bash -c "[ \$(stat -c %a private.sbloom) = 600 ]"
+(umask 022 && "$bin" build --quiet -o public.sbloom more)
+check "a new file under umask 022 is 0644" bash -c "[ \$(stat -c %a public.sbloom) = 644 ]"
+
+# 3. A FIFO as a filter or as FILTER.allow: refused at once, saying what it is.
+mkfifo fifo.sbloom
+for command in info "query fifo.sbloom" "allow fifo.sbloom" "add fifo.sbloom"; do
+  set -- $command
+  timeout 10 "$bin" "$@" $([ $# -eq 1 ] && echo fifo.sbloom) </dev/null >/dev/null 2>err; rc=$?
+  check "$1 on a FIFO: exit 1 without waiting, says FIFO" bash -c "[ $rc -eq 1 ] && grep -q 'is a FIFO' err"
+done
+cp real.sbloom withallow.sbloom && mkfifo withallow.sbloom.allow
+timeout 10 "$bin" query withallow.sbloom more >/dev/null 2>err; rc=$?
+check "query with FILTER.allow a FIFO: exit 1 without waiting" bash -c "[ $rc -eq 1 ] && grep -q 'allow: it is a FIFO' err"
+
+# 4. Pipelines: a new line comes out while the input is still open, and output is whole lines.
+first=$( { echo https://a.example/; sleep 3; echo https://b.example/; } |
+  timeout 10 "$bin" dedup --quiet | { read -r -t 2 line; echo "${line:-none}"; } )
+check "dedup in a pipe: the first new line comes out before more input arrives" [ "$first" = https://a.example/ ]
+first=$( { echo https://example.org/page/5; sleep 3; } |
+  timeout 10 "$bin" query --quiet real.sbloom | { read -r -t 2 line; echo "${line:-none}"; } )
+check "query in a pipe: the answer comes out before more input arrives" [ "$first" = https://example.org/page/5 ]
+"$bin" gen-urls 3000000 --seed 3 >big
+for trial in 1 2 3; do
+  "$bin" dedup --quiet --expect 3M big >killed.out & pid=$!
+  sleep 0.$((trial * 2))
+  kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+  if [ -s killed.out ]; then
+    check "killed dedup (trial $trial): output ends at a line end" bash -c "[ \"\$(tail -c 1 killed.out | od -An -c | tr -d ' ')\" = '\\n' ]"
+  else
+    skip "killed dedup (trial $trial) had written nothing yet"
+  fi
+done
+
+# 5. Unwritable output: exit 1 with a message, and no claim of lines written that were not.
+if [ -w /dev/full ]; then
+  for command in "--version" "--help" "plan" "plan --table" "info real.sbloom" "plan --help"; do
+    "$bin" $command >/dev/full 2>err; rc=$?
+    check "$command > /dev/full: exit 1 with a message" bash -c "[ $rc -eq 1 ] && grep -q 'cannot write' err"
+  done
+  "$bin" dedup big >/dev/full 2>err; rc=$?
+  check "dedup > /dev/full: exit 1, and no 'lines out' claimed" bash -c "[ $rc -eq 1 ] && grep -q 'cannot write' err && ! grep -q 'lines out' err && grep -q 'after 0 whole lines' err"
+else
+  skip "/dev/full not writable here: write-error checks not run"
+fi
+"$bin" --version >&- 2>err; rc=$?
+check "--version with stdout closed: exit 1" bash -c "[ $rc -eq 1 ] && grep -q 'cannot write' err"
+
+# 6. A filter replaced by truncation (cp onto it) while a query runs: no SIGBUS, exit 0 or 1.
+"$bin" build --quiet --expect 2M -o victim.sbloom keys
+{ echo https://example.org/page/7; sleep 2; echo https://example.org/page/8; } |
+  timeout 20 "$bin" query --quiet victim.sbloom >q.out 2>q.err & pid=$!
+sleep 1; cp public.sbloom victim.sbloom
+wait $pid; rc=$?
+check "query while its filter is truncated in place: no signal (exit $rc)" bash -c "[ $rc -eq 0 ] || [ $rc -eq 1 ]"
+check "and it still answers from the filter it read" bash -c "[ \$(wc -l <q.out) -eq 2 ]"
+
+# 7. Names at the length limit, and merge with a single filter.
+name=$(printf 'n%.0s' $(seq 1 248)).sbloom   # 255 bytes, the limit of most file systems
+"$bin" build --quiet -o "$name" more 2>err; rc=$?
+check "a 255-byte filter name can be saved" bash -c "[ $rc -eq 0 ] && [ -f '$name' ]"
+"$bin" add --quiet "$name" keys; rc=$?
+check "and saved again" [ $rc -eq 0 ]
+"$bin" merge -o one.sbloom real.sbloom 2>err; rc=$?
+check "merge with one FILTER is a usage error" bash -c "[ $rc -eq 2 ] && [ ! -e one.sbloom ]"
+
+# 8. Leftover temporary files: named by info and by writing commands, removed by info --clean.
+: >real.sbloom.tmp.AbC123
+: >.sbloom-tmp.XyZ789
+"$bin" info real.sbloom >/dev/null 2>err
+check "info names a leftover temporary file" grep -q 'real.sbloom.tmp.AbC123 is left over' err
+check "info names a leftover short-named temporary file" grep -q '.sbloom-tmp.XyZ789 is left over' err
+"$bin" add real.sbloom more 2>err >/dev/null
+check "add names it too" grep -q 'real.sbloom.tmp.AbC123 is left over' err
+"$bin" info --clean real.sbloom >/dev/null 2>err
+check "info --clean removes them" bash -c "[ ! -e real.sbloom.tmp.AbC123 ] && [ ! -e .sbloom-tmp.XyZ789 ] && grep -q removed err"
+check "nothing else in the directory is a temporary file" bash -c "! ls -a | grep -q '\.tmp\.\|sbloom-tmp'"
+
+# 10. SIMDBLOOM_ISA naming something unusable: exit 1 from every command, naming the variable.
+SIMDBLOOM_ISA=bogus "$bin" --version >out 2>err; rc=$?
+check "SIMDBLOOM_ISA=bogus --version: exit 1, names the variable and the usable sets" bash -c "[ $rc -eq 1 ] && grep -q 'SIMDBLOOM_ISA=bogus: unknown instruction set (usable: scalar' err && [ ! -s out ]"
+usable=$("$bin" --version | sed 's/.*available: \(.*\))/\1/')
+for isa in avx2 avx512 neon; do
+  case " $usable " in
+    *" $isa "*) ;;
+    *) SIMDBLOOM_ISA=$isa "$bin" dedup --quiet </dev/null 2>err; rc=$?
+       check "SIMDBLOOM_ISA=$isa where unusable: exit 1, says what is lacking" bash -c "[ $rc -eq 1 ] && grep -q \"SIMDBLOOM_ISA=$isa: this .* lacks\" err" ;;
+  esac
+done
+
+finish
