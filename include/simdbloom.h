@@ -436,7 +436,9 @@ SBLOOM_API const char *sbloom_isa(void);
  * CPU's best). SBLOOM_E_ISA if unknown or unsupported by this CPU/build. Call it before other
  * threads create filters: a concurrent first use may pick the CPU's best instead. */
 SBLOOM_API int sbloom_set_isa(const char *name);
-/* Writes up to cap names of the instruction sets usable here (best last); returns the count. */
+/* Writes up to cap names of the instruction sets usable here (best last: the one picked when none
+ * is forced); returns the count. Builds made for testing also list tables emulated through SIMDe
+ * ("neon" on x86, "avx2-simde", "avx512-simde"), first; they are never picked automatically. */
 SBLOOM_API size_t sbloom_isa_list(const char **names, size_t cap);
 /* The instruction set a filter runs on. */
 SBLOOM_API const char *sbloom_filter_isa(const sbloom_t *filter);

@@ -167,15 +167,19 @@ int sbloom_set_isa(const char *name)
     return SBLOOM_OK;
 }
 
+/* Emulated tables (test builds) first, then the native ones in order of preference, so that
+ * the last name is the one picked automatically. */
 size_t sbloom_isa_list(const char **names, size_t cap)
 {
     size_t count = 0;
-    for (size_t i = 0; i < NCANDIDATES; i++) {
-        if (!candidates[i].runs_here())
-            continue;
-        if (names && count < cap)
-            names[count] = candidates[i].table->name;
-        count++;
+    for (int native = 0; native <= 1; native++) {
+        for (size_t i = 0; i < NCANDIDATES; i++) {
+            if (!candidates[i].runs_here() || auto_pickable(i) != native)
+                continue;
+            if (names && count < cap)
+                names[count] = candidates[i].table->name;
+            count++;
+        }
     }
     return count;
 }

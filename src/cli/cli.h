@@ -106,6 +106,13 @@ typedef struct line_batch {
 typedef int (*line_batch_fn)(void *ctx, const line_batch *batch);
 /* Streams every file (standard input when none; "-" is standard input) through fn. */
 int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, void *ctx);
+/* SIGTERM, SIGINT and SIGHUP stop the stream between batches (a blocked read returns at once):
+ * stream_inputs then returns EXIT_STOPPED, and the command finishes its output (whole lines) and
+ * its state before it exits with 128 + the signal (stop_exit_status). A kill -9 cannot be
+ * caught: the kernel may then cut the last write short at a page boundary. */
+enum { EXIT_STOPPED = 3 };
+void stream_stop_on_signals(void);
+int stop_exit_status(void);
 
 /* args.c: parsing that prints "simdbloom: ..." on failure and returns 0; 1 on success. */
 int parse_count(const char *option, const char *text, uint64_t *out);       /* 10000, 10k, 5M, 2G */
@@ -146,6 +153,8 @@ int line_reader_open(line_reader *r, const char *path);
  * -1 with errno set on a read error or when memory runs out. */
 long line_reader_next(line_reader *r, const char **lines, size_t *lens, size_t max);
 void line_reader_close(line_reader *r);
+/* stream.c: 1 once a stop signal arrived (a read interrupted by it then fails with EINTR). */
+int line_reader_stop_requested(void);
 
 /* output.c: lines out to a file descriptor, buffered so that every write(2) holds whole lines
  * only: output cut short (a kill, a full disk) ends at a line's end. */

@@ -33,7 +33,9 @@ static const char dedup_help[] =
     "                      exists (then --expect/--fpp/--layout are the file's), created if not,\n"
     "                      saved crash-safely at the end\n"
     "  --checkpoint SECS   with --state, also save every SECS seconds; after a crash, rerunning\n"
-    "                      the same input repeats at most the lines written since the last save\n"
+    "                      the same input repeats at most the lines written since the last save.\n"
+    "                      Output that is a file is fsynced before each save (one fsync per\n"
+    "                      checkpoint), so the state never holds a line a power cut could lose\n"
     "  --normalize url     key each URL by its canonical form (lowercase scheme and host, no\n"
     "                      default port or fragment, . and .. resolved, escapes normalized,\n"
     "                      empty path as /); other lines are keyed as they are. The line\n"
@@ -45,6 +47,12 @@ static const char dedup_help[] =
     "A summary goes to standard error: lines in and out, duplicate rate, filter size, memory,\n"
     "speed. If more distinct lines arrive than planned it warns with the rate now expected.\n"
     "Progress is shown while standard error is a terminal.\n"
+    "\n"
+    "Output is written in whole lines, and flushed whenever input would block, so a pipeline\n"
+    "downstream sees each new line without waiting for a buffer to fill. SIGTERM, SIGINT and\n"
+    "SIGHUP stop the run between lines: output and --state are completed up to the last line\n"
+    "read, and the exit status is 128 + the signal. (kill -9 cannot be caught; the kernel may then\n"
+    "cut the last write short; --state reruns write such lines again.)\n"
     "\n"
     "Exit status: 0 done, 1 input/output or memory error, 2 usage error.\n"
     "Examples:\n"
@@ -196,7 +204,11 @@ int cmd_dedup(int argc, char **argv)
                       .idle = flush_when_idle,
                       .idle_ctx = &run};
     double started = now_seconds();
+    stream_stop_on_signals();
     rc = stream_inputs(&s, o.nargs, o.args, dedup_batch, &run);
+    int stopped = rc == EXIT_STOPPED;
+    if (stopped)
+        rc = EXIT_OK; /* finish as at the end of input: output, state, summary; then the status */
     if (!run.write_failed && line_writer_flush(&run.out) < 0)
         rc = output_failed(&run);
     /* Saved after a read error too (every line the state holds was written out), never after a
@@ -210,5 +222,8 @@ int cmd_dedup(int argc, char **argv)
         print_summary(run.filter, &s, &run, now_seconds() - started);
     line_writer_close(&run.out);
     sbloom_free(run.filter);
-    return rc;
+    if (stopped && !o.quiet)
+        fprintf(stderr, "simdbloom dedup: stopped by a signal; output and state are complete up to "
+                        "the last line read\n");
+    return stopped && rc == EXIT_OK ? stop_exit_status() : rc;
 }

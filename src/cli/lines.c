@@ -72,7 +72,7 @@ static int refill(line_reader *r)
     }
     for (;;) {
         ssize_t got = read(r->fd, r->buf + r->end, r->cap - r->end);
-        if (got < 0 && errno == EINTR)
+        if (got < 0 && errno == EINTR && !line_reader_stop_requested())
             continue;
         if (got < 0)
             return -1;

@@ -106,7 +106,11 @@ int cmd_query(int argc, char **argv)
                       .filter = filter,
                       .idle = flush_when_idle,
                       .idle_ctx = &run};
+    stream_stop_on_signals();
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, query_batch, &run);
+    int stopped = rc == EXIT_STOPPED;
+    if (stopped)
+        rc = EXIT_OK;
     if (!run.write_failed && line_writer_flush(&run.out) < 0)
         rc = output_failed(&run);
     if (!o.quiet && rc == EXIT_OK)
@@ -115,5 +119,5 @@ int cmd_query(int argc, char **argv)
     sbloom_allowlist_free(allow);
     line_writer_close(&run.out);
     sbloom_free(filter);
-    return rc;
+    return stopped && rc == EXIT_OK ? stop_exit_status() : rc;
 }

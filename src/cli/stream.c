@@ -8,6 +8,7 @@
  * rate, and an ETA when the total input size is known (regular files).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,6 +23,34 @@
 #define MAX_THREADS 32
 
 #define BATCH 65536
+
+static volatile sig_atomic_t stop_signal;
+
+static void request_stop(int sig)
+{
+    stop_signal = sig;
+}
+
+void stream_stop_on_signals(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = request_stop; /* no SA_RESTART: a read waiting for input returns */
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGHUP, &action, NULL);
+}
+
+int stop_exit_status(void)
+{
+    return 128 + stop_signal;
+}
+
+int line_reader_stop_requested(void)
+{
+    return stop_signal != 0;
+}
 
 static uint64_t known_input_bytes(int nfiles, char **files)
 {
@@ -163,9 +192,15 @@ static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void 
             s->buffer_bytes = reader.cap;
         if (s->progress)
             show_progress(s->command, s, 0);
+        if (stop_signal) {
+            rc = EXIT_STOPPED;
+            break;
+        }
     }
     int read_errno = errno;
     line_reader_close(&reader);
+    if (n < 0 && rc == EXIT_OK && stop_signal)
+        return EXIT_STOPPED;
     if (n < 0 && rc == EXIT_OK) {
         fprintf(stderr, "simdbloom: cannot read %s: %s\n", path, strerror(read_errno));
         return EXIT_RUNTIME;
