@@ -15,6 +15,7 @@
 
 #include "endian.h"
 #include "hash.h"
+#include "alloc.h"
 #include "internal.h"
 
 #define ALLOW_HEADER_BYTES 64
@@ -41,12 +42,12 @@ int sbloom_allowlist_create(sbloom_allowlist_t **out)
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
-    sbloom_allowlist_t *a = calloc(1, sizeof *a);
+    sbloom_allowlist_t *a = sbloom_calloc(1, sizeof *a);
     if (!a)
         return SBLOOM_E_NOMEM;
     a->slots = 16;
-    a->hashes = calloc(a->slots, sizeof *a->hashes);
-    a->entry = calloc(a->slots, sizeof *a->entry);
+    a->hashes = sbloom_calloc(a->slots, sizeof *a->hashes);
+    a->entry = sbloom_calloc(a->slots, sizeof *a->entry);
     if (!a->hashes || !a->entry) {
         sbloom_allowlist_free(a);
         return SBLOOM_E_NOMEM;
@@ -84,8 +85,8 @@ static size_t find_slot(const sbloom_allowlist_t *a, uint64_t h, const void *key
 static int grow_table(sbloom_allowlist_t *a)
 {
     size_t slots = a->slots * 2;
-    uint64_t *hashes = calloc(slots, sizeof *hashes);
-    uint32_t *entry = calloc(slots, sizeof *entry);
+    uint64_t *hashes = sbloom_calloc(slots, sizeof *hashes);
+    uint32_t *entry = sbloom_calloc(slots, sizeof *entry);
     if (!hashes || !entry) {
         free(hashes);
         free(entry);
@@ -112,11 +113,11 @@ static int reserve(sbloom_allowlist_t *a, size_t len)
 {
     if (a->count == a->entries_cap) {
         size_t cap = a->entries_cap ? a->entries_cap * 2 : 16;
-        size_t *offsets = realloc(a->offsets, cap * sizeof *offsets);
+        size_t *offsets = sbloom_realloc(a->offsets, cap * sizeof *offsets);
         if (!offsets)
             return SBLOOM_E_NOMEM;
         a->offsets = offsets;
-        size_t *lens = realloc(a->lens, cap * sizeof *lens);
+        size_t *lens = sbloom_realloc(a->lens, cap * sizeof *lens);
         if (!lens)
             return SBLOOM_E_NOMEM;
         a->lens = lens;
@@ -124,7 +125,7 @@ static int reserve(sbloom_allowlist_t *a, size_t len)
     }
     if (a->text_len + len > a->text_cap) {
         size_t cap = (a->text_cap + len) * 2;
-        char *text = realloc(a->text, cap);
+        char *text = sbloom_realloc(a->text, cap);
         if (!text)
             return SBLOOM_E_NOMEM;
         a->text = text;
@@ -287,7 +288,7 @@ int sbloom_allowlist_load(sbloom_allowlist_t **out, const char *path)
     if (count > bytes / 4)
         goto done;
     rc = SBLOOM_E_NOMEM;
-    body = malloc(bytes ? (size_t)bytes : 1);
+    body = sbloom_malloc(bytes ? (size_t)bytes : 1);
     if (!body)
         goto done;
     rc = SBLOOM_E_IO;

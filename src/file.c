@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "endian.h"
 #include "format.h"
 #include "hash.h"
@@ -88,7 +89,7 @@ static int write_payload(int fd, const sbloom_t *f)
  * or NULL with errno set. */
 static char *save_target(const char *path)
 {
-    char *target = strdup(path);
+    char *target = sbloom_strdup(path);
     for (int hops = 0; target && hops <= 40; hops++) {
         struct stat st;
         if (lstat(target, &st) != 0 || !S_ISLNK(st.st_mode))
@@ -102,7 +103,7 @@ static char *save_target(const char *path)
         link[n] = '\0';
         const char *slash = strrchr(target, '/');
         size_t dir_len = link[0] == '/' || !slash ? 0 : (size_t)(slash - target) + 1;
-        char *next = malloc(dir_len + (size_t)n + 1);
+        char *next = sbloom_malloc(dir_len + (size_t)n + 1);
         if (next) {
             memcpy(next, target, dir_len);
             memcpy(next + dir_len, link, (size_t)n + 1);
@@ -124,9 +125,9 @@ static char *directory_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (!slash)
-        return strdup(".");
+        return sbloom_strdup(".");
     size_t len = slash == path ? 1 : (size_t)(slash - path);
-    char *dir = malloc(len + 1);
+    char *dir = sbloom_malloc(len + 1);
     if (dir) {
         memcpy(dir, path, len);
         dir[len] = '\0';
@@ -145,7 +146,7 @@ static int create_temporary(const char *target, const char *dir, char **tmp_out)
     const char *base = slash ? slash + 1 : target;
     int short_name = strlen(base) + 11 > NAME_MAX;
     size_t dir_len = strlen(dir);
-    char *tmp = malloc(dir_len + strlen(base) + 32);
+    char *tmp = sbloom_malloc(dir_len + strlen(base) + 32);
     if (!tmp) {
         errno = ENOMEM;
         return -1;
@@ -375,13 +376,17 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
         close(fd);
         return rc;
     }
-    void *base =
-        mmap(NULL, (size_t)size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+    void *base = MAP_FAILED;
+    if (sbloom_may_allocate())
+        base = mmap(NULL, (size_t)size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
+                    fd, 0);
+    else
+        errno = ENOMEM;
     int saved = errno;
     close(fd);
     if (base == MAP_FAILED) {
         errno = saved;
-        return SBLOOM_E_IO;
+        return saved == ENOMEM ? SBLOOM_E_NOMEM : SBLOOM_E_IO;
     }
     sbloom_header h;
     int rc = sbloom_header_parse(base, size, &h);

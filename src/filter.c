@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "alloc.h"
 #include "internal.h"
 
 int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint64_t planned_n,
@@ -21,7 +22,7 @@ int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint
     if (bytes > SBLOOM_MAX_BYTES || nblocks > SBLOOM_MAX_BYTES / block_bytes)
         return SBLOOM_E_TOO_LARGE;
 
-    sbloom_t *f = calloc(1, sizeof *f);
+    sbloom_t *f = sbloom_calloc(1, sizeof *f);
     if (!f)
         return SBLOOM_E_NOMEM;
     f->bytes = nblocks * block_bytes;

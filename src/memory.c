@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "internal.h"
 
 #if defined(__unix__) || defined(__APPLE__)
@@ -24,6 +25,8 @@ void *sbloom_blocks_alloc(uint64_t bytes, int *mapped)
         return NULL;
 #ifdef HAVE_MMAP
     if (bytes >= MMAP_THRESHOLD) {
+        if (!sbloom_may_allocate())
+            return NULL;
         void *p =
             mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
@@ -36,7 +39,7 @@ void *sbloom_blocks_alloc(uint64_t bytes, int *mapped)
     }
 #endif
     size_t rounded = (size_t)((bytes + 63) & ~UINT64_C(63));
-    void *p = aligned_alloc(64, rounded);
+    void *p = sbloom_aligned_alloc(64, rounded);
     if (p)
         memset(p, 0, rounded);
     return p;

@@ -67,11 +67,14 @@ first=$( { echo https://example.org/page/5; sleep 3; } |
 check "query in a pipe: the answer comes out before more input arrives" [ "$first" = https://example.org/page/5 ]
 "$bin" gen-urls 3000000 --seed 3 >big
 "$bin" dedup --quiet --expect 3M big >all.out
-# Stopped by kill (SIGTERM) or Ctrl-C (SIGINT) mid-stream: whole lines, a prefix of the full
-# output, exit 128 + the signal. The input comes through a pipe that never ends, so the signal
-# always lands while dedup runs.
+# Stopped by kill (SIGTERM), Ctrl-C (SIGINT) or a closed terminal (SIGHUP) mid-stream: whole
+# lines, a prefix of the full output, exit 128 + the signal. The input comes through a pipe that
+# stays open, so the signal always lands while dedup runs.
 for sig in TERM INT HUP; do
-  { cat big; sleep 30; } | "$bin" dedup --quiet --expect 3M >stopped.out & pid=$!
+  # After the input, a line already seen every 0.1 s: the stream stays open, and the writer
+  # ends by SIGPIPE once dedup has gone.
+  { cat big; while head -n 1 big; do sleep 0.1; done; } 2>/dev/null |
+    "$bin" dedup --quiet --expect 3M >stopped.out & pid=$!
   for i in $(seq 1 100); do [ -s stopped.out ] && break; sleep 0.05; done
   kill -0 $pid 2>/dev/null; alive=$?
   kill -$sig $pid; wait $pid; rc=$?

@@ -12,6 +12,9 @@ exit_code() { # exit_code WANT COMMAND...: the command's exit status is WANT
   "$@" >"$tmp/out" 2>"$tmp/err"
   local got=$?
   if [ "$got" -eq "$want" ]; then pass; else fail "exit $got, want $want: $* ($(head -c 300 "$tmp/err"))"; fi
+  if [ "$want" -ne 0 ]; then # every error is one line on standard error (a summary may follow)
+    if [ "$(grep -c '^simdbloom: ' "$tmp/err")" -eq 1 ]; then pass; else fail "not one line of error: $*"; fi
+  fi
 }
 
 # 1. The real stream: same output as awk's first-seen filter (a 1e-9 rate makes a false positive
@@ -75,12 +78,12 @@ exit_code 2 "$bin" dedup --fpp nan
 exit_code 2 "$bin" dedup --fpp=abc
 exit_code 2 "$bin" dedup --layout bogus
 exit_code 2 "$bin" dedup --expect 1T --fpp 1e-12
-check "usage errors say what is wrong in one line" bash -c "[ \$(wc -l <'$tmp/err') -eq 1 ]"
 exit_code 1 "$bin" dedup "$tmp/does-not-exist"
 check "missing file is named" grep -q "cannot open $tmp/does-not-exist" "$tmp/err"
 exit_code 1 "$bin" dedup "$tmp"
-if [ -w /dev/full ]; then
-  exit_code 1 "$bin" dedup --quiet "$stream" ">/dev/full"
+if [ ! -w /dev/full ]; then
+  echo "SKIP: /dev/full not writable here: the write-error check is not run"
+else
   "$bin" dedup --quiet "$stream" >/dev/full 2>"$tmp/err"; rc=$?
   check "write error is exit 1 with a message" bash -c "[ $rc -eq 1 ] && grep -q 'cannot write' '$tmp/err'"
 fi

@@ -86,7 +86,7 @@ static void print_version(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(main_help, stderr);
+        fprintf(stderr, "simdbloom: no command given (the commands: simdbloom --help)\n");
         return EXIT_USAGE;
     }
     const char *command = argv[1];
