@@ -90,6 +90,8 @@ static int do_map(int big)
 {
     sbloom_t *f = (sbloom_t *)1;
     int rc = sbloom_map(&f, saved_path, big ? SBLOOM_OPEN_WRITE : SBLOOM_OPEN_VERIFY);
+    if (rc == SBLOOM_E_UNSUPPORTED)
+        return SBLOOM_OK; /* big-endian host: no read-write mapping, nothing allocated */
     CHECK(rc == SBLOOM_OK ? f != NULL : f == NULL);
     sbloom_free(f);
     return rc;
