@@ -19,30 +19,64 @@
 
 #include "kernels.h"
 
+/* Bytes per block of each layout's per-key functions (NAME in the macros below). */
+#define SBK_BLOCK_BYTES_parquet 32
+#define SBK_BLOCK_BYTES_k8 64
+#define SBK_BLOCK_BYTES_k16 64
+#define SBK_BLOCK_BYTES_counting 64
+
+/* Software prefetch as a sliding window (SBK_PREFETCH_AHEAD, SBK_PREFETCH_MIN_BYTES in
+ * kernels.h): while key j is probed, the line of key j + AHEAD is requested. */
+
+#define SBK_PREFETCH_LINE(BLOCKS, NBLOCKS, HASH, BLOCK_BYTES, WRITE)                               \
+    __builtin_prefetch((const char *)(BLOCKS) + sbk_block_index(HASH, NBLOCKS) * (BLOCK_BYTES),    \
+                       WRITE, 3)
+
 /* One batch loop over a per-key function returning 0 or 1: the answers go to `results` when it
- * is not NULL, and their sum is returned. Two loops, so that the common no-results case does not
- * test the pointer per key. */
-#define SBK_DEFINE_LOOP(LOOP, PER_KEY, BLOCKS)                                                     \
+ * is not NULL, and their sum is returned. Separate loops, so that neither the results pointer
+ * nor the prefetch decision is tested per key. WRITE is 1 for the loops that modify blocks. */
+#define SBK_DEFINE_LOOP(LOOP, PER_KEY, BLOCKS, BLOCK_BYTES, WRITE)                                 \
     static uint64_t LOOP(BLOCKS blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,        \
                          uint8_t *results)                                                         \
     {                                                                                              \
         uint64_t count = 0;                                                                        \
+        size_t j = 0;                                                                              \
+        if (n > SBK_PREFETCH_AHEAD && nblocks * (BLOCK_BYTES) >= SBK_PREFETCH_MIN_BYTES) {         \
+            for (size_t k = 0; k < SBK_PREFETCH_AHEAD; k++)                                        \
+                SBK_PREFETCH_LINE(blocks, nblocks, hashes[k], BLOCK_BYTES, WRITE);                 \
+            size_t steady = n - SBK_PREFETCH_AHEAD;                                                \
+            if (results) {                                                                         \
+                for (; j < steady; j++) {                                                          \
+                    SBK_PREFETCH_LINE(blocks, nblocks, hashes[j + SBK_PREFETCH_AHEAD],             \
+                                      BLOCK_BYTES, WRITE);                                         \
+                    int answer = PER_KEY(blocks, nblocks, hashes[j]);                              \
+                    results[j] = (uint8_t)answer;                                                  \
+                    count += (uint64_t)answer;                                                     \
+                }                                                                                  \
+            } else {                                                                               \
+                for (; j < steady; j++) {                                                          \
+                    SBK_PREFETCH_LINE(blocks, nblocks, hashes[j + SBK_PREFETCH_AHEAD],             \
+                                      BLOCK_BYTES, WRITE);                                         \
+                    count += (uint64_t)PER_KEY(blocks, nblocks, hashes[j]);                        \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
         if (results) {                                                                             \
-            for (size_t j = 0; j < n; j++) {                                                       \
+            for (; j < n; j++) {                                                                   \
                 int answer = PER_KEY(blocks, nblocks, hashes[j]);                                  \
                 results[j] = (uint8_t)answer;                                                      \
                 count += (uint64_t)answer;                                                         \
             }                                                                                      \
         } else {                                                                                   \
-            for (size_t j = 0; j < n; j++)                                                         \
+            for (; j < n; j++)                                                                     \
                 count += (uint64_t)PER_KEY(blocks, nblocks, hashes[j]);                            \
         }                                                                                          \
         return count;                                                                              \
     }
 
 #define SBK_DEFINE_BATCH_KERNELS(NAME)                                                             \
-    SBK_DEFINE_LOOP(NAME##_contains, NAME##_probe, const void *)                                   \
-    SBK_DEFINE_LOOP(NAME##_insert_batch, NAME##_insert, void *)
+    SBK_DEFINE_LOOP(NAME##_contains, NAME##_probe, const void *, SBK_BLOCK_BYTES_##NAME, 0)        \
+    SBK_DEFINE_LOOP(NAME##_insert_batch, NAME##_insert, void *, SBK_BLOCK_BYTES_##NAME, 1)
 
 /* The table entry of a bit layout: insert, contains, no remove. */
 #define SBK_LAYOUT_ENTRY(NAME)                                                                     \
@@ -51,9 +85,9 @@
     }
 
 #define SBK_DEFINE_COUNTING_KERNELS(NAME)                                                          \
-    SBK_DEFINE_LOOP(NAME##_contains, NAME##_probe, const void *)                                   \
-    SBK_DEFINE_LOOP(NAME##_add, NAME##_increment, void *)                                          \
-    SBK_DEFINE_LOOP(NAME##_remove, NAME##_decrement, void *)
+    SBK_DEFINE_LOOP(NAME##_contains, NAME##_probe, const void *, SBK_BLOCK_BYTES_##NAME, 0)        \
+    SBK_DEFINE_LOOP(NAME##_add, NAME##_increment, void *, SBK_BLOCK_BYTES_##NAME, 1)               \
+    SBK_DEFINE_LOOP(NAME##_remove, NAME##_decrement, void *, SBK_BLOCK_BYTES_##NAME, 1)
 
 /* The counting layout's entry: insert increments, contains, remove. */
 #define SBK_COUNTING_ENTRY(NAME)                                                                   \

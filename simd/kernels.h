@@ -72,6 +72,17 @@ typedef struct sbloom_layout_kernels {
 
 #define SBK_COUNTER_MAX 15
 
+/* The batch loops' software prefetch, a sliding window: while key j is probed, the line of key
+ * j + AHEAD is requested, so about AHEAD misses are in flight at every moment instead of a burst
+ * per chunk followed by a stall. Only on filters of at least MIN_BYTES: smaller ones live in the
+ * caches, where a prefetch is instructions for nothing. A batch of at most AHEAD keys is not
+ * prefetched (the string driver in src/batch.c prefetches its own and calls in such pieces).
+ * Tune with -DSBK_PREFETCH_AHEAD=N. */
+#ifndef SBK_PREFETCH_AHEAD
+#define SBK_PREFETCH_AHEAD 16
+#endif
+#define SBK_PREFETCH_MIN_BYTES (UINT64_C(4) << 20)
+
 typedef struct sbloom_kernels {
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
     sbloom_layout_kernels layout[SBK_LAYOUTS];

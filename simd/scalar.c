@@ -34,12 +34,14 @@ static uint32_t *parquet_block(const void *blocks, uint64_t nblocks, uint64_t ha
     return (uint32_t *)blocks + 8 * sbk_block_index(hash, nblocks);
 }
 
+/* Every mask bit set in its word: no bit of the mask is missing from the block. Written without
+ * an early exit, so that a negative key costs what a positive one does (no mispredicted branch). */
 static int parquet_test(const uint32_t *block, const uint32_t mask[8])
 {
+    uint32_t missing = 0;
     for (int i = 0; i < 8; i++)
-        if ((block[i] & mask[i]) == 0)
-            return 0;
-    return 1;
+        missing |= mask[i] & ~block[i];
+    return missing == 0;
 }
 
 static void parquet_set(uint32_t *block, const uint32_t mask[8])
@@ -64,10 +66,10 @@ static uint64_t *k8_block(const void *blocks, uint64_t nblocks, uint64_t hash)
 
 static int k8_test(const uint64_t *block, const uint64_t mask[8])
 {
+    uint64_t missing = 0;
     for (int i = 0; i < 8; i++)
-        if ((block[i] & mask[i]) == 0)
-            return 0;
-    return 1;
+        missing |= mask[i] & ~block[i];
+    return missing == 0;
 }
 
 static void k8_set(uint64_t *block, const uint64_t mask[8])
@@ -92,10 +94,10 @@ static uint32_t *k16_block(const void *blocks, uint64_t nblocks, uint64_t hash)
 
 static int k16_test(const uint32_t *block, const uint32_t mask[16])
 {
+    uint32_t missing = 0;
     for (int i = 0; i < 16; i++)
-        if ((block[i] & mask[i]) == 0)
-            return 0;
-    return 1;
+        missing |= mask[i] & ~block[i];
+    return missing == 0;
 }
 
 static void k16_set(uint32_t *block, const uint32_t mask[16])
@@ -148,10 +150,10 @@ static inline int counting_probe(const void *blocks, uint64_t nblocks, uint64_t 
     unsigned shift[8];
     counting_shifts(hash, shift);
     const uint64_t *block = k8_block(blocks, nblocks, hash);
+    int zero = 0; /* no early exit: negatives cost what positives do */
     for (int i = 0; i < 8; i++)
-        if (counter(block, i, shift[i]) == 0)
-            return 0;
-    return 1;
+        zero |= counter(block, i, shift[i]) == 0;
+    return !zero;
 }
 
 static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t hash)

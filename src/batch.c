@@ -1,48 +1,36 @@
 /*
- * Batch drivers: cut a batch into chunks, prefetch every cache line a chunk will touch while the
- * previous chunk is tested or set, and hand each chunk to the kernel.
+ * Batch drivers. On filters larger than the caches a lookup is one DRAM miss; throughput then
+ * depends on how many misses are in flight at once.
  *
- * On filters larger than the caches a lookup is one DRAM miss; throughput then depends on how
- * many misses are in flight at once, so the lines of chunk c+1 are requested before chunk c is
- * worked on. String keys are hashed one chunk ahead for the same reason: hashing chunk c+1
- * overlaps with the misses of its prefetches.
+ * Hashes: the whole batch goes to the kernel, whose loop keeps a sliding window of prefetches
+ * (simd/kernel_loops.h: the line of key j + 16 is requested while key j is probed).
+ *
+ * Strings: keys are hashed one chunk ahead of the kernel, and each key's line is requested right
+ * after its hash is computed, so the misses of chunk c+1 overlap the hashing of chunk c+1 and the
+ * probing of chunk c. The kernel then takes the chunk in pieces no longer than its own prefetch
+ * distance, so it does not prefetch those lines a second time.
  */
 #include "hash.h"
 #include "internal.h"
 
-/* Keys per chunk: the lines of one chunk are in flight while the previous chunk is worked on.
- * Measured with simdbloom-kbench, block512-k8 on a 256 MiB filter, avx512 batch contains, ns per
- * key, two runs (AMD EPYC): chunk 8: 12.65 12.68; 16: 12.83 12.97; 24: 15.85 12.69;
- * 32: 12.47 16.24; 48: 16.28 12.88; 64: 12.33 24.18. Flat from 8 to 64 within this machine's
- * noise (the outliers are a busy neighbour core): DRAM, not the chunk, is the limit. Every figure
- * in docs/ was measured with 64. Build with -DSBLOOM_BATCH_CHUNK=N to retune. */
+/* Keys hashed ahead of the kernel on the string path. Build with -DSBLOOM_BATCH_CHUNK=N to
+ * retune. */
 #ifndef SBLOOM_BATCH_CHUNK
 #define SBLOOM_BATCH_CHUNK 64
 #endif
 #define CHUNK SBLOOM_BATCH_CHUNK
 
 /* Below this size a filter lives in the caches, where out-of-order execution already overlaps
- * the hits and a prefetch pass only adds instructions. Measured with simdbloom-kbench,
- * block512-k16 batch contains, ns per key (AMD EPYC, 1 MiB L2 per core, 32 MiB L3):
- *
- *   filter          1 MiB  4 MiB  8 MiB  16 MiB  64 MiB
- *   avx512 without   1.72   2.11   4.14    8.88   22.20
- *   avx512 with      2.13   3.54   2.98    5.55   11.18
- */
-#define PREFETCH_MIN_BYTES (UINT64_C(4) << 20)
+ * the hits and a prefetch only adds instructions (the kernels use the same bound). */
+#define PREFETCH_MIN_BYTES SBK_PREFETCH_MIN_BYTES
 
-static void prefetch_chunk(const sbloom_t *f, const uint64_t *hashes, size_t n, int for_write)
+static inline void prefetch_line(const sbloom_t *f, uint64_t hash, int for_write)
 {
-    if (f->bytes <= PREFETCH_MIN_BYTES)
-        return;
-    const char *base = f->blocks;
-    for (size_t i = 0; i < n; i++) {
-        const char *line = base + sbk_block_index(hashes[i], f->nblocks) * f->block_bytes;
-        if (for_write)
-            __builtin_prefetch(line, 1, 3);
-        else
-            __builtin_prefetch(line, 0, 3);
-    }
+    const char *line = (const char *)f->blocks + sbk_block_index(hash, f->nblocks) * f->block_bytes;
+    if (for_write)
+        __builtin_prefetch(line, 1, 3);
+    else
+        __builtin_prefetch(line, 0, 3);
 }
 
 static uint64_t run_chunk(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
@@ -64,17 +52,7 @@ static int writes(sbloom_batch_op op)
 uint64_t sbloom_batch_hashes(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                              uint8_t *results)
 {
-    int for_write = writes(op);
-    uint64_t count = 0;
-    prefetch_chunk(f, hashes, n < CHUNK ? n : CHUNK, for_write);
-    for (size_t start = 0; start < n; start += CHUNK) {
-        size_t len = n - start < CHUNK ? n - start : CHUNK;
-        size_t next = start + CHUNK;
-        if (next < n)
-            prefetch_chunk(f, hashes + next, n - next < CHUNK ? n - next : CHUNK, for_write);
-        count += run_chunk(f, op, hashes + start, len, results ? results + start : NULL);
-    }
-    return count;
+    return run_chunk(f, op, hashes, n, results);
 }
 
 /* Where a batch's keys come from: byte strings, or integers. */
@@ -84,8 +62,10 @@ typedef struct key_source {
     const uint64_t *values; /* integer keys when not NULL */
 } key_source;
 
+/* Hashes keys [start, start + n) into out; with prefetch set (0 none, 1 read, 2 write), requests
+ * each key's line as soon as its hash is known. */
 static void hash_chunk(const sbloom_t *f, const key_source *src, size_t start, size_t n,
-                       uint64_t *out)
+                       uint64_t *out, int prefetch)
 {
     /* One loop per hash function, so that the choice is made once per chunk, not per key. */
     sbloom_layout hash_of =
@@ -102,26 +82,40 @@ static void hash_chunk(const sbloom_t *f, const key_source *src, size_t start, s
             out[i] = sbloom_hash_bytes(SBLOOM_LAYOUT_BLOCK512_K8, src->keys[start + i],
                                        src->lens[start + i]);
     }
+    if (prefetch)
+        for (size_t i = 0; i < n; i++)
+            prefetch_line(f, out[i], prefetch == 2);
+}
+
+/* The kernel over a chunk whose lines are already requested: in pieces no longer than the
+ * kernel's prefetch distance, so that it does not request them again. */
+static uint64_t run_prefetched(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                               uint8_t *results)
+{
+    uint64_t count = 0;
+    for (size_t at = 0; at < n; at += SBK_PREFETCH_AHEAD) {
+        size_t len = n - at < SBK_PREFETCH_AHEAD ? n - at : SBK_PREFETCH_AHEAD;
+        count += run_chunk(f, op, hashes + at, len, results ? results + at : NULL);
+    }
+    return count;
 }
 
 static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *src, size_t n,
                              uint8_t *results)
 {
-    int for_write = writes(op);
+    int prefetch = f->bytes < PREFETCH_MIN_BYTES ? 0 : writes(op) ? 2 : 1;
     uint64_t buffers[2][CHUNK];
     uint64_t count = 0;
     size_t first = n < CHUNK ? n : CHUNK;
-    hash_chunk(f, src, 0, first, buffers[0]);
-    prefetch_chunk(f, buffers[0], first, for_write);
+    hash_chunk(f, src, 0, first, buffers[0], prefetch);
     for (size_t start = 0, c = 0; start < n; start += CHUNK, c ^= 1) {
         size_t len = n - start < CHUNK ? n - start : CHUNK;
         size_t next = start + CHUNK;
-        if (next < n) {
-            size_t next_len = n - next < CHUNK ? n - next : CHUNK;
-            hash_chunk(f, src, next, next_len, buffers[c ^ 1]);
-            prefetch_chunk(f, buffers[c ^ 1], next_len, for_write);
-        }
-        count += run_chunk(f, op, buffers[c], len, results ? results + start : NULL);
+        if (next < n)
+            hash_chunk(f, src, next, n - next < CHUNK ? n - next : CHUNK, buffers[c ^ 1], prefetch);
+        uint8_t *out = results ? results + start : NULL;
+        count += prefetch ? run_prefetched(f, op, buffers[c], len, out)
+                          : run_chunk(f, op, buffers[c], len, out);
     }
     return count;
 }
@@ -276,7 +270,7 @@ int64_t sbloom_hash_keys(const sbloom_t *filter, const void *const *keys, const 
         return SBLOOM_E_NULL;
     key_source src = {keys, lens, NULL};
     for (size_t start = 0; start < n; start += CHUNK)
-        hash_chunk(filter, &src, start, n - start < CHUNK ? n - start : CHUNK, hashes + start);
+        hash_chunk(filter, &src, start, n - start < CHUNK ? n - start : CHUNK, hashes + start, 0);
     return (int64_t)n;
 }
 

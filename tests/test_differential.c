@@ -61,11 +61,17 @@ static void fill_keys(world *w, size_t n)
     }
 }
 
-/* Phase sizes: the first four tiny (one block included, where counters saturate), then random. */
-static uint64_t phase_blocks(world *w, int phase)
+/* Phase sizes: the first four tiny (one block included, where counters saturate), two of 8 MiB
+ * (past the size where the batch loops start prefetching ahead: their other code path), then
+ * random. */
+static uint64_t phase_blocks(world *w, int phase, uint32_t block_bytes)
 {
     static const uint64_t small[] = {1, 2, 3, 5};
-    return phase < 4 ? small[phase] : 1 + test_rand(&w->rng) % 4096;
+    if (phase < 4)
+        return small[phase];
+    if (phase < 6)
+        return (UINT64_C(8) << 20) / block_bytes + (uint64_t)phase;
+    return 1 + test_rand(&w->rng) % 4096;
 }
 
 /* The next batch's inputs: n hashes, or n byte strings; both output arrays reset to a value no
@@ -103,7 +109,7 @@ static int run_pair(sbloom_layout layout, const char *isa, uint64_t ops, uint64_
     uint8_t ref_out[MAX_BATCH], isa_out[MAX_BATCH];
     uint64_t mismatches = 0, done = 0;
     for (int phase = 0; phase < PHASES && mismatches == 0; phase++) {
-        uint64_t nblocks = phase_blocks(w, phase);
+        uint64_t nblocks = phase_blocks(w, phase, sbloom_layout_block_bytes(layout));
         uint64_t bytes = nblocks * sbloom_layout_block_bytes(layout);
         sbloom_t *ref, *fast;
         sbloom_set_isa("scalar");
@@ -186,7 +192,7 @@ static int run_counting_pair(const char *isa, uint64_t ops, uint64_t seed)
     uint8_t ref_out[MAX_BATCH], isa_out[MAX_BATCH];
     uint64_t mismatches = 0, done = 0, saturated = 0;
     for (int phase = 0; phase < PHASES && mismatches == 0; phase++) {
-        uint64_t nblocks = phase_blocks(w, phase);
+        uint64_t nblocks = phase_blocks(w, phase, 64);
         uint64_t bytes = nblocks * 64;
         sbloom_t *ref, *fast;
         sbloom_set_isa("scalar");
