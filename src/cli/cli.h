@@ -22,6 +22,7 @@ int cmd_allow(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_gen_urls(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* args.c: the options the subcommands share. Options may come anywhere before "--"; every other
  * argument is collected, in order, into args. */

@@ -21,6 +21,7 @@ static const char main_help[] =
     "  allow      list known false positives beside a filter (query then reports them absent)\n"
     "  plan       filter size for N items at a false-positive rate, every layout\n"
     "  gen-urls   a deterministic stream of realistic URLs for large runs\n"
+    "  bench      the speed of this build on this CPU, beside the memory's limit\n"
     "\n"
     "'simdbloom COMMAND --help' describes one. 'simdbloom --version' names the version and the\n"
     "instruction set in use (SIMDBLOOM_ISA=scalar|avx2|avx512|neon forces one).\n";
@@ -108,7 +109,7 @@ int main(int argc, char **argv)
         {"dedup", cmd_dedup}, {"build", cmd_build},   {"add", cmd_add},
         {"query", cmd_query}, {"info", cmd_info},     {"merge", cmd_merge},
         {"fold", cmd_fold},   {"plan", cmd_plan},     {"gen-urls", cmd_gen_urls},
-        {"allow", cmd_allow}, {"remove", cmd_remove},
+        {"allow", cmd_allow}, {"remove", cmd_remove}, {"bench", cmd_bench},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(command, commands[i].name) == 0)

@@ -1,0 +1,378 @@
+/*
+ * simdbloom bench: the speed of this build on the CPU at hand, as `zstd -b` and `openssl speed`
+ * measure theirs. Filter sizes come from the CPU's caches (half of L1d, L2 and L3, and DRAM), and
+ * for each size and each instruction set that runs natively here it times batch contains, add
+ * and test-and-add on pre-hashed keys, and contains and test-and-add on URL strings, beside the
+ * line-read limit: one random 64-byte read per key over an array of the filter's size, 16 keys
+ * prefetched ahead, the most any blocked filter can do. Best of a few repetitions; no source tree
+ * and no C++ toolchain needed. The Google Benchmark suite (bench/) stays for development.
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "urlgen.h"
+
+static const char bench_help[] =
+    "usage: simdbloom bench [--quick] [--size BYTES] [--isa NAME] [--urls FILE] [--json]\n"
+    "\n"
+    "Measures this build on this CPU: for filter sizes picked from the cache sizes (half of L1d,\n"
+    "L2, L3, and 256 MiB for DRAM) and every instruction set that runs natively, batch contains,\n"
+    "add and test-and-add of pre-hashed keys (block512-k8, 10 bits per key), and contains and\n"
+    "test-and-add of URL strings, in ns per key and millions of keys per second, beside the\n"
+    "line-read limit (one random cache line per key, prefetched 16 ahead). About 20 seconds.\n"
+    "  --quick       two sizes (L2, 64 MiB), fewer keys: a few seconds\n"
+    "  --size BYTES  one filter size (suffix k, M, G), instead of the cache-based sizes\n"
+    "  --isa NAME    one instruction set (see simdbloom --version)\n"
+    "  --layout L    another layout than block512-k8\n"
+    "  --urls FILE   URL strings from FILE (one per line) instead of generated ones\n"
+    "  --json        one JSON document on standard output instead of the table\n"
+    "Machines are noisy: compare rows of one run (the ratio to the limit), not runs.\n";
+
+typedef struct bench_config {
+    int quick, json;
+    uint64_t size; /* 0: from the caches */
+    const char *isa, *urls_path;
+    sbloom_layout layout;
+} bench_config;
+
+/* Cache sizes from sysconf where the C library knows them, else typical ones. */
+static void cache_sizes(uint64_t out[3])
+{
+    static const uint64_t fallback[3] = {32 << 10, 1 << 20, 32 << 20};
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    long found[3] = {sysconf(_SC_LEVEL1_DCACHE_SIZE), sysconf(_SC_LEVEL2_CACHE_SIZE),
+                     sysconf(_SC_LEVEL3_CACHE_SIZE)};
+#else
+    long found[3] = {0, 0, 0};
+#endif
+    for (int i = 0; i < 3; i++)
+        out[i] = found[i] > 0 ? (uint64_t)found[i] : fallback[i];
+}
+
+static uint64_t mix(uint64_t *state)
+{
+    return url_splitmix(state);
+}
+
+/* The line-read limit: ns per key to read one random 64-byte line of an array of `bytes`, the
+ * lines of keys i + 16 requested while key i is read. */
+static double line_limit(uint64_t bytes, const uint64_t *keys, size_t n, int reps)
+{
+    uint64_t lines = bytes / 64 ? bytes / 64 : 1;
+    uint64_t *array = mmap(NULL, (size_t)(lines * 64), PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (array == MAP_FAILED)
+        return NAN;
+    for (uint64_t i = 0; i < lines * 8; i += 8)
+        array[i] = i;
+    double best = INFINITY;
+    volatile uint64_t sink = 0;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_seconds();
+        uint64_t sum = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i + 16 < n)
+                __builtin_prefetch(array + 8 * ((keys[i + 16] >> 32) * lines >> 32), 0, 3);
+            sum += array[8 * ((keys[i] >> 32) * lines >> 32)];
+        }
+        double t = (now_seconds() - t0) * 1e9 / (double)n;
+        sink += sum;
+        best = t < best ? t : best;
+    }
+    (void)sink;
+    munmap(array, (size_t)(lines * 64));
+    return best;
+}
+
+typedef struct result {
+    const char *op;
+    double ns;
+} result;
+
+/* A filter of `bytes` filled to 10 bits per key, in pieces of n keys through buf. */
+static sbloom_t *filled_filter(const bench_config *c, uint64_t bytes, uint64_t *buf, size_t n)
+{
+    sbloom_t *f;
+    if (sbloom_create_bytes(&f, bytes, c->layout) != SBLOOM_OK)
+        return NULL;
+    uint64_t items = sbloom_bytes(f) * 8 / 10, state = 12345;
+    for (uint64_t done = 0; done < items;) {
+        size_t len = items - done < n ? (size_t)(items - done) : n;
+        for (size_t i = 0; i < len; i++)
+            buf[i] = mix(&state);
+        sbloom_add_hashes(f, buf, len);
+        done += len;
+    }
+    return f;
+}
+
+/* Times the operations on a copy of `base` running on the instruction set set now; returns how
+ * many results were written, or -1. */
+static int time_filter(const sbloom_t *base, const uint64_t *probe, uint64_t *fresh, size_t n,
+                       const void *const *urls, const size_t *url_lens, size_t nurls, uint8_t *out,
+                       int reps, result *r)
+{
+    sbloom_t *f;
+    if (sbloom_clone(&f, base) != SBLOOM_OK)
+        return -1;
+    uint64_t state = 777;
+    double best[5] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
+    for (int rep = 0; rep < reps; rep++) {
+        double t0 = now_seconds();
+        sbloom_contains_hashes(f, probe, n, NULL);
+        double t1 = now_seconds();
+        best[0] = fmin(best[0], (t1 - t0) * 1e9 / (double)n);
+        for (size_t i = 0; i < n; i++) /* fresh keys: adds that change the filter */
+            fresh[i] = mix(&state);
+        t0 = now_seconds();
+        sbloom_add_hashes(f, fresh, n);
+        t1 = now_seconds();
+        best[1] = fmin(best[1], (t1 - t0) * 1e9 / (double)n);
+        for (size_t i = 0; i < n; i++)
+            fresh[i] = mix(&state);
+        t0 = now_seconds();
+        sbloom_add_if_new_hashes(f, fresh, n, out);
+        t1 = now_seconds();
+        best[2] = fmin(best[2], (t1 - t0) * 1e9 / (double)n);
+        if (nurls) {
+            t0 = now_seconds();
+            sbloom_contains_keys(f, urls, url_lens, nurls, out);
+            t1 = now_seconds();
+            best[3] = fmin(best[3], (t1 - t0) * 1e9 / (double)nurls);
+            t0 = now_seconds();
+            sbloom_add_if_new_keys(f, urls, url_lens, nurls, out);
+            t1 = now_seconds();
+            best[4] = fmin(best[4], (t1 - t0) * 1e9 / (double)nurls);
+        }
+    }
+    static const char *const ops[5] = {"contains", "add", "add_if_new", "urls contains",
+                                       "urls add_if_new"};
+    int count = nurls ? 5 : 3;
+    for (int i = 0; i < count; i++)
+        r[i] = (result){ops[i], best[i]};
+    sbloom_free(f);
+    return count;
+}
+
+/* The URL strings: from a file, or generated (realistic lengths and shapes). */
+static char *load_urls(const bench_config *c, size_t want, const void ***keys, size_t **lens,
+                       size_t *count)
+{
+    char *text = NULL;
+    size_t used = 0, cap = 0, n = 0;
+    *keys = malloc(want * sizeof **keys);
+    *lens = malloc(want * sizeof **lens);
+    size_t *offsets = malloc(want * sizeof *offsets);
+    FILE *in = c->urls_path ? fopen(c->urls_path, "rb") : NULL;
+    if (c->urls_path && !in) {
+        fprintf(stderr, "simdbloom: cannot open %s\n", c->urls_path);
+        free(offsets);
+        return NULL;
+    }
+    char line[4096];
+    url_buffer u;
+    while (n < want) {
+        const char *s;
+        size_t len;
+        if (in) {
+            if (!fgets(line, sizeof line, in))
+                break;
+            len = strcspn(line, "\r\n");
+            s = line;
+        } else {
+            url_make(7, n, &u);
+            s = u.text;
+            len = u.len - 1;
+        }
+        if (used + len > cap) {
+            cap = (used + len) * 2 + 4096;
+            char *grown = realloc(text, cap);
+            if (!grown)
+                break;
+            text = grown;
+        }
+        memcpy(text + used, s, len);
+        offsets[n] = used;
+        (*lens)[n] = len;
+        used += len;
+        n++;
+    }
+    if (in)
+        fclose(in);
+    for (size_t i = 0; i < n; i++)
+        (*keys)[i] = text + offsets[i];
+    free(offsets);
+    *count = n;
+    return text ? text : malloc(1);
+}
+
+static int parse_bench(int argc, char **argv, bench_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->layout = SBLOOM_LAYOUT_BLOCK512_K8;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value;
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            fputs(bench_help, stdout);
+            return EXIT_OK;
+        } else if (strcmp(arg, "--quick") == 0) {
+            c->quick = 1;
+        } else if (strcmp(arg, "--json") == 0) {
+            c->json = 1;
+        } else if (is_option(arg, "--size")) {
+            if (!(value = option_value(argc, argv, &i, "--size")) ||
+                !parse_count("--size", value, &c->size))
+                return EXIT_USAGE;
+        } else if (is_option(arg, "--isa")) {
+            if (!(c->isa = option_value(argc, argv, &i, "--isa")))
+                return EXIT_USAGE;
+            if (sbloom_set_isa(c->isa) != SBLOOM_OK)
+                return usage_error("bench", "--isa %s: not an instruction set this build runs here",
+                                   c->isa);
+        } else if (is_option(arg, "--layout")) {
+            if (!(value = option_value(argc, argv, &i, "--layout")) ||
+                !parse_layout("--layout", value, &c->layout))
+                return EXIT_USAGE;
+            if (c->layout == 0)
+                c->layout = SBLOOM_LAYOUT_BLOCK512_K8;
+        } else if (is_option(arg, "--urls")) {
+            if (!(c->urls_path = option_value(argc, argv, &i, "--urls")))
+                return EXIT_USAGE;
+        } else {
+            return usage_error("bench", "unexpected argument '%s'", arg);
+        }
+    }
+    return -1;
+}
+
+/* Native instruction sets: emulated tables (test builds) are correct but not what to measure. */
+static int native_isa(const char *name)
+{
+    if (strstr(name, "simde"))
+        return 0;
+#if !defined(__aarch64__) && !defined(__ARM_NEON)
+    if (strcmp(name, "neon") == 0)
+        return 0;
+#endif
+    return 1;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_config c;
+    int rc = parse_bench(argc, argv, &c);
+    if (rc >= 0)
+        return rc;
+    uint64_t caches[3], sizes[4];
+    cache_sizes(caches);
+    size_t nsizes = 0;
+    if (c.size) {
+        sizes[nsizes++] = c.size;
+    } else if (c.quick) {
+        sizes[nsizes++] = caches[1] / 2;
+        sizes[nsizes++] = UINT64_C(64) << 20;
+    } else {
+        const uint64_t dram = UINT64_C(256) << 20;
+        for (int i = 0; i < 3; i++)
+            if (caches[i] / 2 < dram / 2) /* a huge L3 is measured by the DRAM row */
+                sizes[nsizes++] = caches[i] / 2;
+        sizes[nsizes++] = dram;
+    }
+    const char *isas[16];
+    size_t nisas = 0;
+    if (c.isa) {
+        isas[nisas++] = c.isa;
+    } else {
+        const char *names[16];
+        size_t count = sbloom_isa_list(names, 16);
+        for (size_t i = 0; i < count && i < 16; i++)
+            if (native_isa(names[i]))
+                isas[nisas++] = names[i];
+    }
+    size_t n = c.quick ? 200000 : 1000000, nurls = 0;
+    int reps = c.quick ? 2 : 3;
+    uint64_t *probe = malloc(n * sizeof *probe), *fresh = malloc(n * sizeof *fresh), state = 99;
+    uint8_t *out = malloc(n);
+    const void **urls = NULL;
+    size_t *url_lens = NULL;
+    char *url_text = load_urls(&c, c.quick ? 50000 : 200000, &urls, &url_lens, &nurls);
+    if (!probe || !fresh || !out || !url_text) {
+        free(probe);
+        free(fresh);
+        free(out);
+        free(url_text);
+        free(urls);
+        free(url_lens);
+        fprintf(stderr, "simdbloom: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < n; i++)
+        probe[i] = mix(&state);
+
+    if (c.json)
+        printf("{\"version\": \"%s\", \"layout\": \"%s\", \"results\": [", sbloom_version_string(),
+               sbloom_layout_name(c.layout));
+    else
+        printf("simdbloom %s bench: %s, 10 bits per key; caches L1d %llu KiB, L2 %llu KiB, L3 "
+               "%llu KiB\n%-9s %-7s %-16s %9s %9s %10s %7s\n",
+               sbloom_version_string(), sbloom_layout_name(c.layout),
+               (unsigned long long)(caches[0] >> 10), (unsigned long long)(caches[1] >> 10),
+               (unsigned long long)(caches[2] >> 10), "filter", "isa", "operation", "ns/key",
+               "Mkeys/s", "limit ns", "x limit");
+    int first = 1;
+    rc = EXIT_OK;
+    for (size_t s = 0; s < nsizes && rc == EXIT_OK; s++) {
+        double limit = line_limit(sizes[s], probe, n, reps);
+        char size_text[32];
+        human_bytes(sizes[s], size_text, sizeof size_text);
+        sbloom_t *base = filled_filter(&c, sizes[s], fresh, n);
+        for (size_t i = 0; i < nisas && rc == EXIT_OK; i++) {
+            sbloom_set_isa(isas[i]);
+            result r[5];
+            int count =
+                base ? time_filter(base, probe, fresh, n, urls, url_lens, nurls, out, reps, r) : -1;
+            if (count < 0) {
+                fprintf(stderr, "simdbloom: cannot make a %s filter\n", size_text);
+                rc = EXIT_RUNTIME;
+                break;
+            }
+            for (int k = 0; k < count; k++) {
+                double ratio = r[k].ns / limit;
+                if (c.json) {
+                    printf("%s\n  {\"filter_bytes\": %llu, \"isa\": \"%s\", \"operation\": \"%s\", "
+                           "\"ns_per_key\": %.3f, \"mkeys_per_s\": %.2f, \"limit_ns\": %.3f}",
+                           first ? "" : ",", (unsigned long long)sizes[s], isas[i], r[k].op,
+                           r[k].ns, 1e3 / r[k].ns, limit);
+                    first = 0;
+                } else {
+                    if (strncmp(r[k].op, "urls", 4) == 0) /* hashing included: no line limit */
+                        printf("%-9s %-7s %-16s %9.2f %9.1f %10s %7s\n", size_text, isas[i],
+                               r[k].op, r[k].ns, 1e3 / r[k].ns, "-", "-");
+                    else
+                        printf("%-9s %-7s %-16s %9.2f %9.1f %10.2f %7.2f\n", size_text, isas[i],
+                               r[k].op, r[k].ns, 1e3 / r[k].ns, limit, ratio);
+                }
+            }
+        }
+        sbloom_free(base);
+    }
+    if (c.json)
+        printf("\n]}\n");
+    else
+        printf("(x limit: ns/key over the line-read limit of the same size; URL rows include "
+               "hashing)\n");
+    sbloom_set_isa(NULL);
+    free(probe);
+    free(fresh);
+    free(out);
+    free(url_text);
+    free(urls);
+    free(url_lens);
+    return rc;
+}
