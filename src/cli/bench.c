@@ -29,7 +29,7 @@ static const char bench_help[] =
     "  --quick       two sizes (L2, 64 MiB), fewer keys: a few seconds\n"
     "  --size BYTES  one filter size (suffix k, M, G), instead of the cache-based sizes\n"
     "  --isa NAME    one instruction set (see simdbloom --version)\n"
-    "  --layout L    another layout than block512-k8\n"
+    "  --layout L    another layout than block512-k8 (counting512 adds a remove row)\n"
     "  --urls FILE   URL strings from FILE (one per line) instead of generated ones\n"
     "  --json        one JSON document on standard output instead of the table\n"
     "Machines are noisy: compare rows of one run (the ratio to the limit), not runs.\n";
@@ -95,13 +95,15 @@ typedef struct result {
     double ns;
 } result;
 
-/* A filter of `bytes` filled to 10 bits per key, in pieces of n keys through buf. */
+/* A filter of `bytes` filled to its usual load, in pieces of n keys through buf. */
 static sbloom_t *filled_filter(const bench_config *c, uint64_t bytes, uint64_t *buf, size_t n)
 {
     sbloom_t *f;
     if (sbloom_create_bytes(&f, bytes, c->layout) != SBLOOM_OK)
         return NULL;
-    uint64_t items = sbloom_bytes(f) * 8 / 10, state = 12345;
+    /* 10 bits per key; 40 for the counting layout, whose counters take 4 bits each */
+    uint64_t bits_per_key = c->layout == SBLOOM_LAYOUT_COUNTING512 ? 40 : 10;
+    uint64_t items = sbloom_bytes(f) * 8 / bits_per_key, state = 12345;
     for (uint64_t done = 0; done < items;) {
         size_t len = items - done < n ? (size_t)(items - done) : n;
         for (size_t i = 0; i < len; i++)
@@ -122,7 +124,8 @@ static int time_filter(const sbloom_t *base, const uint64_t *probe, uint64_t *fr
     if (sbloom_clone(&f, base) != SBLOOM_OK)
         return -1;
     uint64_t state = 777;
-    double best[5] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
+    int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
+    double best[6] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
     for (int rep = 0; rep < reps; rep++) {
         double t0 = now_seconds();
         sbloom_contains_hashes(f, probe, n, NULL);
@@ -134,6 +137,12 @@ static int time_filter(const sbloom_t *base, const uint64_t *probe, uint64_t *fr
         sbloom_add_hashes(f, fresh, n);
         t1 = now_seconds();
         best[1] = fmin(best[1], (t1 - t0) * 1e9 / (double)n);
+        if (counting) { /* the counting layout: take the same keys out again */
+            t0 = now_seconds();
+            sbloom_remove_hashes(f, fresh, n, NULL);
+            t1 = now_seconds();
+            best[5] = fmin(best[5], (t1 - t0) * 1e9 / (double)n);
+        }
         for (size_t i = 0; i < n; i++)
             fresh[i] = mix(&state);
         t0 = now_seconds();
@@ -151,11 +160,12 @@ static int time_filter(const sbloom_t *base, const uint64_t *probe, uint64_t *fr
             best[4] = fmin(best[4], (t1 - t0) * 1e9 / (double)nurls);
         }
     }
-    static const char *const ops[5] = {"contains", "add", "add_if_new", "urls contains",
-                                       "urls add_if_new"};
-    int count = nurls ? 5 : 3;
-    for (int i = 0; i < count; i++)
-        r[i] = (result){ops[i], best[i]};
+    static const char *const ops[6] = {"contains",        "add",   "add_if_new", "urls contains",
+                                       "urls add_if_new", "remove"};
+    int count = 0;
+    for (int i = 0; i < 6; i++)
+        if ((i < 3) || (i < 5 && nurls) || (i == 5 && counting))
+            r[count++] = (result){ops[i], best[i]};
     sbloom_free(f);
     return count;
 }
@@ -319,7 +329,8 @@ int cmd_bench(int argc, char **argv)
         printf("{\"version\": \"%s\", \"layout\": \"%s\", \"results\": [", sbloom_version_string(),
                sbloom_layout_name(c.layout));
     else
-        printf("simdbloom %s bench: %s, 10 bits per key; caches L1d %llu KiB, L2 %llu KiB, L3 "
+        printf("simdbloom %s bench: %s, 10 bits per key (counting512: 40); caches L1d %llu KiB, L2 "
+               "%llu KiB, L3 "
                "%llu KiB\n%-9s %-7s %-16s %9s %9s %10s %7s\n",
                sbloom_version_string(), sbloom_layout_name(c.layout),
                (unsigned long long)(caches[0] >> 10), (unsigned long long)(caches[1] >> 10),
@@ -334,7 +345,7 @@ int cmd_bench(int argc, char **argv)
         sbloom_t *base = filled_filter(&c, sizes[s], fresh, n);
         for (size_t i = 0; i < nisas && rc == EXIT_OK; i++) {
             sbloom_set_isa(isas[i]);
-            result r[5];
+            result r[6];
             int count =
                 base ? time_filter(base, probe, fresh, n, urls, url_lens, nurls, out, reps, r) : -1;
             if (count < 0) {
