@@ -77,9 +77,12 @@ typedef struct sbloom_layout_kernels {
  * per chunk followed by a stall. Only on filters of at least MIN_BYTES: smaller ones live in the
  * caches, where a prefetch is instructions for nothing. A batch of at most AHEAD keys is not
  * prefetched (the string driver in src/batch.c prefetches its own and calls in such pieces).
- * Tune with -DSBK_PREFETCH_AHEAD=N. */
+ * 32 rather than 16: in two runs of ../shared/peers/run.sh at 100M keys (SIZES=100M REPS=3),
+ * block512-k8 AVX2 insert/contains/miss measured 1.41/1.31/1.31x the run's "BASE line pf16" with
+ * 16, and 1.19/0.99/1.03x with 32 (AMD EPYC, noisy: compare within a run). Tune with
+ * -DSBK_PREFETCH_AHEAD=N. */
 #ifndef SBK_PREFETCH_AHEAD
-#define SBK_PREFETCH_AHEAD 16
+#define SBK_PREFETCH_AHEAD 32
 #endif
 #define SBK_PREFETCH_MIN_BYTES (UINT64_C(4) << 20)
 
