@@ -196,7 +196,8 @@ candidate blocked(const workload &w, sbloom_layout layout, double p)
 candidate counting(const workload &w, double p)
 {
     sbloom_t *raw = nullptr;
-    if (sbloom_create_for_layout(&raw, w.in_keys.size(), p, SBLOOM_LAYOUT_COUNTING512) != SBLOOM_OK) {
+    if (sbloom_create_for_layout(&raw, w.in_keys.size(), p, SBLOOM_LAYOUT_COUNTING512) !=
+        SBLOOM_OK) {
         std::fprintf(stderr, "simdbloom-compare: cannot create the counting filter\n");
         std::exit(1);
     }
@@ -205,11 +206,11 @@ candidate counting(const workload &w, double p)
             [&w, f] {
                 sbloom_clear(f.get());
                 sbloom_add_if_new_keys(f.get(), w.in_keys.data(), w.in_lens.data(),
-                                         w.in_keys.size(), nullptr);
+                                       w.in_keys.size(), nullptr);
             },
             [&w, f](uint8_t *out) {
                 sbloom_contains_keys(f.get(), w.probe_keys.data(), w.probe_lens.data(),
-                                              w.probe_keys.size(), out);
+                                     w.probe_keys.size(), out);
             },
             [f] { return (double)sbloom_bytes(f.get()); }};
 }

@@ -114,8 +114,8 @@ static void check_image(const uint8_t *data, size_t size)
     if (sbloom_parquet_import(&f, data, size) == SBLOOM_OK) {
         /* Exported again, the bitset is the input (in file order on any host). */
         uint8_t *again = malloc(size);
-        if (!again || sbloom_bytes(f) != size || sbloom_parquet_export(f, again, size) != SBLOOM_OK ||
-            memcmp(again, data, size) != 0)
+        if (!again || sbloom_bytes(f) != size ||
+            sbloom_parquet_export(f, again, size) != SBLOOM_OK || memcmp(again, data, size) != 0)
             abort();
         free(again);
         sbloom_free(f);

@@ -313,14 +313,10 @@ int cmd_bench(int argc, char **argv)
     size_t *url_lens = NULL;
     char *url_text = load_urls(&c, c.quick ? 50000 : 200000, &urls, &url_lens, &nurls);
     if (!probe || !fresh || !out || !url_text) {
-        free(probe);
-        free(fresh);
-        free(out);
-        free(url_text);
-        free(urls);
-        free(url_lens);
-        fprintf(stderr, "simdbloom: out of memory\n");
-        return EXIT_RUNTIME;
+        if (url_text || !c.urls_path) /* load_urls named an unreadable file itself */
+            fprintf(stderr, "simdbloom: out of memory\n");
+        rc = EXIT_RUNTIME;
+        goto done;
     }
     for (size_t i = 0; i < n; i++)
         probe[i] = mix(&state);
@@ -378,6 +374,7 @@ int cmd_bench(int argc, char **argv)
     else
         printf("(x limit: ns/key over the line-read limit of the same size; URL rows include "
                "hashing)\n");
+done:
     sbloom_set_isa(NULL);
     free(probe);
     free(fresh);
