@@ -163,7 +163,7 @@ typedef struct line_writer {
     int fd;
     char *buf;
     size_t len, cap;
-    int failed, err;        /* a write failed (err: its errno); nothing is written after */
+    int failed, err; /* a write failed (err: its errno; reported once); nothing written after */
     uint64_t lines_pending; /* lines in buf */
     uint64_t lines_written; /* lines that reached the file descriptor whole */
 } line_writer;
@@ -173,6 +173,8 @@ int line_writer_open(line_writer *w, int fd, size_t cap);
 int line_writer_put(line_writer *w, const char *line, size_t len);
 /* Writes what is buffered; 0 or -1. */
 int line_writer_flush(line_writer *w);
+/* For stream_state.idle (ctx: the writer): input would block, so what is buffered goes out. */
+void line_writer_flush_when_idle(void *writer);
 /* Flushes, then fsyncs when the output is a regular file (so that a saved state never holds
  * lines a power cut could take from the output); 0 or -1. */
 int line_writer_sync(line_writer *w);

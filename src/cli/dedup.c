@@ -68,37 +68,20 @@ typedef struct dedup_run {
     uint64_t lines_out; /* lines found new (and handed to the writer) */
     const char *state;
     double checkpoint, last_saved;
-    int write_failed; /* then the state must not be saved: it would know unwritten lines */
     uint8_t is_new[65536];
 } dedup_run;
-
-static int output_failed(dedup_run *r)
-{
-    if (!r->write_failed)
-        fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(r->out.err));
-    r->write_failed = 1;
-    return EXIT_RUNTIME;
-}
 
 /* Flush (and fsync, when the output is a file) first, then save: the state never knows a line
  * that was not written, even across a power cut. */
 static int save_state(dedup_run *r)
 {
     if (line_writer_sync(&r->out) < 0)
-        return output_failed(r);
+        return EXIT_RUNTIME;
     int rc = sbloom_save(r->filter, r->state);
     if (rc != SBLOOM_OK)
         return filter_error("save", r->state, rc);
     r->last_saved = now_seconds();
     return EXIT_OK;
-}
-
-/* Input would block: the lines found so far go out now, not when the buffer fills. */
-static void flush_when_idle(void *ctx)
-{
-    dedup_run *r = ctx;
-    if (!r->write_failed && line_writer_flush(&r->out) < 0)
-        output_failed(r);
 }
 
 static int dedup_batch(void *ctx, const line_batch *b)
@@ -114,7 +97,7 @@ static int dedup_batch(void *ctx, const line_batch *b)
     }
     for (size_t i = 0; i < n; i++)
         if (r->is_new[i] && line_writer_put(&r->out, lines[i], lens[i]) < 0)
-            return output_failed(r);
+            return EXIT_RUNTIME;
     r->lines_out += (uint64_t)fresh;
     if (r->state && r->checkpoint > 0 && now_seconds() - r->last_saved >= r->checkpoint)
         return save_state(r);
@@ -125,7 +108,7 @@ static void print_summary(const sbloom_t *filter, const stream_state *s, const d
                           double seconds)
 {
     char size[32], buffers[32];
-    if (r->write_failed) { /* count only what reached the output */
+    if (r->out.failed) { /* count only what reached the output */
         fprintf(stderr,
                 "simdbloom dedup: %llu lines in; output failed after %llu whole lines were "
                 "written\n",
@@ -202,19 +185,19 @@ int cmd_dedup(int argc, char **argv)
                       .normalize = o.normalize,
                       .threads = o.threads,
                       .filter = run.filter,
-                      .idle = flush_when_idle,
-                      .idle_ctx = &run};
+                      .idle = line_writer_flush_when_idle, /* lines go out as input stalls */
+                      .idle_ctx = &run.out};
     double started = now_seconds();
     stream_stop_on_signals();
     rc = stream_inputs(&s, o.nargs, o.args, dedup_batch, &run);
     int stopped = rc == EXIT_STOPPED;
     if (stopped)
         rc = EXIT_OK; /* finish as at the end of input: output, state, summary; then the status */
-    if (!run.write_failed && line_writer_flush(&run.out) < 0)
-        rc = output_failed(&run);
+    if (line_writer_flush(&run.out) < 0)
+        rc = EXIT_RUNTIME;
     /* Saved after a read error too (every line the state holds was written out), never after a
      * write error. */
-    if (o.state && !run.write_failed) {
+    if (o.state && !run.out.failed) { /* a state must not know lines never written */
         int saved = save_state(&run);
         if (rc == EXIT_OK)
             rc = saved;

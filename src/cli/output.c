@@ -5,6 +5,7 @@
  * fit flushes the lines before it, and a line larger than the buffer goes out by itself.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,6 +22,16 @@ int line_writer_open(line_writer *w, int fd, size_t cap)
     return w->buf ? 0 : -1;
 }
 
+/* The first failure is the last: it is reported once, and nothing is written after it. */
+static int fail(line_writer *w, int err)
+{
+    if (!w->failed)
+        fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(err));
+    w->failed = 1;
+    w->err = err;
+    return -1;
+}
+
 /* Writes len bytes holding `lines` whole lines; on a failure counts the lines that got out. */
 static int write_lines(line_writer *w, const char *data, size_t len, uint64_t lines)
 {
@@ -30,11 +41,9 @@ static int write_lines(line_writer *w, const char *data, size_t len, uint64_t li
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            w->failed = 1;
-            w->err = n < 0 ? errno : ENOSPC;
             for (size_t i = 0; i < done; i++) /* lines that reached the file before the failure */
                 w->lines_written += data[i] == '\n';
-            return -1;
+            return fail(w, n < 0 ? errno : ENOSPC);
         }
         done += (size_t)n;
     }
@@ -76,12 +85,14 @@ int line_writer_sync(line_writer *w)
     if (line_writer_flush(w) < 0)
         return -1;
     struct stat st;
-    if (fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode) && fsync(w->fd) != 0) {
-        w->failed = 1;
-        w->err = errno;
-        return -1;
-    }
+    if (fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode) && fsync(w->fd) != 0)
+        return fail(w, errno);
     return 0;
+}
+
+void line_writer_flush_when_idle(void *writer)
+{
+    line_writer_flush(writer); /* a failure is reported, and the next put returns it */
 }
 
 void line_writer_close(line_writer *w)

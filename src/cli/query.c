@@ -22,25 +22,8 @@ typedef struct query_run {
     int absent;
     uint64_t printed;
     line_writer out;
-    int write_failed;
     uint8_t present[65536];
 } query_run;
-
-static int output_failed(query_run *r)
-{
-    if (!r->write_failed)
-        fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(r->out.err));
-    r->write_failed = 1;
-    return EXIT_RUNTIME;
-}
-
-/* Input would block: the answers so far go out now. */
-static void flush_when_idle(void *ctx)
-{
-    query_run *r = ctx;
-    if (!r->write_failed && line_writer_flush(&r->out) < 0)
-        output_failed(r);
-}
 
 static int query_batch(void *ctx, const line_batch *b)
 {
@@ -58,7 +41,7 @@ static int query_batch(void *ctx, const line_batch *b)
     for (size_t i = 0; i < n; i++) {
         if (r->present[i] != r->absent) {
             if (line_writer_put(&r->out, lines[i], lens[i]) < 0)
-                return output_failed(r);
+                return EXIT_RUNTIME;
             r->printed++;
         }
     }
@@ -104,15 +87,15 @@ int cmd_query(int argc, char **argv)
                       .normalize = o.normalize,
                       .threads = o.threads,
                       .filter = filter,
-                      .idle = flush_when_idle,
-                      .idle_ctx = &run};
+                      .idle = line_writer_flush_when_idle, /* answers go out as input stalls */
+                      .idle_ctx = &run.out};
     stream_stop_on_signals();
     rc = stream_inputs(&s, o.nargs - 1, o.args + 1, query_batch, &run);
     int stopped = rc == EXIT_STOPPED;
     if (stopped)
         rc = EXIT_OK;
-    if (!run.write_failed && line_writer_flush(&run.out) < 0)
-        rc = output_failed(&run);
+    if (line_writer_flush(&run.out) < 0)
+        rc = EXIT_RUNTIME;
     if (!o.quiet && rc == EXIT_OK)
         fprintf(stderr, "simdbloom query: %llu lines, %llu %s\n", (unsigned long long)s.lines,
                 (unsigned long long)run.printed, o.absent ? "absent" : "present");
