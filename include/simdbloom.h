@@ -297,6 +297,9 @@ SBLOOM_API int sbloom_load(sbloom_t **out, const char *path);
 #define SBLOOM_OPEN_WRITE                                                                          \
     2u /* adds allowed, made in place (in the file, or the caller's image)                         \
         */
+/* sbloom_map only, with SBLOOM_OPEN_WRITE: the concurrent mode across processes (see "Many
+ * threads and processes" below). */
+#define SBLOOM_OPEN_CONCURRENT 4u
 
 /* Maps a file, zero copy: the header is validated, the bits' checksum only with
  * SBLOOM_OPEN_VERIFY. Without SBLOOM_OPEN_WRITE the mapping is read-only (adds return
@@ -370,6 +373,61 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
                                                  const sbloom_allowlist_t *allow,
                                                  const void *const *keys, const size_t *lens,
                                                  size_t n, uint8_t *results);
+
+/* ---- Many threads and processes ----------------------------------------------------------- */
+/*
+ * By default a filter has one writer: an add may not overlap any other call on the filter.
+ *
+ * Concurrent mode (sbloom_set_concurrent(f, 1), bit layouts only): any number of threads may then
+ * call every add, add_if_new and contains function (single keys and batches, every key form) and
+ * sbloom_items / sbloom_get_stats / sbloom_estimate on f at once, without a lock of their own.
+ *   - Adds and lookups are lock-free: a lookup reads the key's words with relaxed atomic loads;
+ *     an add ORs its bit into a word (one atomic fetch-or) only where the word lacks it, so a key
+ *     already present writes nothing.
+ *   - No false negatives: a key whose add returned before a lookup began (ordered as C11 orders
+ *     them: the adding thread joined, or a mutex, or any release/acquire pair between them) is
+ *     found. A lookup overlapping the add may answer either way.
+ *   - Exactly once: among all add_if_new calls (and single-key adds, which report newness) on
+ *     one filter, each distinct key is reported new at most once, and exactly once unless it was
+ *     a false positive (its bits all set by other keys: then never, as in a serial filter). A
+ *     test-and-add that finds its key absent takes a lock of its block (4096 striped spin locks)
+ *     and tests again under it; a key already present takes no lock. Plain batch adds
+ *     (sbloom_add_hashes, _keys, _u64s) take no lock, and their returned count (and so
+ *     sbloom_items) may count a key twice when two threads add it at the same instant.
+ *   - sbloom_items never loses an increment (atomic).
+ *   - Not concurrent with writers: sbloom_save, serialize, clone, clear, the set operations,
+ *     fold and sbloom_set_concurrent itself; call those while no thread adds.
+ * The single-threaded path is unchanged when the mode is off (one branch per call).
+ * The counting layout refuses the mode (SBLOOM_E_LAYOUT): its counters need one writer.
+ *
+ * Processes: sbloom_map(path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) maps the file shared
+ * and read-write in concurrent mode; the test-and-add locks then live in the file PATH.lock
+ * (created when absent, 20 KiB, never removed), so the guarantees above hold across every
+ * process mapping the file that way, and the header's item count is the live count they all add
+ * to. A lock holds its holder's process ID, and a waiter takes over the lock of a holder that
+ * died inside its critical section (that one key may then go unreported). sbloom_sync brings the
+ * header up to date; while other processes still add, its checksum goes stale again, so the
+ * last process to finish should sync (sbloom_free does). The command line's `dedup --shared`
+ * does all of this.
+ */
+SBLOOM_API int sbloom_set_concurrent(sbloom_t *filter, int on);
+SBLOOM_API int sbloom_is_concurrent(const sbloom_t *filter);
+
+/* Parallel batches: every batch call on the filter (add, add_if_new, contains, remove, over
+ * hashes, keys or integers) of at least 65,536 keys is spread over `threads` threads (1, the
+ * default, runs it in the calling thread; 0 means one per online CPU). Results are identical to
+ * the serial call's, byte for byte and in order: each thread takes the keys of one range of
+ * blocks, in input order, so a key repeated in the batch is new only at its first occurrence.
+ * The threads are created per call and joined before it returns; if they cannot be created the
+ * call runs serially. Keys are hashed in parallel too. */
+SBLOOM_API int sbloom_set_threads(sbloom_t *filter, unsigned threads);
+
+/* The shard (0 .. nshards-1) a hash belongs to, for pipelines that route keys to per-thread or
+ * per-host filters. Do not route by the hash's own bits: every bit of it already chooses the
+ * block (the top 32) or the bits in it (the low 32), so routing by, say, the top 3 bits sends
+ * each of 8 filters keys of one eighth of its blocks, and a plan for 1e-3 measures 0.87. This
+ * takes the multiply-high of a full 64-bit avalanche of the hash, independent of both. */
+SBLOOM_API uint32_t sbloom_shard(uint64_t hash, uint32_t nshards);
 
 /* ---- Set operations ---------------------------------------------------------------------- */
 

@@ -120,6 +120,24 @@ static inline void k16_masks(uint64_t hash, __m256i *lo, __m256i *hi)
 BLOCK512_PER_KEY(k8)
 BLOCK512_PER_KEY(k16)
 
+/* The masks as the block's bytes, for the concurrent mode (kernel_loops.h). */
+static inline void parquet_mask_words(uint64_t hash, uint64_t *words)
+{
+    _mm256_store_si256((__m256i *)words, mask32(bit_indexes(hash, parquet_salts, 27)));
+}
+
+#define BLOCK512_MASK_WORDS(NAME)                                                                  \
+    static inline void NAME##_mask_words(uint64_t hash, uint64_t *words)                           \
+    {                                                                                              \
+        __m256i lo, hi;                                                                            \
+        NAME##_masks(hash, &lo, &hi);                                                              \
+        _mm256_store_si256((__m256i *)words, lo);                                                  \
+        _mm256_store_si256((__m256i *)words + 1, hi);                                              \
+    }
+
+BLOCK512_MASK_WORDS(k8)
+BLOCK512_MASK_WORDS(k16)
+
 SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)
 SBK_DEFINE_BATCH_KERNELS(k16)

@@ -98,6 +98,22 @@ static inline __mmask16 missing(__m512i block, __m512i mask)
 BLOCK512_PER_KEY(k8)
 BLOCK512_PER_KEY(k16)
 
+/* The masks as the block's bytes, for the concurrent mode (kernel_loops.h). */
+static inline void parquet_mask_words(uint64_t hash, uint64_t *words)
+{
+    _mm256_store_si256((__m256i *)words, parquet_mask(hash));
+}
+
+static inline void k8_mask_words(uint64_t hash, uint64_t *words)
+{
+    _mm512_store_si512(words, k8_mask(hash));
+}
+
+static inline void k16_mask_words(uint64_t hash, uint64_t *words)
+{
+    _mm512_store_si512(words, k16_mask(hash));
+}
+
 SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)
 SBK_DEFINE_BATCH_KERNELS(k16)

@@ -25,6 +25,11 @@
 #define SBK_BLOCK_BYTES_k16 64
 #define SBK_BLOCK_BYTES_counting 64
 
+/* The same blocks as 64-bit words, for the concurrent mode's atomic accesses. */
+#define SBK_WORDS64_parquet 4
+#define SBK_WORDS64_k8 8
+#define SBK_WORDS64_k16 8
+
 /* Software prefetch as a sliding window (SBK_PREFETCH_AHEAD, SBK_PREFETCH_MIN_BYTES in
  * kernels.h): while key j is probed, the line of key j + AHEAD is requested. */
 
@@ -74,14 +79,60 @@
         return count;                                                                              \
     }
 
+/*
+ * The concurrent mode's per-key functions, from one more per-key function of the ISA file:
+ *
+ *   static inline void NAME_mask_words(uint64_t hash, uint64_t *mask);
+ *       the key's bits as the block's bytes would hold them, read as 64-bit words
+ *       (SBK_WORDS64_NAME of them; mask is 64-byte aligned).
+ *
+ * The ISA builds the mask with its vector instructions; the words of the block are then read
+ * with relaxed atomic loads and written with atomic fetch-or, one word at a time (no vector
+ * access is atomic as a whole). Only words that lack their bit are written: a key already
+ * present costs reads only, and its line stays clean.
+ */
+#define SBK_DEFINE_SHARED_PER_KEY(NAME)                                                            \
+    static inline int NAME##_probe_shared(const void *blocks, uint64_t nblocks, uint64_t hash)     \
+    {                                                                                              \
+        _Alignas(64) uint64_t mask[SBK_WORDS64_##NAME];                                            \
+        NAME##_mask_words(hash, mask);                                                             \
+        const uint64_t *block =                                                                    \
+            (const uint64_t *)blocks + SBK_WORDS64_##NAME * sbk_block_index(hash, nblocks);        \
+        uint64_t lacking = 0;                                                                      \
+        for (int i = 0; i < SBK_WORDS64_##NAME; i++)                                               \
+            lacking |= mask[i] & ~__atomic_load_n(block + i, __ATOMIC_RELAXED);                    \
+        return lacking == 0;                                                                       \
+    }                                                                                              \
+    static inline int NAME##_insert_shared_key(void *blocks, uint64_t nblocks, uint64_t hash)      \
+    {                                                                                              \
+        _Alignas(64) uint64_t mask[SBK_WORDS64_##NAME];                                            \
+        NAME##_mask_words(hash, mask);                                                             \
+        uint64_t *block =                                                                          \
+            (uint64_t *)blocks + SBK_WORDS64_##NAME * sbk_block_index(hash, nblocks);              \
+        int absent = 0;                                                                            \
+        for (int i = 0; i < SBK_WORDS64_##NAME; i++) {                                             \
+            uint64_t lacking = mask[i] & ~__atomic_load_n(block + i, __ATOMIC_RELAXED);            \
+            if (lacking) {                                                                         \
+                __atomic_fetch_or(block + i, lacking, __ATOMIC_RELAXED);                           \
+                absent = 1;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        return absent;                                                                             \
+    }
+
 #define SBK_DEFINE_BATCH_KERNELS(NAME)                                                             \
     SBK_DEFINE_LOOP(NAME##_contains, NAME##_probe, const void *, SBK_BLOCK_BYTES_##NAME, 0)        \
-    SBK_DEFINE_LOOP(NAME##_insert_batch, NAME##_insert, void *, SBK_BLOCK_BYTES_##NAME, 1)
+    SBK_DEFINE_LOOP(NAME##_insert_batch, NAME##_insert, void *, SBK_BLOCK_BYTES_##NAME, 1)         \
+    SBK_DEFINE_SHARED_PER_KEY(NAME)                                                                \
+    SBK_DEFINE_LOOP(NAME##_contains_shared, NAME##_probe_shared, const void *,                     \
+                    SBK_BLOCK_BYTES_##NAME, 0)                                                     \
+    SBK_DEFINE_LOOP(NAME##_insert_shared, NAME##_insert_shared_key, void *,                        \
+                    SBK_BLOCK_BYTES_##NAME, 1)
 
-/* The table entry of a bit layout: insert, contains, no remove. */
+/* The table entry of a bit layout: insert, contains, no remove, and the concurrent forms. */
 #define SBK_LAYOUT_ENTRY(NAME)                                                                     \
     {                                                                                              \
-        NAME##_insert_batch, NAME##_contains, NULL                                                 \
+        NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared   \
     }
 
 #define SBK_DEFINE_COUNTING_KERNELS(NAME)                                                          \
@@ -92,7 +143,7 @@
 /* The counting layout's entry: insert increments, contains, remove. */
 #define SBK_COUNTING_ENTRY(NAME)                                                                   \
     {                                                                                              \
-        NAME##_add, NAME##_contains, NAME##_remove                                                 \
+        NAME##_add, NAME##_contains, NAME##_remove, NULL, NULL                                     \
     }
 
 #endif

@@ -68,6 +68,16 @@ typedef struct sbloom_layout_kernels {
     sbk_batch_fn insert;
     sbk_probe_fn contains;
     sbk_batch_fn remove;
+    /* The concurrent mode's forms (bit layouts only, NULL for counting), safe while other threads
+     * and processes run them on the same blocks:
+     *   insert_shared:   reads each word of the key's block with a relaxed atomic load and ORs
+     *                    the key's bit in (one atomic fetch-or) only where the word lacks it, so
+     *                    a key already present writes nothing. was_absent[i] = 1 if this call
+     *                    found a bit missing; two threads adding one key at the same instant
+     *                    may both see that (src/concurrent.c makes test-and-add exactly-once).
+     *   contains_shared: contains, with relaxed atomic loads of the words. */
+    sbk_batch_fn insert_shared;
+    sbk_probe_fn contains_shared;
 } sbloom_layout_kernels;
 
 #define SBK_COUNTER_MAX 15

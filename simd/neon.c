@@ -70,6 +70,13 @@ static inline void k8_mask(uint64_t hash, uint32x4_t mask[4])
 
 /* Probe and insert for a block of G groups, given the layout's mask builder. */
 #define NEON_PER_KEY(NAME, G)                                                                      \
+    static inline void NAME##_mask_words(uint64_t hash, uint64_t *words)                           \
+    {                                                                                              \
+        uint32x4_t mask[G];                                                                        \
+        NAME##_mask(hash, mask);                                                                   \
+        for (int g = 0; g < (G); g++)                                                              \
+            vst1q_u32((uint32_t *)words + 4 * g, mask[g]);                                         \
+    }                                                                                              \
     static inline uint32_t *NAME##_block(const void *blocks, uint64_t nblocks, uint64_t hash)      \
     {                                                                                              \
         return (uint32_t *)blocks + 4 * (G)*sbk_block_index(hash, nblocks);                        \

@@ -15,6 +15,8 @@
  * Words are little-endian in memory (the Parquet format's order); a big-endian host would need
  * byte swaps here, and none is supported yet.
  */
+#include <string.h>
+
 #include "kernel_loops.h"
 
 static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
@@ -108,7 +110,15 @@ static void k16_set(uint32_t *block, const uint32_t mask[16])
 
 /* ---- Per-key probe and insert, from which kernel_loops.h builds the batch loops ---- */
 
+/* The concurrent mode reads the mask as the block's bytes, in 64-bit words (memcpy: the same
+ * bytes, whatever the word size). */
 #define SCALAR_PER_KEY(NAME, WORD, W)                                                              \
+    static inline void NAME##_mask_words(uint64_t hash, uint64_t *words)                           \
+    {                                                                                              \
+        WORD mask[W];                                                                              \
+        NAME##_mask(hash, mask);                                                                   \
+        memcpy(words, mask, sizeof mask);                                                          \
+    }                                                                                              \
     static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)            \
     {                                                                                              \
         WORD mask[W];                                                                              \

@@ -10,6 +10,9 @@
  * probing of chunk c. The kernel then takes the chunk in pieces no longer than its own prefetch
  * distance, so it does not prefetch those lines a second time.
  */
+#include <stdlib.h>
+
+#include "alloc.h"
 #include "hash.h"
 #include "internal.h"
 
@@ -33,9 +36,11 @@ static inline void prefetch_line(const sbloom_t *f, uint64_t hash, int for_write
         __builtin_prefetch(line, 0, 3);
 }
 
-static uint64_t run_chunk(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+uint64_t sbloom_run_chunk(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                           uint8_t *results)
 {
+    if (f->concurrent)
+        return sbloom_concurrent_run(f, op, hashes, n, results);
     switch (op) {
     case SBLOOM_OP_INSERT: return f->kern->insert(f->blocks, f->nblocks, hashes, n, results);
     case SBLOOM_OP_REMOVE: return f->kern->remove(f->blocks, f->nblocks, hashes, n, results);
@@ -52,15 +57,13 @@ static int writes(sbloom_batch_op op)
 uint64_t sbloom_batch_hashes(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                              uint8_t *results)
 {
-    return run_chunk(f, op, hashes, n, results);
+    unsigned threads = sbloom_batch_threads(f, n);
+    if (threads > 1)
+        return sbloom_parallel_hashes(f, op, hashes, n, results, threads);
+    return sbloom_run_chunk(f, op, hashes, n, results);
 }
 
-/* Where a batch's keys come from: byte strings, or integers. */
-typedef struct key_source {
-    const void *const *keys;
-    const size_t *lens;
-    const uint64_t *values; /* integer keys when not NULL */
-} key_source;
+typedef sbloom_key_source key_source;
 
 /* Hashes keys [start, start + n) into out; with prefetch set (0 none, 1 read, 2 write), requests
  * each key's line as soon as its hash is known. */
@@ -95,14 +98,31 @@ static uint64_t run_prefetched(sbloom_t *f, sbloom_batch_op op, const uint64_t *
     uint64_t count = 0;
     for (size_t at = 0; at < n; at += SBK_PREFETCH_AHEAD) {
         size_t len = n - at < SBK_PREFETCH_AHEAD ? n - at : SBK_PREFETCH_AHEAD;
-        count += run_chunk(f, op, hashes + at, len, results ? results + at : NULL);
+        count += sbloom_run_chunk(f, op, hashes + at, len, results ? results + at : NULL);
     }
     return count;
+}
+
+void sbloom_hash_source(const sbloom_t *f, const sbloom_key_source *src, size_t start, size_t n,
+                        uint64_t *out)
+{
+    hash_chunk(f, src, start, n, out, 0);
 }
 
 static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *src, size_t n,
                              uint8_t *results)
 {
+    unsigned threads = sbloom_batch_threads(f, n);
+    if (threads > 1) {
+        uint64_t *hashes =
+            n <= SIZE_MAX / sizeof *hashes ? sbloom_malloc(n * sizeof *hashes) : NULL;
+        if (hashes) { /* else serially, below */
+            sbloom_parallel_hash(f, src, n, hashes, threads);
+            uint64_t count = sbloom_parallel_hashes(f, op, hashes, n, results, threads);
+            free(hashes);
+            return count;
+        }
+    }
     int prefetch = f->bytes < PREFETCH_MIN_BYTES ? 0 : writes(op) ? 2 : 1;
     uint64_t buffers[2][CHUNK];
     uint64_t count = 0;
@@ -115,7 +135,7 @@ static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *
             hash_chunk(f, src, next, n - next < CHUNK ? n - next : CHUNK, buffers[c ^ 1], prefetch);
         uint8_t *out = results ? results + start : NULL;
         count += prefetch ? run_prefetched(f, op, buffers[c], len, out)
-                          : run_chunk(f, op, buffers[c], len, out);
+                          : sbloom_run_chunk(f, op, buffers[c], len, out);
     }
     return count;
 }
@@ -144,7 +164,13 @@ int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n)
 
 void sbloom_count_inserted(sbloom_t *f, uint64_t inserted, uint64_t fresh)
 {
-    f->items += f->layout == SBLOOM_LAYOUT_COUNTING512 ? inserted : fresh;
+    uint64_t added = f->layout == SBLOOM_LAYOUT_COUNTING512 ? inserted : fresh;
+    if (f->items_delta)
+        __atomic_fetch_add(f->items_delta, added, __ATOMIC_RELAXED);
+    else if (f->concurrent)
+        __atomic_fetch_add(&f->items, added, __ATOMIC_RELAXED);
+    else
+        f->items += added;
 }
 
 /* The argument checks every batch entry shares: SBLOOM_OK, or the error to return. */
@@ -269,6 +295,9 @@ int64_t sbloom_hash_keys(const sbloom_t *filter, const void *const *keys, const 
     if (!hashes && n)
         return SBLOOM_E_NULL;
     key_source src = {keys, lens, NULL};
+    unsigned threads = sbloom_batch_threads(filter, n);
+    if (threads > 1)
+        return sbloom_parallel_hash(filter, &src, n, hashes, threads) == SBLOOM_OK ? (int64_t)n : 0;
     for (size_t start = 0; start < n; start += CHUNK)
         hash_chunk(filter, &src, start, n - start < CHUNK ? n - start : CHUNK, hashes + start, 0);
     return (int64_t)n;

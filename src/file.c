@@ -350,7 +350,9 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
     *out = NULL;
     if (!path)
         return SBLOOM_E_NULL;
-    if ((flags & ~(unsigned)(SBLOOM_OPEN_VERIFY | SBLOOM_OPEN_WRITE)) != 0)
+    if ((flags & ~(unsigned)(SBLOOM_OPEN_VERIFY | SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT)) !=
+            0 ||
+        ((flags & SBLOOM_OPEN_CONCURRENT) && !(flags & SBLOOM_OPEN_WRITE)))
         return SBLOOM_E_INVALID;
     int verify = (flags & SBLOOM_OPEN_VERIFY) != 0, writable = (flags & SBLOOM_OPEN_WRITE) != 0;
     if (sbloom_host_is_big_endian()) {
@@ -390,6 +392,14 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
     }
     sbloom_header h;
     int rc = sbloom_header_parse(base, size, &h);
+    /* Another process of a concurrent mapping may be rewriting the header (a sync, a few
+     * nanoseconds): look again before calling it damaged. */
+    for (int tries = 0; rc == SBLOOM_E_CORRUPT && (flags & SBLOOM_OPEN_CONCURRENT) && tries < 50;
+         tries++) {
+        struct timespec pause = {0, 1000000};
+        nanosleep(&pause, NULL);
+        rc = sbloom_header_parse(base, size, &h);
+    }
     if (rc == SBLOOM_OK && verify &&
         XXH3_64bits((const uint8_t *)base + SBLOOM_HEADER_BYTES, (size_t)h.payload_bytes) !=
             h.payload_checksum)
@@ -403,6 +413,16 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
     }
     f->map_base = base;
     f->map_bytes = size;
+    if (flags & SBLOOM_OPEN_CONCURRENT) {
+        rc = sbloom_concurrent_share(f, path);
+        if (rc != SBLOOM_OK) {
+            int saved_errno = errno;
+            f->readonly = 1; /* nothing was added: leave the file as it was */
+            sbloom_free(f);
+            errno = saved_errno;
+            return rc;
+        }
+    }
     *out = f;
     return SBLOOM_OK;
 }

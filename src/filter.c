@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
 #include "alloc.h"
+#include "format.h"
+#include "hash.h"
 #include "internal.h"
 
 int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint64_t planned_n,
@@ -105,6 +106,7 @@ void sbloom_free(sbloom_t *filter)
     } else if (!filter->image) {
         sbloom_blocks_free(filter->blocks, filter->bytes, filter->mapped);
     }
+    sbloom_concurrent_release(filter);
     free(filter);
 }
 
@@ -136,7 +138,9 @@ int sbloom_add_hash(sbloom_t *filter, uint64_t hash)
         return SBLOOM_E_NULL;
     if (filter->readonly)
         return SBLOOM_E_READONLY;
-    uint64_t fresh = filter->kern->insert(filter->blocks, filter->nblocks, &hash, 1, NULL);
+    uint64_t fresh = filter->concurrent
+                         ? (uint64_t)sbloom_concurrent_add_one(filter, hash)
+                         : filter->kern->insert(filter->blocks, filter->nblocks, &hash, 1, NULL);
     sbloom_count_inserted(filter, 1, fresh);
     return (int)fresh;
 }
@@ -145,7 +149,9 @@ int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash)
 {
     if (!filter)
         return SBLOOM_E_NULL;
-    return (int)filter->kern->contains(filter->blocks, filter->nblocks, &hash, 1, NULL);
+    sbk_probe_fn contains =
+        filter->concurrent ? filter->kern->contains_shared : filter->kern->contains;
+    return (int)contains(filter->blocks, filter->nblocks, &hash, 1, NULL);
 }
 
 int sbloom_add(sbloom_t *filter, const void *key, size_t len)
@@ -210,7 +216,12 @@ uint32_t sbloom_k(const sbloom_t *filter)
 
 uint64_t sbloom_items(const sbloom_t *filter)
 {
-    return filter ? filter->items : 0;
+    if (!filter)
+        return 0;
+    if (filter->items_delta) /* a concurrent mapping: the header's count and the live delta */
+        return __atomic_load_n(sbloom_header_items_word(filter), __ATOMIC_RELAXED) +
+               __atomic_load_n(filter->items_delta, __ATOMIC_RELAXED);
+    return __atomic_load_n(&filter->items, __ATOMIC_RELAXED);
 }
 
 double sbloom_bits_per_key(const sbloom_t *filter, uint64_t n)

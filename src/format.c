@@ -30,7 +30,7 @@ enum {
     AT_NBLOCKS = 32,
     AT_K = 40,
     AT_FLAGS = 44,
-    AT_ITEMS = 48,
+    AT_ITEMS = SBLOOM_HEADER_ITEMS_AT,
     AT_PLANNED_N = 56,
     AT_PLANNED_P = 64,
     AT_PAYLOAD_BYTES = 72,
@@ -70,7 +70,7 @@ void sbloom_header_of(const sbloom_t *f, sbloom_header *h)
     h->nblocks = f->nblocks;
     h->k = f->k;
     h->flags = f->planned_items ? 1u : 0u;
-    h->items = f->items;
+    h->items = sbloom_items(f); /* the live count of a concurrent filter */
     h->planned_items = f->planned_items;
     h->planned_fpp = f->planned_items ? f->planned_fpp : 0.0;
     h->payload_bytes = f->bytes;

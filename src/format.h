@@ -6,6 +6,7 @@
 
 #define SBLOOM_HEADER_BYTES 128
 #define SBLOOM_FORMAT_VERSION 1
+#define SBLOOM_HEADER_ITEMS_AT 48 /* offset of the item count */
 
 typedef struct sbloom_header {
     uint32_t version;
@@ -21,6 +22,12 @@ typedef struct sbloom_header {
     uint64_t payload_bytes;
     uint64_t payload_checksum;
 } sbloom_header;
+
+/* The item-count word of a filter's image header (a little-endian host's in-place image). */
+static inline uint64_t *sbloom_header_items_word(const sbloom_t *f)
+{
+    return (uint64_t *)(f->image + SBLOOM_HEADER_ITEMS_AT);
+}
 
 /* The header that describes this filter (its payload checksum computed over the file bytes). */
 void sbloom_header_of(const sbloom_t *f, sbloom_header *h);

@@ -108,9 +108,23 @@ int sbloom_sync(sbloom_t *filter)
         return SBLOOM_E_NULL;
     if (!filter->image || filter->readonly)
         return SBLOOM_OK; /* nothing of the caller's to bring up to date */
+    if (filter->items_delta) {
+        /* A concurrent mapping: move the live delta into the header's count (atomically, as
+         * another process may sync at the same moment), then write the rest of the header. */
+        uint64_t delta = __atomic_exchange_n(filter->items_delta, 0, __ATOMIC_RELAXED);
+        __atomic_fetch_add(sbloom_header_items_word(filter), delta, __ATOMIC_RELAXED);
+    }
     sbloom_header h;
     sbloom_header_of(filter, &h);
-    sbloom_header_pack(&h, filter->image);
+    if (filter->items_delta) {
+        uint8_t head[SBLOOM_HEADER_BYTES];
+        sbloom_header_pack(&h, head);
+        memcpy(filter->image, head, SBLOOM_HEADER_ITEMS_AT);
+        memcpy(filter->image + SBLOOM_HEADER_ITEMS_AT + 8, head + SBLOOM_HEADER_ITEMS_AT + 8,
+               SBLOOM_HEADER_BYTES - SBLOOM_HEADER_ITEMS_AT - 8);
+    } else {
+        sbloom_header_pack(&h, filter->image);
+    }
     if (filter->map_base && msync(filter->map_base, (size_t)filter->map_bytes, MS_SYNC) != 0)
         return SBLOOM_E_IO;
     return SBLOOM_OK;

@@ -8,6 +8,9 @@
 #include "simdbloom.h"
 #include "../simd/kernels.h"
 
+/* The three operations of the kernel table, as the batch drivers name them. */
+typedef enum { SBLOOM_OP_INSERT, SBLOOM_OP_CONTAINS, SBLOOM_OP_REMOVE } sbloom_batch_op;
+
 struct sbloom {
     void *blocks;           /* 64-byte aligned, bytes long */
     uint64_t bytes;         /* nblocks * block size */
@@ -26,7 +29,30 @@ struct sbloom {
                        blocks then are not ours to free, and sbloom_sync writes here */
     const sbloom_layout_kernels *kern; /* this layout's kernels in the chosen table */
     const char *isa;                   /* name of the chosen table */
+    int concurrent;        /* sbloom_set_concurrent: shared kernels, striped test-and-add locks */
+    int stripes_shared;    /* the locks live in PATH.lock, shared with other processes */
+    uint32_t *stripes;     /* SBLOOM_STRIPES lock words, or NULL */
+    void *stripes_map;     /* the PATH.lock mapping, or NULL */
+    uint64_t *items_delta; /* a concurrent file mapping: items every process added since the
+                              header's count was last synced (a word in PATH.lock); or NULL */
+    unsigned threads;      /* sbloom_set_threads: workers a large batch is spread over */
 };
+
+/* src/concurrent.c: the concurrent mode. Striped locks for test-and-add, indexed by block. */
+#define SBLOOM_STRIPES 4096u
+/* PATH.lock: a note on the holder of the command line's file lock (text, up to 256 bytes), the
+ * live item delta (a 64-bit word at 256), and from 4096 the stripes. */
+#define SBLOOM_LOCK_NOTE_BYTES 256u
+#define SBLOOM_LOCK_DELTA_AT 256u
+#define SBLOOM_LOCK_STRIPES_AT 4096u
+#define SBLOOM_LOCK_FILE_BYTES (SBLOOM_LOCK_STRIPES_AT + SBLOOM_STRIPES * 4u)
+uint64_t sbloom_concurrent_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                               uint8_t *results);
+int sbloom_concurrent_add_one(sbloom_t *f, uint64_t hash);
+void sbloom_concurrent_release(sbloom_t *f);
+/* Maps PATH.lock's stripes and makes f concurrent across processes. */
+int sbloom_concurrent_share(sbloom_t *f, const char *path);
+int sbloom_lock_file_open(const char *path, int *fd);
 
 /* src/dispatch.c: the table new filters use, or NULL with *err set when SIMDBLOOM_ISA names an
  * instruction set that is unknown or that this CPU lacks. */
@@ -47,7 +73,6 @@ int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint
 /* src/batch.c: the chunked, prefetching batch drivers, for the three operations of the kernel
  * table; they return the kernel's count. A key pointer may be NULL only when its length is 0:
  * sbloom_keys_valid checks that before a batch starts. */
-typedef enum { SBLOOM_OP_INSERT, SBLOOM_OP_CONTAINS, SBLOOM_OP_REMOVE } sbloom_batch_op;
 uint64_t sbloom_batch_hashes(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                              uint8_t *results);
 uint64_t sbloom_batch_keys(sbloom_t *f, sbloom_batch_op op, const void *const *keys,
@@ -55,6 +80,26 @@ uint64_t sbloom_batch_keys(sbloom_t *f, sbloom_batch_op op, const void *const *k
 uint64_t sbloom_batch_integers(sbloom_t *f, sbloom_batch_op op, const uint64_t *values, size_t n,
                                uint8_t *results);
 int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n);
+/* One kernel call (the concurrent forms in concurrent mode), for the drivers and the workers. */
+uint64_t sbloom_run_chunk(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                          uint8_t *results);
+/* Where a batch's keys come from: byte strings, or integers (values not NULL). */
+typedef struct sbloom_key_source {
+    const void *const *keys;
+    const size_t *lens;
+    const uint64_t *values;
+} sbloom_key_source;
+/* out[i] = the hash of key start + i, for n keys. */
+void sbloom_hash_source(const sbloom_t *f, const sbloom_key_source *src, size_t start, size_t n,
+                        uint64_t *out);
+
+/* src/parallel.c: parallel batches. The threads a batch of n keys runs on (1: serially). */
+#define SBLOOM_PARALLEL_MIN_KEYS 65536
+unsigned sbloom_batch_threads(const sbloom_t *f, size_t n);
+uint64_t sbloom_parallel_hashes(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                                uint8_t *results, unsigned threads);
+int sbloom_parallel_hash(const sbloom_t *f, const sbloom_key_source *src, size_t n, uint64_t *out,
+                         unsigned threads);
 /* How an insert of `inserted` keys of which `fresh` were new moves the item count: a bit layout
  * counts the keys that changed it, the counting layout every key (it takes one remove each). */
 void sbloom_count_inserted(sbloom_t *f, uint64_t inserted, uint64_t fresh);

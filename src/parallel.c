@@ -1,0 +1,145 @@
+/*
+ * Parallel batches (sbloom_set_threads): one batch spread over several threads, with results
+ * identical to the serial call's.
+ *
+ * Thread t owns the blocks [t * B / T, (t + 1) * B / T). It walks the whole batch in input order,
+ * gathers the keys whose block it owns into a small buffer, runs the kernel on the buffer (with
+ * its prefetch window) and scatters the answers back to their input positions. No two threads
+ * touch one block, so the plain kernels need no atomics, and each block sees its keys in input
+ * order, exactly as in the serial call: a key repeated in the batch is new only at its first
+ * occurrence. String and integer keys are first hashed in parallel (each thread a contiguous
+ * range of the batch) into one array.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "hash.h"
+#include "internal.h"
+
+/* Keys gathered per kernel call. */
+#define PIECE 1024
+#define MAX_THREADS 256u
+
+typedef struct part {
+    sbloom_t *f;
+    sbloom_batch_op op;
+    const uint64_t *hashes;
+    size_t n;
+    uint8_t *results;
+    uint64_t first_block, end_block; /* the blocks this part owns */
+    uint64_t count;
+    /* hashing phase: keys [key_from, key_to) of the source into hashes */
+    const sbloom_key_source *source;
+    uint64_t *hash_out;
+    size_t key_from, key_to;
+} part;
+
+/* The kernel over m gathered keys; their answers go back to their input positions. */
+static void flush(part *p, const uint64_t *gathered, const size_t *where, size_t m)
+{
+    uint8_t answers[PIECE];
+    p->count += sbloom_run_chunk(p->f, p->op, gathered, m, p->results ? answers : NULL);
+    if (p->results)
+        for (size_t j = 0; j < m; j++)
+            p->results[where[j]] = answers[j];
+}
+
+static void run_part(part *p)
+{
+    uint64_t gathered[PIECE];
+    size_t where[PIECE];
+    size_t m = 0;
+    uint64_t nblocks = p->f->nblocks;
+    for (size_t i = 0; i < p->n; i++) {
+        uint64_t block = sbk_block_index(p->hashes[i], nblocks);
+        if (block < p->first_block || block >= p->end_block)
+            continue;
+        gathered[m] = p->hashes[i];
+        where[m] = i;
+        if (++m == PIECE) {
+            flush(p, gathered, where, m);
+            m = 0;
+        }
+    }
+    if (m)
+        flush(p, gathered, where, m);
+}
+
+static void *probe_thread(void *arg)
+{
+    run_part(arg);
+    return NULL;
+}
+
+static void *hash_thread(void *arg)
+{
+    part *p = arg;
+    sbloom_hash_source(p->f, p->source, p->key_from, p->key_to - p->key_from,
+                       p->hash_out + p->key_from);
+    return NULL;
+}
+
+unsigned sbloom_batch_threads(const sbloom_t *f, size_t n)
+{
+    return n >= SBLOOM_PARALLEL_MIN_KEYS && f->threads > 1 ? f->threads : 1;
+}
+
+/* Runs fn over parts[0..t): parts 1.. in new threads, part 0 here; the parts a thread could not
+ * be created for run here too. */
+static void run_all(part *parts, unsigned t, void *(*fn)(void *))
+{
+    pthread_t ids[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (unsigned i = 1; i < t; i++)
+        started[i] = pthread_create(&ids[i], NULL, fn, &parts[i]) == 0;
+    fn(&parts[0]);
+    for (unsigned i = 1; i < t; i++) {
+        if (started[i])
+            pthread_join(ids[i], NULL);
+        else
+            fn(&parts[i]);
+    }
+}
+
+uint64_t sbloom_parallel_hashes(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                                uint8_t *results, unsigned t)
+{
+    part parts[MAX_THREADS];
+    for (unsigned i = 0; i < t; i++) {
+        parts[i] = (part){.f = f, .op = op, .hashes = hashes, .n = n, .results = results};
+        parts[i].first_block = f->nblocks * i / t;
+        parts[i].end_block = f->nblocks * (i + 1) / t;
+    }
+    run_all(parts, t, probe_thread);
+    uint64_t count = 0;
+    for (unsigned i = 0; i < t; i++)
+        count += parts[i].count;
+    return count;
+}
+
+int sbloom_parallel_hash(const sbloom_t *f, const sbloom_key_source *src, size_t n, uint64_t *out,
+                         unsigned t)
+{
+    part parts[MAX_THREADS];
+    for (unsigned i = 0; i < t; i++) {
+        parts[i] = (part){.f = (sbloom_t *)f, .source = src, .hash_out = out}; /* only read */
+        parts[i].key_from = n * i / t;
+        parts[i].key_to = n * (i + 1) / t;
+    }
+    run_all(parts, t, hash_thread);
+    return SBLOOM_OK;
+}
+
+int sbloom_set_threads(sbloom_t *filter, unsigned threads)
+{
+    if (!filter)
+        return SBLOOM_E_NULL;
+    if (threads == 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = online > 0 ? (unsigned)online : 1;
+    }
+    filter->threads = threads < MAX_THREADS ? threads : MAX_THREADS;
+    return SBLOOM_OK;
+}

@@ -1,0 +1,378 @@
+/*
+ * Many threads and processes on one filter (sbloom_set_concurrent, SBLOOM_OPEN_CONCURRENT),
+ * parallel batches (sbloom_set_threads) and sharding (sbloom_shard).
+ *
+ * The stress part runs THREADS threads at once on one concurrent filter of each bit layout:
+ * each test-and-adds one shared key set (in its own order and batch sizes), plain-adds keys of
+ * its own, and looks up keys added before the threads started. It requires no false negative,
+ * every shared key reported new at most once (and zero times only for the few false positives a
+ * plan of 1e-3 allows), and an item count that lost nothing. ci/test runs it under
+ * ThreadSanitizer too. Run per instruction set through per_isa.sh (SIMDBLOOM_ISA).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "simdbloom.h"
+#include "check.h"
+
+#define THREADS 4
+#define SHARED_KEYS 40000
+#define OWN_KEYS 8000
+#define EARLIER_KEYS 15000
+#define ROUNDS 2
+
+typedef struct worker {
+    sbloom_t *f;
+    int id;
+    const uint64_t *shared;
+    uint8_t *news; /* SHARED_KEYS answers of this thread */
+    const uint64_t *earlier;
+    uint64_t own[OWN_KEYS];
+    uint64_t own_fresh;
+    uint64_t missed_earlier, missed_own;
+    pthread_barrier_t *start;
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    uint64_t state = 1000 + (uint64_t)w->id;
+    pthread_barrier_wait(w->start);
+    size_t i = (size_t)w->id * SHARED_KEYS / THREADS, done = 0, own_done = 0;
+    while (done < SHARED_KEYS) {
+        /* test-and-add: one key through the single-key call, or a batch of 2 to 300 */
+        size_t len = 1 + test_rand(&state) % 300;
+        if (len > SHARED_KEYS - done)
+            len = SHARED_KEYS - done;
+        if (i + len > SHARED_KEYS)
+            len = SHARED_KEYS - i;
+        if (len == 1) {
+            int r = sbloom_add_hash(w->f, w->shared[i]);
+            w->news[i] = (uint8_t)(r == 1);
+        } else {
+            sbloom_add_if_new_hashes(w->f, w->shared + i, len, w->news + i);
+        }
+        i = (i + len) % SHARED_KEYS;
+        done += len;
+        /* a plain (lock-free) add of some keys of its own */
+        size_t own_len = OWN_KEYS - own_done < 64 ? OWN_KEYS - own_done : 64;
+        w->own_fresh += (uint64_t)sbloom_add_hashes(w->f, w->own + own_done, own_len);
+        own_done += own_len;
+        /* keys added before the threads started are always found */
+        size_t at = test_rand(&state) % (EARLIER_KEYS - 256);
+        w->missed_earlier +=
+            256 - (uint64_t)sbloom_contains_hashes(w->f, w->earlier + at, 256, NULL);
+        w->missed_earlier += sbloom_contains_hash(w->f, w->earlier[at]) != 1;
+    }
+    if (own_done < OWN_KEYS)
+        w->own_fresh += (uint64_t)sbloom_add_hashes(w->f, w->own + own_done, OWN_KEYS - own_done);
+    /* its own adds have returned: all found */
+    w->missed_own = OWN_KEYS - (uint64_t)sbloom_contains_hashes(w->f, w->own, OWN_KEYS, NULL);
+    return NULL;
+}
+
+static void stress(sbloom_layout layout, uint64_t seed)
+{
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_for_layout(&f, 200000, 1e-3, layout) == SBLOOM_OK);
+    if (!f)
+        return;
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK);
+    CHECK(sbloom_is_concurrent(f) == 1);
+
+    uint64_t *shared = malloc(SHARED_KEYS * sizeof *shared);
+    uint64_t *earlier = malloc(EARLIER_KEYS * sizeof *earlier);
+    uint8_t *news = calloc((size_t)THREADS * SHARED_KEYS, 1);
+    worker *w = calloc(THREADS, sizeof *w);
+    for (size_t i = 0; i < SHARED_KEYS; i++)
+        shared[i] = test_rand(&seed);
+    for (size_t i = 0; i < EARLIER_KEYS; i++)
+        earlier[i] = test_rand(&seed);
+    uint64_t earlier_fresh = (uint64_t)sbloom_add_hashes(f, earlier, EARLIER_KEYS);
+
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, THREADS);
+    pthread_t ids[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        w[t] = (worker){.f = f,
+                        .id = t,
+                        .shared = shared,
+                        .news = news + (size_t)t * SHARED_KEYS,
+                        .earlier = earlier,
+                        .start = &start};
+        for (size_t i = 0; i < OWN_KEYS; i++)
+            w[t].own[i] = test_rand(&seed);
+        CHECK(pthread_create(&ids[t], NULL, work, &w[t]) == 0);
+    }
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(ids[t], NULL);
+    pthread_barrier_destroy(&start);
+
+    uint64_t twice = 0, never = 0, reported = 0, own_fresh = 0, missed = 0;
+    for (size_t i = 0; i < SHARED_KEYS; i++) {
+        unsigned times = 0;
+        for (int t = 0; t < THREADS; t++)
+            times += news[(size_t)t * SHARED_KEYS + i];
+        twice += times > 1;
+        never += times == 0;
+        reported += times;
+    }
+    for (int t = 0; t < THREADS; t++) {
+        missed += w[t].missed_earlier + w[t].missed_own;
+        own_fresh += w[t].own_fresh;
+    }
+    CHECK(twice == 0);   /* exactly once ... */
+    CHECK(never <= 120); /* ... but for false positives: about 40,000 x 1e-3 at most */
+    CHECK(missed == 0);  /* no false negative during the run */
+    CHECK(sbloom_contains_hashes(f, shared, SHARED_KEYS, NULL) == SHARED_KEYS);
+    CHECK(sbloom_contains_hashes(f, earlier, EARLIER_KEYS, NULL) == EARLIER_KEYS);
+    /* every add's count reached the item counter (distinct keys: none counted twice) */
+    CHECK_EQ_U64(sbloom_items(f), earlier_fresh + reported + own_fresh);
+    if (twice || never > 120 || missed)
+        fprintf(stderr, "  layout %d on %s: %llu twice, %llu never, %llu missed\n", (int)layout,
+                sbloom_filter_isa(f), (unsigned long long)twice, (unsigned long long)never,
+                (unsigned long long)missed);
+    free(shared);
+    free(earlier);
+    free(news);
+    free(w);
+    sbloom_free(f);
+}
+
+/* The same filter and batch, serial and spread over 3 threads: identical answers and bytes. */
+static void parallel_matches_serial(sbloom_layout layout, uint64_t seed)
+{
+    enum { N = 150000 };
+    uint64_t *hashes = malloc(N * sizeof *hashes);
+    uint64_t *values = malloc(N * sizeof *values);
+    char(*text)[24] = malloc(N * sizeof *text);
+    const void **keys = malloc(N * sizeof *keys);
+    size_t *lens = malloc(N * sizeof *lens);
+    uint8_t *r1 = malloc(N), *r2 = malloc(N);
+    uint64_t *h1 = malloc(N * sizeof *h1), *h2 = malloc(N * sizeof *h2);
+    for (size_t i = 0; i < N; i++) {
+        /* one key in five repeats an earlier one: new only at its first occurrence */
+        size_t from = i > 0 && test_rand(&seed) % 5 == 0 ? test_rand(&seed) % i : i;
+        hashes[i] = from == i ? test_rand(&seed) : hashes[from];
+        values[i] = from == i ? i : values[from];
+        lens[i] = (size_t)snprintf(text[i], sizeof text[i], "key-%zu", from);
+        keys[i] = text[i];
+    }
+    sbloom_t *serial = NULL, *spread = NULL;
+    CHECK(sbloom_create_for_layout(&serial, 100000, 1e-2, layout) == SBLOOM_OK);
+    CHECK(sbloom_create_for_layout(&spread, 100000, 1e-2, layout) == SBLOOM_OK);
+    if (!serial || !spread)
+        goto out;
+    CHECK(sbloom_set_threads(spread, 3) == SBLOOM_OK);
+
+    CHECK(sbloom_add_if_new_hashes(serial, hashes, N, r1) ==
+          sbloom_add_if_new_hashes(spread, hashes, N, r2));
+    CHECK(memcmp(r1, r2, N) == 0);
+    CHECK(sbloom_add_if_new_keys(serial, keys, lens, N / 2, r1) ==
+          sbloom_add_if_new_keys(spread, keys, lens, N / 2, r2));
+    CHECK(memcmp(r1, r2, N / 2) == 0);
+    CHECK(sbloom_add_u64s(serial, values, N) == sbloom_add_u64s(spread, values, N));
+    CHECK(sbloom_contains_keys(serial, keys, lens, N, r1) ==
+          sbloom_contains_keys(spread, keys, lens, N, r2));
+    CHECK(memcmp(r1, r2, N) == 0);
+    for (size_t i = 0; i < N; i++)
+        h1[i] = hashes[i] ^ 0x5555; /* mostly unseen keys: negatives and false positives */
+    CHECK(sbloom_contains_hashes(serial, h1, N, r1) == sbloom_contains_hashes(spread, h1, N, r2));
+    CHECK(memcmp(r1, r2, N) == 0);
+    if (layout == SBLOOM_LAYOUT_COUNTING512) {
+        CHECK(sbloom_remove_hashes(serial, hashes, N / 3, r1) ==
+              sbloom_remove_hashes(spread, hashes, N / 3, r2));
+        CHECK(memcmp(r1, r2, N / 3) == 0);
+    }
+    CHECK(sbloom_hash_keys(serial, keys, lens, N, h1) == N);
+    CHECK(sbloom_hash_keys(spread, keys, lens, N, h2) == N);
+    CHECK(memcmp(h1, h2, N * sizeof *h1) == 0);
+    CHECK(sbloom_items(serial) == sbloom_items(spread));
+    CHECK(memcmp(sbloom_data(serial), sbloom_data(spread), (size_t)sbloom_bytes(serial)) == 0);
+
+    /* concurrent mode and threads together, alone: still the serial answers */
+    if (layout != SBLOOM_LAYOUT_COUNTING512) {
+        sbloom_t *both = NULL;
+        CHECK(sbloom_create_for_layout(&both, 100000, 1e-2, layout) == SBLOOM_OK);
+        CHECK(sbloom_set_concurrent(both, 1) == SBLOOM_OK);
+        CHECK(sbloom_set_threads(both, 2) == SBLOOM_OK);
+        sbloom_clear(serial);
+        CHECK(sbloom_add_if_new_hashes(serial, hashes, N, r1) ==
+              sbloom_add_if_new_hashes(both, hashes, N, r2));
+        CHECK(memcmp(r1, r2, N) == 0);
+        CHECK(memcmp(sbloom_data(serial), sbloom_data(both), (size_t)sbloom_bytes(serial)) == 0);
+        sbloom_free(both);
+    }
+out:
+    sbloom_free(serial);
+    sbloom_free(spread);
+    free(hashes);
+    free(values);
+    free(text);
+    free(keys);
+    free(lens);
+    free(r1);
+    free(r2);
+    free(h1);
+    free(h2);
+}
+
+/* Keys routed to 8 filters by sbloom_shard keep each filter's planned rate; routed by the top 3
+ * bits of the hash (which also choose the block) they do not. */
+static double sharded_rate(int by_top_bits)
+{
+    enum { SHARDS = 8, PER_SHARD = 10000, PROBES = 400000 };
+    sbloom_t *f[SHARDS];
+    for (int s = 0; s < SHARDS; s++)
+        CHECK(sbloom_create_for_layout(&f[s], PER_SHARD, 1e-3, SBLOOM_LAYOUT_BLOCK512_K8) ==
+              SBLOOM_OK);
+    uint64_t seed = 77, per[SHARDS] = {0};
+    for (int i = 0; i < SHARDS * PER_SHARD; i++) {
+        uint64_t h = test_rand(&seed);
+        uint32_t s = by_top_bits ? (uint32_t)(h >> 61) : sbloom_shard(h, SHARDS);
+        per[s]++;
+        sbloom_add_hash(f[s], h);
+    }
+    for (int s = 0; s < SHARDS; s++)
+        CHECK(per[s] > PER_SHARD * 95 / 100 && per[s] < PER_SHARD * 105 / 100);
+    uint64_t positives = 0;
+    for (int i = 0; i < PROBES; i++) {
+        uint64_t h = test_rand(&seed);
+        uint32_t s = by_top_bits ? (uint32_t)(h >> 61) : sbloom_shard(h, SHARDS);
+        positives += (uint64_t)sbloom_contains_hash(f[s], h);
+    }
+    for (int s = 0; s < SHARDS; s++)
+        sbloom_free(f[s]);
+    return (double)positives / PROBES;
+}
+
+static void shards(void)
+{
+    CHECK(sbloom_shard(123, 1) == 0);
+    CHECK(sbloom_shard(~UINT64_C(0), 7) < 7);
+    double good = sharded_rate(0), trap = sharded_rate(1);
+    printf("8 shards planned 1e-3 each: %.5f by sbloom_shard, %.3f by the top 3 bits\n", good,
+           trap);
+    CHECK(good < 1.6e-3);
+    CHECK(trap > 0.1);
+}
+
+/* Two processes test-and-add overlapping halves of one key set through one file mapped with
+ * SBLOOM_OPEN_CONCURRENT: every key is new in exactly one of them (false positives aside). */
+static void processes(void)
+{
+    enum { N = 60000 };
+    char dir[] = "/tmp/sbloom-concurrent-XXXXXX";
+    if (!mkdtemp(dir)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    char path[64], lockpath[80];
+    snprintf(path, sizeof path, "%s/f.sbloom", dir);
+    snprintf(lockpath, sizeof lockpath, "%s.lock", path);
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create(&f, 2 * N, 1e-4) == SBLOOM_OK);
+    CHECK(sbloom_save(f, path) == SBLOOM_OK);
+    sbloom_free(f);
+    uint64_t seed = 5, *keys = malloc(N * sizeof *keys);
+    for (size_t i = 0; i < N; i++)
+        keys[i] = test_rand(&seed);
+    int fds[2][2];
+    pid_t pid[2];
+    for (int c = 0; c < 2; c++) {
+        if (pipe(fds[c]) != 0) {
+            CHECK(!"pipe");
+            return;
+        }
+        pid[c] = fork();
+        if (pid[c] == 0) {
+            /* child c: keys [c * N / 3, c * N / 3 + 2N/3), in batches of 100 */
+            close(fds[c][0]);
+            sbloom_t *m = NULL;
+            if (sbloom_map(&m, path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) != SBLOOM_OK)
+                _exit(2);
+            size_t from = (size_t)c * N / 3, len = 2 * (size_t)N / 3;
+            uint8_t *is_new = calloc(N, 1);
+            for (size_t at = from; at < from + len; at += 100)
+                sbloom_add_if_new_hashes(m, keys + at, 100, is_new + at);
+            sbloom_free(m);
+            ssize_t w = write(fds[c][1], is_new, N);
+            _exit(w == N ? 0 : 3);
+        }
+        close(fds[c][1]);
+    }
+    uint8_t *is_new[2] = {calloc(N, 1), calloc(N, 1)};
+    for (int c = 0; c < 2; c++) {
+        size_t got = 0;
+        ssize_t r;
+        while (got < N && (r = read(fds[c][0], is_new[c] + got, N - got)) > 0)
+            got += (size_t)r;
+        close(fds[c][0]);
+        int status = 0;
+        waitpid(pid[c], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        CHECK(got == N);
+    }
+    uint64_t twice = 0, never = 0, total = 0;
+    for (size_t i = 0; i < N; i++) {
+        int times = is_new[0][i] + is_new[1][i];
+        twice += times > 1;
+        never += times == 0;
+        total += (uint64_t)times;
+    }
+    CHECK(twice == 0);
+    CHECK(never <= 30); /* 60,000 keys at well under 1e-4 */
+    /* the file is valid again, and its item count is both processes' */
+    sbloom_t *back = NULL;
+    CHECK(sbloom_load(&back, path) == SBLOOM_OK);
+    if (back) {
+        CHECK_EQ_U64(sbloom_items(back), total);
+        CHECK(sbloom_contains_hashes(back, keys, N, NULL) == N);
+        sbloom_free(back);
+    }
+    free(keys);
+    free(is_new[0]);
+    free(is_new[1]);
+    unlink(path);
+    unlink(lockpath);
+    rmdir(dir);
+}
+
+static void refusals(void)
+{
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_for_layout(&f, 1000, 1e-2, SBLOOM_LAYOUT_COUNTING512) == SBLOOM_OK);
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_is_concurrent(f) == 0);
+    sbloom_free(f);
+    CHECK(sbloom_set_concurrent(NULL, 1) == SBLOOM_E_NULL);
+    CHECK(sbloom_set_threads(NULL, 2) == SBLOOM_E_NULL);
+    CHECK(sbloom_map(&f, "/nonexistent", SBLOOM_OPEN_CONCURRENT) == SBLOOM_E_INVALID);
+    CHECK(sbloom_create(&f, 1000, 1e-2) == SBLOOM_OK);
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK);
+    CHECK(sbloom_set_concurrent(f, 0) == SBLOOM_OK);
+    CHECK(sbloom_is_concurrent(f) == 0);
+    CHECK(sbloom_set_threads(f, 0) == SBLOOM_OK); /* one per CPU */
+    sbloom_free(f);
+}
+
+int main(void)
+{
+    uint64_t seed = 42;
+    for (int round = 0; round < ROUNDS; round++)
+        for (size_t l = 0; l < sizeof test_layouts / sizeof *test_layouts; l++)
+            stress(test_layouts[l], test_rand(&seed));
+    static const sbloom_layout all[] = {SBLOOM_LAYOUT_PARQUET, SBLOOM_LAYOUT_BLOCK512_K8,
+                                        SBLOOM_LAYOUT_BLOCK512_K16, SBLOOM_LAYOUT_COUNTING512};
+    for (size_t l = 0; l < sizeof all / sizeof *all; l++)
+        parallel_matches_serial(all[l], test_rand(&seed));
+    shards();
+    refusals();
+    uint16_t probe = 1;
+    if (*(uint8_t *)&probe == 1) /* shared read-write mappings need a little-endian host */
+        processes();
+    return check_report();
+}
