@@ -73,7 +73,8 @@ enum {
     SBLOOM_E_UNSUPPORTED = -14,  /* not possible on this host or build (in-place images on a
                                     big-endian host) */
     SBLOOM_E_ABSENT = -15, /* remove refused: a counter of the key is zero, so it was never added */
-    SBLOOM_E_NOT_REGULAR = -16 /* the path is a directory, FIFO, device or socket, not a file */
+    SBLOOM_E_NOT_REGULAR = -16, /* the path is a directory, FIFO, device or socket, not a file */
+    SBLOOM_E_FACTOR = -17       /* a fold factor that does not divide the block count */
 };
 
 /* A short, static, human-readable description of an error code (never NULL). */
@@ -92,24 +93,29 @@ typedef enum sbloom_layout {
     /* The counting layout: 512-bit blocks of 8 x 64-bit words, each word sixteen 4-bit counters;
      * a key counts in one counter per word (k = 8), XXH3-64. It also removes keys
      * (sbloom_remove), at about 4 times the memory of a bit layout. */
-    SBLOOM_LAYOUT_COUNTING512 = 4
+    SBLOOM_LAYOUT_COUNTING512 = 4,
+    /* A scalable filter for an unknown number of keys (sbloom_create_scalable): a list of
+     * 512-bit-block stages, each larger than the last, XXH3-64. */
+    SBLOOM_LAYOUT_SCALABLE = 5
 } sbloom_layout;
 
 /* Layouts are 1 .. SBLOOM_LAYOUT_COUNT. */
-#define SBLOOM_LAYOUT_COUNT 4
+#define SBLOOM_LAYOUT_COUNT 5
 
 /* Largest filter this build creates: 2^32 blocks of the layout's size would be the limit of the
  * 32-bit multiply-high block index; 64 GiB is the supported ceiling. */
 #define SBLOOM_MAX_BYTES (UINT64_C(64) << 30)
 
-/* "parquet", "block512-k8", "block512-k16", "counting512"; NULL for an unknown layout. */
+/* "parquet", "block512-k8", "block512-k16", "counting512", "scalable"; NULL for an unknown
+ * layout. */
 SBLOOM_API const char *sbloom_layout_name(sbloom_layout layout);
 /* The layout with that name as an int (a positive sbloom_layout value), or SBLOOM_E_LAYOUT
  * (SBLOOM_E_NULL for NULL). */
 SBLOOM_API int sbloom_layout_from_name(const char *name);
 /* Bytes per block (32 or 64), or 0 for an unknown layout. */
 SBLOOM_API uint32_t sbloom_layout_block_bytes(sbloom_layout layout);
-/* Bits set per key (8 or 16), or 0 for an unknown layout. */
+/* Bits set per key (8 or 16), or 0 for an unknown layout and for the scalable one (its stages
+ * are block512-k8 or -k16, whichever is smaller for the stage's plan). */
 SBLOOM_API uint32_t sbloom_layout_k(sbloom_layout layout);
 
 /* ---- Sizing ------------------------------------------------------------------------------- */
@@ -401,17 +407,24 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  * The counting layout refuses the mode (SBLOOM_E_LAYOUT): its counters need one writer.
  *
  * Processes: sbloom_map(path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) maps the file shared
- * and read-write in concurrent mode; the test-and-add locks then live in the file PATH.lock
- * (created when absent, 20 KiB, never removed), so the guarantees above hold across every
- * process mapping the file that way, and the header's item count is the live count they all add
- * to. A lock holds its holder's process ID, and a waiter takes over the lock of a holder that
- * died inside its critical section (that one key may then go unreported). sbloom_sync brings the
- * header up to date; while other processes still add, its checksum goes stale again, so the
- * last process to finish should sync (sbloom_free does). The command line's `dedup --shared`
- * does all of this.
+ * and read-write in concurrent mode; the test-and-add locks then live in its lock file
+ * (sbloom_lock_file: PATH.lock, created when absent, 20 KiB, never removed), so the guarantees
+ * above hold across every process mapping the file that way, and the header's item count is the
+ * live count they all add to. A lock holds its holder's process ID, and a waiter takes over the
+ * lock of a holder that died inside its critical section (that one key may then go unreported).
+ * sbloom_sync brings the header up to date; while other processes still add, its checksum goes
+ * stale again, so the last process to finish should sync (sbloom_free does). The command line's
+ * `dedup --shared` does all of this.
  */
 SBLOOM_API int sbloom_set_concurrent(sbloom_t *filter, int on);
 SBLOOM_API int sbloom_is_concurrent(const sbloom_t *filter);
+/* The path of a filter file's lock file, into out (cap bytes): beside the file a save of path
+ * replaces (symbolic links resolved, so that every link to one filter shares one lock), named
+ * FILE.lock, or .sbloom-lock.HASH (16 hex digits of the name's XXH3) when FILE.lock would exceed
+ * the file system's 255-byte name limit. Holds the concurrent mode's cross-process locks and the
+ * command line's writer lock. SBLOOM_E_TOO_LARGE if cap is short, SBLOOM_E_IO (errno) if a link
+ * cannot be read. */
+SBLOOM_API int sbloom_lock_file(const char *path, char *out, size_t cap);
 
 /* Parallel batches: every batch call on the filter (add, add_if_new, contains, remove, over
  * hashes, keys or integers) of at least 65,536 keys is spread over `threads` threads (1, the
@@ -429,13 +442,34 @@ SBLOOM_API int sbloom_set_threads(sbloom_t *filter, unsigned threads);
  * takes the multiply-high of a full 64-bit avalanche of the hash, independent of both. */
 SBLOOM_API uint32_t sbloom_shard(uint64_t hash, uint32_t nshards);
 
+/* ---- Unknown n: the scalable filter ------------------------------------------------------- */
+/* A filter that grows (SBLOOM_LAYOUT_SCALABLE; Almeida et al., "Scalable Bloom Filters", 2007):
+ * stage i holds first_items * 2^i keys at rate p / 2^(i+1), and a new stage is added when the
+ * newest has taken what it was planned for, so the rate stays below p whatever the number of
+ * keys, and memory follows the keys actually added. Every stage is a 512-bit-block filter
+ * (block512-k8 or -k16, whichever is smaller for its plan): one cache line per stage per key.
+ * Lookups ask every stage; adds (and add_if_new, exactly as for a fixed filter) write the newest
+ * stage, and only keys no stage holds yet. sbloom_items counts keys stored, sbloom_planned_items
+ * the room of the stages so far, sbloom_bytes their memory. Saved, loaded, serialized, cloned
+ * and united (stage by stage) like other filters; not mapped or attached in place
+ * (SBLOOM_E_LAYOUT), not concurrent, not folded, no removal. sbloom_create_for_layout with
+ * SBLOOM_LAYOUT_SCALABLE is this call with first_items = n. */
+SBLOOM_API int sbloom_create_scalable(sbloom_t **out, uint64_t first_items, double p);
+/* The number of stages of a scalable filter (1 for every other filter, 0 for NULL). */
+SBLOOM_API uint32_t sbloom_stages(const sbloom_t *filter);
+/* Stage i of a scalable filter, oldest first, for introspection (layout, bytes, items, plan);
+ * for any other filter, stage 0 is the filter itself. NULL past the last. Owned by the filter:
+ * valid until it adds a stage or is freed. */
+SBLOOM_API const sbloom_t *sbloom_stage(const sbloom_t *filter, uint32_t i);
+
 /* ---- Set operations ---------------------------------------------------------------------- */
 
 /* dst |= src (the union: holds every key of both) and dst &= src (holds at least the common
  * keys, with a false-positive rate no better than the union's). Filters must have the same layout
  * and size: SBLOOM_E_INCOMPATIBLE otherwise. The item count of a union is re-estimated from the
  * fill. The set operations and sbloom_fold take bit layouts only (SBLOOM_E_LAYOUT for counting
- * filters). */
+ * filters). Two scalable filters unite stage by stage when they grew alike (same first stage,
+ * rate and number of stages), else SBLOOM_E_INCOMPATIBLE; they neither intersect nor fold. */
 SBLOOM_API int sbloom_union(sbloom_t *dst, const sbloom_t *src);
 SBLOOM_API int sbloom_intersect(sbloom_t *dst, const sbloom_t *src);
 /* Divides the block count by `factor` (which must divide it) by OR-ing each run of `factor`
@@ -443,9 +477,15 @@ SBLOOM_API int sbloom_intersect(sbloom_t *dst, const sbloom_t *src);
  * and every key still answers present. Exact for every layout here, because the block index is a
  * multiply-high: floor(floor(h * B / 2^32) / f) == floor(h * (B / f) / 2^32). Folding by 2 ORs
  * blocks 2i and 2i+1 into block i. The result keeps the planned rate, and its planned items
- * become the most it holds at that rate. SBLOOM_E_INVALID if factor is 0 or does not divide the
- * block count. */
+ * become the most it holds at that rate. SBLOOM_E_FACTOR if factor is 0 or does not divide the
+ * block count: sbloom_fold_factors lists those that do. Plans (sbloom_plan_for, sbloom_create)
+ * round the block count up to a multiple of 8, so filters made from a plan always fold by 2, 4
+ * and 8 (at most 448 bytes more than the fewest blocks that meet the rate). */
 SBLOOM_API int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint64_t factor);
+/* The factors from 2 to 64 that sbloom_fold takes for this filter, ascending: up to cap go to
+ * factors (which may be NULL); returns how many there are (0 for the counting and scalable
+ * layouts, which do not fold). */
+SBLOOM_API size_t sbloom_fold_factors(const sbloom_t *filter, uint64_t *factors, size_t cap);
 
 /* ---- Introspection ------------------------------------------------------------------------ */
 
@@ -484,6 +524,13 @@ static inline sbloom_stats sbloom_stats_init(void)
 
 /* Scans the whole filter (O(bytes)) and fills *out (out->size must be set). */
 SBLOOM_API int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out);
+/* The same from an evenly spaced sample of at most 4,096 blocks (all of a smaller filter): a few
+ * microseconds whatever the size, for overload checks while keys stream in. The fill's relative
+ * error is about 1/sqrt(32768 x fill) on a 512-bit layout (under 1% at fill 0.5); the rate is as
+ * good where it matters (an overloaded filter), coarse for rates far below 1/4096. Unlike
+ * sbloom_items (keys whose add changed the filter, which stops growing once the filter is full
+ * and every key looks present), estimated_items counts distinct keys from the fill. */
+SBLOOM_API int sbloom_estimate(const sbloom_t *filter, sbloom_stats *out);
 
 /* ---- Instruction sets --------------------------------------------------------------------- */
 

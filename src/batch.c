@@ -41,6 +41,8 @@ uint64_t sbloom_run_chunk(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashe
 {
     if (f->concurrent)
         return sbloom_concurrent_run(f, op, hashes, n, results);
+    if (f->stages)
+        return sbloom_scalable_run(f, op, hashes, n, results);
     switch (op) {
     case SBLOOM_OP_INSERT: return f->kern->insert(f->blocks, f->nblocks, hashes, n, results);
     case SBLOOM_OP_REMOVE: return f->kern->remove(f->blocks, f->nblocks, hashes, n, results);
@@ -123,7 +125,8 @@ static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *
             return count;
         }
     }
-    int prefetch = f->bytes < PREFETCH_MIN_BYTES ? 0 : writes(op) ? 2 : 1;
+    /* (a scalable filter's stages have their own blocks: its batches go whole to its driver) */
+    int prefetch = f->stages || f->bytes < PREFETCH_MIN_BYTES ? 0 : writes(op) ? 2 : 1;
     uint64_t buffers[2][CHUNK];
     uint64_t count = 0;
     size_t first = n < CHUNK ? n : CHUNK;

@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE /* kill, O_CLOEXEC, O_NOFOLLOW, ftruncate in -std=c11 */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -166,23 +167,17 @@ int sbloom_is_concurrent(const sbloom_t *filter)
     return filter ? filter->concurrent : 0;
 }
 
-/* The lock file beside a filter: PATH.lock, created when absent (0666 less the umask), at least
- * SBLOOM_LOCK_FILE_BYTES long. */
+/* The lock file of a filter (sbloom_lock_file), created when absent (0666 less the umask), at
+ * least SBLOOM_LOCK_FILE_BYTES long. */
 int sbloom_lock_file_open(const char *path, int *fd_out)
 {
-    size_t len = strlen(path);
-    char *name = sbloom_malloc(len + sizeof ".lock");
-    if (!name)
-        return SBLOOM_E_NOMEM;
-    memcpy(name, path, len);
-    memcpy(name + len, ".lock", sizeof ".lock");
+    char name[PATH_MAX];
+    int rc = sbloom_lock_file(path, name, sizeof name);
+    if (rc != SBLOOM_OK)
+        return rc;
     int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
-    int saved = errno;
-    free(name);
-    if (fd < 0) {
-        errno = saved;
+    if (fd < 0)
         return SBLOOM_E_IO;
-    }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -191,7 +186,7 @@ int sbloom_lock_file_open(const char *path, int *fd_out)
     }
     if (st.st_size < (off_t)SBLOOM_LOCK_FILE_BYTES &&
         ftruncate(fd, (off_t)SBLOOM_LOCK_FILE_BYTES) != 0) {
-        saved = errno;
+        int saved = errno;
         close(fd);
         errno = saved;
         return SBLOOM_E_IO;

@@ -9,7 +9,7 @@ const char *sbloom_strerror(int code)
     case SBLOOM_E_INVALID: return "invalid argument (items must be > 0, rate must be in (0,1))";
     case SBLOOM_E_NOMEM: return "out of memory";
     case SBLOOM_E_TOO_LARGE: return "filter too large (over 64 GiB, or the size overflows)";
-    case SBLOOM_E_LAYOUT: return "unknown layout";
+    case SBLOOM_E_LAYOUT: return "unknown layout, or an operation this layout does not support";
     case SBLOOM_E_ISA: return "instruction set unknown or not supported by this CPU";
     case SBLOOM_E_IO: return "file input/output failed";
     case SBLOOM_E_FORMAT: return "not a simdbloom filter file";
@@ -20,6 +20,9 @@ const char *sbloom_strerror(int code)
     case SBLOOM_E_READONLY: return "filter is a read-only mapping";
     case SBLOOM_E_UNSUPPORTED: return "not supported by this build or host";
     case SBLOOM_E_NOT_REGULAR: return "not a regular file (a directory, FIFO, device or socket)";
+    case SBLOOM_E_FACTOR:
+        return "fold factor does not divide the block count (sbloom_fold_factors lists those "
+               "that do)";
     case SBLOOM_E_ABSENT:
         return "key not in the counting filter (a counter is zero); nothing removed";
     default: return code > 0 ? "not an error code" : "unknown error";

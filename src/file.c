@@ -135,6 +135,26 @@ static char *directory_of(const char *path)
     return dir;
 }
 
+int sbloom_lock_file(const char *path, char *out, size_t cap)
+{
+    if (!path || !out)
+        return SBLOOM_E_NULL;
+    char *target = save_target(path); /* beside the file a save replaces: links share it */
+    if (!target)
+        return SBLOOM_E_IO;
+    const char *slash = strrchr(target, '/');
+    const char *base = slash ? slash + 1 : target;
+    size_t dir_len = slash ? (size_t)(slash - target) + 1 : 0;
+    int n;
+    if (strlen(base) + sizeof ".lock" - 1 <= NAME_MAX)
+        n = snprintf(out, cap, "%s.lock", target);
+    else /* too long a name with the suffix: a short one derived from it */
+        n = snprintf(out, cap, "%.*s.sbloom-lock.%016llx", (int)dir_len, target,
+                     (unsigned long long)XXH3_64bits(base, strlen(base)));
+    free(target);
+    return n >= 0 && (size_t)n < cap ? SBLOOM_OK : SBLOOM_E_TOO_LARGE;
+}
+
 /* Creates the temporary file of a save of target, in its directory: "NAME.tmp.XXXXXX", or, when
  * that name would be too long for the file system (NAME_MAX), ".sbloom-tmp.XXXXXX". Opened with
  * mode 0666, so the umask applies as to any new file. Returns the descriptor (-1 with errno) and
@@ -246,10 +266,34 @@ static int write_filter_payload(int fd, const void *filter)
     return write_payload(fd, filter);
 }
 
+/* A scalable filter's whole image, serialized in memory: the part after the header. */
+static int write_image_rest(int fd, const void *image)
+{
+    const uint8_t *bytes = image;
+    return sbloom_write_all(fd, bytes + SBLOOM_HEADER_BYTES, sbloom_header_payload_bytes(bytes));
+}
+
+static int save_scalable(const sbloom_t *filter, const char *path)
+{
+    uint64_t size = sbloom_serialized_size(filter);
+    uint8_t *image = sbloom_malloc((size_t)size);
+    if (!image)
+        return SBLOOM_E_NOMEM;
+    int rc = sbloom_serialize(filter, image, (size_t)size);
+    if (rc == SBLOOM_OK)
+        rc = sbloom_write_file(path, image, SBLOOM_HEADER_BYTES, write_image_rest, image);
+    int saved = errno;
+    free(image);
+    errno = saved;
+    return rc;
+}
+
 int sbloom_save(const sbloom_t *filter, const char *path)
 {
     if (!filter || !path)
         return SBLOOM_E_NULL;
+    if (filter->stages)
+        return save_scalable(filter, path);
     sbloom_header h;
     uint8_t header[SBLOOM_HEADER_BYTES];
     sbloom_header_of(filter, &h);
@@ -287,6 +331,26 @@ int sbloom_open_regular_mode(const char *path, int mode, int *fd, uint64_t *size
     return SBLOOM_OK;
 }
 
+/* A scalable filter's file, read whole and taken apart by sbloom_deserialize. */
+static int load_scalable(int fd, const uint8_t *header, const sbloom_header *h, sbloom_t **out,
+                         int *saved_errno)
+{
+    uint64_t size = SBLOOM_HEADER_BYTES + h->payload_bytes;
+    uint8_t *image = sbloom_malloc((size_t)size);
+    if (!image)
+        return SBLOOM_E_NOMEM;
+    memcpy(image, header, SBLOOM_HEADER_BYTES);
+    int rc = SBLOOM_OK;
+    if (sbloom_read_all(fd, image + SBLOOM_HEADER_BYTES, h->payload_bytes) < 0) {
+        *saved_errno = errno;
+        rc = SBLOOM_E_IO;
+    } else {
+        rc = sbloom_deserialize(out, image, (size_t)size);
+    }
+    free(image);
+    return rc;
+}
+
 int sbloom_load(sbloom_t **out, const char *path)
 {
     if (!out)
@@ -311,6 +375,10 @@ int sbloom_load(sbloom_t **out, const char *path)
     rc = sbloom_header_parse(header, size, &h);
     if (rc != SBLOOM_OK)
         goto done;
+    if (h.layout == SBLOOM_LAYOUT_SCALABLE) {
+        rc = load_scalable(fd, header, &h, out, &saved_errno);
+        goto done;
+    }
     /* The payload size is now known to equal what the file holds: allocate and read it. */
     rc = sbloom_filter_new(&f, h.payload_bytes, h.layout, 0, NAN, 0);
     if (rc != SBLOOM_OK)
@@ -404,6 +472,8 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
         XXH3_64bits((const uint8_t *)base + SBLOOM_HEADER_BYTES, (size_t)h.payload_bytes) !=
             h.payload_checksum)
         rc = SBLOOM_E_CORRUPT;
+    if (rc == SBLOOM_OK && h.layout == SBLOOM_LAYOUT_SCALABLE)
+        rc = SBLOOM_E_LAYOUT; /* its stages are loaded, not mapped (sbloom_load) */
     sbloom_t *f = NULL;
     if (rc == SBLOOM_OK) /* the blocks are 64-byte aligned in the image: base is a page */
         rc = sbloom_image_wrap(&f, base, &h, writable);

@@ -11,6 +11,8 @@
 int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint64_t planned_n,
                       double planned_p, int no_blocks)
 {
+    if (layout == SBLOOM_LAYOUT_SCALABLE)
+        return SBLOOM_E_LAYOUT; /* stages, not blocks: sbloom_create_scalable */
     int err = SBLOOM_OK;
     const sbloom_kernels *kernels = sbloom_kernels_active(&err);
     if (!kernels)
@@ -61,6 +63,8 @@ int sbloom_create_for_layout(sbloom_t **out, uint64_t n, double p, sbloom_layout
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
+    if (layout == SBLOOM_LAYOUT_SCALABLE)
+        return sbloom_create_scalable(out, n, p);
     sbloom_plan plan = sbloom_plan_init();
     int rc = sbloom_plan_for_layout(n, p, layout, &plan);
     if (rc != SBLOOM_OK)
@@ -85,6 +89,8 @@ int sbloom_clone(sbloom_t **out, const sbloom_t *filter)
     *out = NULL;
     if (!filter)
         return SBLOOM_E_NULL;
+    if (filter->stages)
+        return sbloom_scalable_clone(out, filter);
     sbloom_t *copy = NULL;
     int rc = sbloom_filter_new(&copy, filter->bytes, filter->layout, filter->planned_items,
                                filter->planned_fpp, 0);
@@ -100,8 +106,15 @@ void sbloom_free(sbloom_t *filter)
 {
     if (!filter)
         return;
+    if (filter->stages) {
+        sbloom_scalable_free(filter);
+        return;
+    }
     if (filter->map_base) {
-        sbloom_sync(filter); /* a read-write mapping leaves a valid file behind */
+        /* a read-write mapping leaves a valid file behind; a concurrent one leaves that to
+         * whoever knows no other process still adds (sbloom_sync) */
+        if (!filter->items_delta)
+            sbloom_sync(filter);
         sbloom_unmap_file(filter->map_base, filter->map_bytes);
     } else if (!filter->image) {
         sbloom_blocks_free(filter->blocks, filter->bytes, filter->mapped);
@@ -116,6 +129,10 @@ int sbloom_clear(sbloom_t *filter)
         return SBLOOM_E_NULL;
     if (filter->readonly)
         return SBLOOM_E_READONLY;
+    if (filter->stages) {
+        sbloom_scalable_clear(filter);
+        return SBLOOM_OK;
+    }
     memset(filter->blocks, 0, (size_t)filter->bytes);
     filter->items = 0;
     return SBLOOM_OK;
@@ -138,6 +155,10 @@ int sbloom_add_hash(sbloom_t *filter, uint64_t hash)
         return SBLOOM_E_NULL;
     if (filter->readonly)
         return SBLOOM_E_READONLY;
+    if (filter->stages) {
+        uint8_t is_new;
+        return (int)sbloom_scalable_run(filter, SBLOOM_OP_INSERT, &hash, 1, &is_new);
+    }
     uint64_t fresh = filter->concurrent
                          ? (uint64_t)sbloom_concurrent_add_one(filter, hash)
                          : filter->kern->insert(filter->blocks, filter->nblocks, &hash, 1, NULL);
@@ -149,6 +170,8 @@ int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash)
 {
     if (!filter)
         return SBLOOM_E_NULL;
+    if (filter->stages)
+        return (int)sbloom_scalable_run((sbloom_t *)filter, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
     sbk_probe_fn contains =
         filter->concurrent ? filter->kern->contains_shared : filter->kern->contains;
     return (int)contains(filter->blocks, filter->nblocks, &hash, 1, NULL);
@@ -201,7 +224,9 @@ sbloom_layout sbloom_get_layout(const sbloom_t *filter)
 
 uint64_t sbloom_bytes(const sbloom_t *filter)
 {
-    return filter ? filter->bytes : 0;
+    if (!filter)
+        return 0;
+    return filter->stages ? sbloom_scalable_bytes(filter) : filter->bytes;
 }
 
 const void *sbloom_data(const sbloom_t *filter)
@@ -218,6 +243,8 @@ uint64_t sbloom_items(const sbloom_t *filter)
 {
     if (!filter)
         return 0;
+    if (filter->stages)
+        return sbloom_scalable_items(filter);
     if (filter->items_delta) /* a concurrent mapping: the header's count and the live delta */
         return __atomic_load_n(sbloom_header_items_word(filter), __ATOMIC_RELAXED) +
                __atomic_load_n(filter->items_delta, __ATOMIC_RELAXED);
@@ -228,12 +255,14 @@ double sbloom_bits_per_key(const sbloom_t *filter, uint64_t n)
 {
     if (!filter || n == 0)
         return NAN;
-    return (double)filter->bytes * 8.0 / (double)n;
+    return (double)sbloom_bytes(filter) * 8.0 / (double)n;
 }
 
 uint64_t sbloom_planned_items(const sbloom_t *filter)
 {
-    return filter ? filter->planned_items : 0;
+    if (!filter)
+        return 0;
+    return filter->stages ? sbloom_scalable_capacity(filter) : filter->planned_items;
 }
 
 double sbloom_planned_fpp(const sbloom_t *filter)
@@ -259,46 +288,70 @@ static uint32_t used_slots(uint64_t word, uint32_t slot_bits)
     return (uint32_t)__builtin_popcountll(word);
 }
 
+/* Word i of a block, read atomically (a concurrent filter may be written meanwhile). */
+static uint64_t load_word(const uint8_t *block, uint32_t i, uint32_t word_bits)
+{
+    if (word_bits == 64)
+        return __atomic_load_n((const uint64_t *)block + i, __ATOMIC_RELAXED);
+    return __atomic_load_n((const uint32_t *)block + i, __ATOMIC_RELAXED);
+}
+
 /*
  * A random key probing a block is a false positive when every one of its k slots is in use; with
  * one slot per word, that happens with probability prod_i used(word_i) / slots. Averaging this
- * over all blocks gives the rate a random negative key meets now. The fill (used slots) also
+ * over the blocks gives the rate a random negative key meets now. The fill (used slots) also
  * inverts the expected fill 1 - exp(-n / (nblocks * slots)) into an estimate of distinct items.
+ * Blocks 0, stride, 2 * stride, ... are read: every block, or an evenly spaced sample.
  */
+static void scan_blocks(const sbloom_t *filter, uint64_t stride, sbloom_stats *out)
+{
+    uint32_t word_bits = sbloom_layout_word_bits(filter->layout);
+    uint32_t slots = sbloom_layout_slots(filter->layout);
+    uint32_t slot_bits = word_bits / slots;
+    uint32_t words = filter->k;
+    uint64_t used = 0, scanned = 0;
+    double fpp_sum = 0.0;
+    for (uint64_t b = 0; b < filter->nblocks; b += stride, scanned++) {
+        const uint8_t *block = (const uint8_t *)filter->blocks + b * filter->block_bytes;
+        double block_fpp = 1.0;
+        for (uint32_t i = 0; i < words; i++) {
+            uint32_t in_use = used_slots(load_word(block, i, word_bits), slot_bits);
+            used += in_use;
+            block_fpp *= (double)in_use / slots;
+        }
+        fpp_sum += block_fpp;
+    }
+    double total_slots = (double)scanned * words * slots;
+    out->fill = (double)used / total_slots;
+    out->estimated_fpp = fpp_sum / (double)scanned;
+    out->estimated_items =
+        out->fill >= 1.0 ? INFINITY : -(double)filter->nblocks * slots * log1p(-out->fill);
+}
+
 int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out)
 {
     if (!filter || !out)
         return SBLOOM_E_NULL;
     if (out->size < sizeof(sbloom_stats))
         return SBLOOM_E_INVALID;
-    uint32_t word_bits = sbloom_layout_word_bits(filter->layout);
-    uint32_t slots = sbloom_layout_slots(filter->layout);
-    uint32_t slot_bits = word_bits / slots;
-    uint32_t words = filter->k;
-    uint64_t used = 0;
-    double fpp_sum = 0.0;
-    const uint8_t *block = filter->blocks;
-    for (uint64_t b = 0; b < filter->nblocks; b++, block += filter->block_bytes) {
-        double block_fpp = 1.0;
-        for (uint32_t i = 0; i < words; i++) {
-            uint64_t word;
-            if (word_bits == 64) {
-                memcpy(&word, block + 8 * i, 8);
-            } else {
-                uint32_t w32;
-                memcpy(&w32, block + 4 * i, 4);
-                word = w32;
-            }
-            uint32_t in_use = used_slots(word, slot_bits);
-            used += in_use;
-            block_fpp *= (double)in_use / slots;
-        }
-        fpp_sum += block_fpp;
-    }
-    double total_slots = (double)filter->nblocks * words * slots;
-    out->fill = (double)used / total_slots;
-    out->estimated_fpp = fpp_sum / (double)filter->nblocks;
-    out->estimated_items =
-        out->fill >= 1.0 ? INFINITY : -(double)filter->nblocks * slots * log1p(-out->fill);
+    if (filter->stages)
+        return sbloom_scalable_stats(filter, 0, out);
+    scan_blocks(filter, 1, out);
+    return SBLOOM_OK;
+}
+
+/* Blocks the estimate reads at most: 4096 x 64 bytes = 256 KiB, a few microseconds. */
+#define ESTIMATE_BLOCKS 4096
+
+int sbloom_estimate(const sbloom_t *filter, sbloom_stats *out)
+{
+    if (!filter || !out)
+        return SBLOOM_E_NULL;
+    if (out->size < sizeof(sbloom_stats))
+        return SBLOOM_E_INVALID;
+    if (filter->stages)
+        return sbloom_scalable_stats(filter, 1, out);
+    uint64_t stride = filter->nblocks / ESTIMATE_BLOCKS;
+    scan_blocks(filter, stride ? stride : 1, out);
     return SBLOOM_OK;
 }

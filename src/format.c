@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "endian.h"
+#include "alloc.h"
 #include "format.h"
 #include "hash.h"
 
@@ -44,6 +45,11 @@ static int swap_needed(void)
     return sbloom_host_is_big_endian();
 }
 
+uint64_t sbloom_header_payload_bytes(const uint8_t *header)
+{
+    return sbloom_get_le64(header + AT_PAYLOAD_BYTES);
+}
+
 uint64_t sbloom_payload_checksum(const sbloom_t *f)
 {
     if (!swap_needed())
@@ -70,11 +76,16 @@ void sbloom_header_of(const sbloom_t *f, sbloom_header *h)
     h->nblocks = f->nblocks;
     h->k = f->k;
     h->flags = f->planned_items ? 1u : 0u;
-    h->items = sbloom_items(f); /* the live count of a concurrent filter */
-    h->planned_items = f->planned_items;
+    h->items = sbloom_items(f);          /* the live count of a concurrent filter */
+    h->planned_items = f->planned_items; /* a scalable filter's: its first stage's */
     h->planned_fpp = f->planned_items ? f->planned_fpp : 0.0;
     h->payload_bytes = f->bytes;
-    h->payload_checksum = sbloom_payload_checksum(f);
+    if (f->stages) {
+        h->payload_bytes = sbloom_scalable_payload_bytes(f);
+        h->nblocks = h->payload_bytes / 64; /* 64-byte units: each stage image is a multiple */
+    }
+    /* (a scalable filter's is computed over its serialized stages by sbloom_serialize) */
+    h->payload_checksum = f->stages ? 0 : sbloom_payload_checksum(f);
 }
 
 void sbloom_header_pack(const sbloom_header *h, uint8_t out[SBLOOM_HEADER_BYTES])
@@ -158,7 +169,10 @@ void sbloom_header_apply(const sbloom_header *h, sbloom_t *f)
 
 uint64_t sbloom_serialized_size(const sbloom_t *filter)
 {
-    return filter ? SBLOOM_HEADER_BYTES + filter->bytes : 0;
+    if (!filter)
+        return 0;
+    return SBLOOM_HEADER_BYTES +
+           (filter->stages ? sbloom_scalable_payload_bytes(filter) : filter->bytes);
 }
 
 int sbloom_serialize(const sbloom_t *filter, void *buf, size_t cap)
@@ -168,6 +182,16 @@ int sbloom_serialize(const sbloom_t *filter, void *buf, size_t cap)
     if (cap < sbloom_serialized_size(filter))
         return SBLOOM_E_TRUNCATED;
     sbloom_header h;
+    if (filter->stages) {
+        uint8_t *payload = (uint8_t *)buf + SBLOOM_HEADER_BYTES;
+        int rc = sbloom_scalable_write_payload(filter, payload);
+        if (rc != SBLOOM_OK)
+            return rc;
+        sbloom_header_of(filter, &h);
+        h.payload_checksum = XXH3_64bits(payload, (size_t)h.payload_bytes);
+        sbloom_header_pack(&h, buf);
+        return SBLOOM_OK;
+    }
     sbloom_header_of(filter, &h);
     sbloom_header_pack(&h, buf);
     sbloom_copy_words((uint8_t *)buf + SBLOOM_HEADER_BYTES, filter->blocks, filter->bytes,
@@ -189,6 +213,8 @@ int sbloom_deserialize(sbloom_t **out, const void *buf, size_t len)
     const uint8_t *payload = (const uint8_t *)buf + SBLOOM_HEADER_BYTES;
     if (XXH3_64bits(payload, (size_t)h.payload_bytes) != h.payload_checksum)
         return SBLOOM_E_CORRUPT;
+    if (h.layout == SBLOOM_LAYOUT_SCALABLE)
+        return sbloom_scalable_from_payload(out, &h, payload);
     sbloom_t *f;
     rc = sbloom_filter_new(&f, h.payload_bytes, h.layout, 0, NAN, 0);
     if (rc != SBLOOM_OK)

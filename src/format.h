@@ -29,6 +29,11 @@ static inline uint64_t *sbloom_header_items_word(const sbloom_t *f)
     return (uint64_t *)(f->image + SBLOOM_HEADER_ITEMS_AT);
 }
 
+/* The payload size a header claims (offset 72), read before any validation. */
+uint64_t sbloom_header_payload_bytes(const uint8_t *header);
+/* src/scalable.c: a scalable filter from its validated header and checksummed payload. */
+int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload);
+
 /* The header that describes this filter (its payload checksum computed over the file bytes). */
 void sbloom_header_of(const sbloom_t *f, sbloom_header *h);
 void sbloom_header_pack(const sbloom_header *h, uint8_t out[SBLOOM_HEADER_BYTES]);

@@ -36,6 +36,12 @@ struct sbloom {
     uint64_t *items_delta; /* a concurrent file mapping: items every process added since the
                               header's count was last synced (a word in PATH.lock); or NULL */
     unsigned threads;      /* sbloom_set_threads: workers a large batch is spread over */
+    /* A scalable filter (SBLOOM_LAYOUT_SCALABLE, src/scalable.c): no blocks of its own, but
+     * stages (ordinary filters, oldest first); first_items is the first stage's plan. */
+    struct sbloom **stages;
+    uint32_t nstages;
+    int grow_failed; /* a stage could not be added: the newest took more than planned */
+    uint64_t first_items;
 };
 
 /* src/concurrent.c: the concurrent mode. Striped locks for test-and-add, indexed by block. */
@@ -103,6 +109,21 @@ int sbloom_parallel_hash(const sbloom_t *f, const sbloom_key_source *src, size_t
 /* How an insert of `inserted` keys of which `fresh` were new moves the item count: a bit layout
  * counts the keys that changed it, the counting layout every key (it takes one remove each). */
 void sbloom_count_inserted(sbloom_t *f, uint64_t inserted, uint64_t fresh);
+
+/* src/scalable.c: the scalable filter's side of the API (f->stages is set). */
+void sbloom_scalable_free(sbloom_t *f);
+uint64_t sbloom_scalable_items(const sbloom_t *f);
+uint64_t sbloom_scalable_capacity(const sbloom_t *f);
+uint64_t sbloom_scalable_bytes(const sbloom_t *f);
+uint64_t sbloom_scalable_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                             uint8_t *results);
+int sbloom_scalable_stats(const sbloom_t *f, int sampled, sbloom_stats *out);
+int sbloom_scalable_clone(sbloom_t **out, const sbloom_t *f);
+void sbloom_scalable_clear(sbloom_t *f);
+int sbloom_scalable_union(sbloom_t *dst, const sbloom_t *src);
+void sbloom_scalable_set_threads(sbloom_t *f, unsigned threads);
+uint64_t sbloom_scalable_payload_bytes(const sbloom_t *f);
+int sbloom_scalable_write_payload(const sbloom_t *f, uint8_t *out);
 
 /* src/memory.c: zeroed, 64-byte aligned block memory; *mapped tells sbloom_blocks_free how. */
 void *sbloom_blocks_alloc(uint64_t bytes, int *mapped);

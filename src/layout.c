@@ -15,6 +15,8 @@ static const struct {
     [SBLOOM_LAYOUT_BLOCK512_K8 - 1] = {"block512-k8", 64, 8, 1},
     [SBLOOM_LAYOUT_BLOCK512_K16 - 1] = {"block512-k16", 64, 16, 1},
     [SBLOOM_LAYOUT_COUNTING512 - 1] = {"counting512", 64, 8, 4},
+    /* stages of 512-bit blocks whose k varies: k 0, and the file counts 64-byte units */
+    [SBLOOM_LAYOUT_SCALABLE - 1] = {"scalable", 64, 0, 1},
 };
 
 int sbloom_layout_known(sbloom_layout layout)
@@ -49,13 +51,14 @@ uint32_t sbloom_layout_k(sbloom_layout layout)
 
 uint32_t sbloom_layout_word_bits(sbloom_layout layout)
 {
-    return sbloom_layout_known(layout) ? layouts[layout - 1].block_bytes * 8 / layouts[layout - 1].k
-                                       : 0;
+    return sbloom_layout_known(layout) && layouts[layout - 1].k
+               ? layouts[layout - 1].block_bytes * 8 / layouts[layout - 1].k
+               : 0;
 }
 
 uint32_t sbloom_layout_slots(sbloom_layout layout)
 {
-    return sbloom_layout_known(layout)
+    return sbloom_layout_known(layout) && layouts[layout - 1].k
                ? sbloom_layout_word_bits(layout) / layouts[layout - 1].slot_bits
                : 0;
 }

@@ -83,7 +83,8 @@ static void *hash_thread(void *arg)
 
 unsigned sbloom_batch_threads(const sbloom_t *f, size_t n)
 {
-    return n >= SBLOOM_PARALLEL_MIN_KEYS && f->threads > 1 ? f->threads : 1;
+    /* a scalable filter passes its batches to its stages, which spread them themselves */
+    return n >= SBLOOM_PARALLEL_MIN_KEYS && f->threads > 1 && !f->stages ? f->threads : 1;
 }
 
 /* Runs fn over parts[0..t): parts 1.. in new threads, part 0 here; the parts a thread could not
@@ -141,5 +142,7 @@ int sbloom_set_threads(sbloom_t *filter, unsigned threads)
         threads = online > 0 ? (unsigned)online : 1;
     }
     filter->threads = threads < MAX_THREADS ? threads : MAX_THREADS;
+    if (filter->stages)
+        sbloom_scalable_set_threads(filter, filter->threads);
     return SBLOOM_OK;
 }

@@ -13,7 +13,7 @@ static int compatible(const sbloom_t *a, const sbloom_t *b)
  * rather than given a meaning that loses counts. */
 static int bitwise(const sbloom_t *f)
 {
-    return f->layout != SBLOOM_LAYOUT_COUNTING512;
+    return f->layout != SBLOOM_LAYOUT_COUNTING512 && f->layout != SBLOOM_LAYOUT_SCALABLE;
 }
 
 /* The item count a union or fold should carry: estimated from the fill, since keys present in
@@ -50,6 +50,8 @@ static int combine(sbloom_t *dst, const sbloom_t *src, int intersect)
 
 int sbloom_union(sbloom_t *dst, const sbloom_t *src)
 {
+    if (dst && src && !dst->readonly && dst->stages) /* scalable: stage by stage */
+        return src->stages ? sbloom_scalable_union(dst, src) : SBLOOM_E_INCOMPATIBLE;
     return combine(dst, src, 0);
 }
 
@@ -85,7 +87,7 @@ int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint64_t factor)
     if (!bitwise(filter))
         return SBLOOM_E_LAYOUT;
     if (factor == 0 || filter->nblocks % factor != 0)
-        return SBLOOM_E_INVALID;
+        return SBLOOM_E_FACTOR;
     uint64_t nblocks = filter->nblocks / factor;
     sbloom_t *f;
     int rc = sbloom_filter_new(&f, nblocks * filter->block_bytes, filter->layout,
@@ -103,4 +105,18 @@ int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint64_t factor)
     f->planned_items = capacity_at_rate(f, filter->planned_items, filter->planned_fpp);
     *out = f;
     return SBLOOM_OK;
+}
+
+size_t sbloom_fold_factors(const sbloom_t *filter, uint64_t *factors, size_t cap)
+{
+    size_t count = 0;
+    if (!filter || !bitwise(filter))
+        return 0;
+    for (uint64_t f = 2; f <= 64 && f <= filter->nblocks; f++)
+        if (filter->nblocks % f == 0) {
+            if (factors && count < cap)
+                factors[count] = f;
+            count++;
+        }
+    return count;
 }

@@ -21,11 +21,14 @@
  * means); the mass outside is below 1e-30. */
 #define TAIL_SIGMAS 12.0
 
+/* Plans round the block count up to a multiple of this (folding by 2, 4, 8). */
+#define FOLD_UNIT 8
+
 double sbloom_blocked_fpp(sbloom_layout layout, uint64_t bytes, uint64_t n)
 {
     uint32_t block_bytes = sbloom_layout_block_bytes(layout);
-    if (block_bytes == 0 || bytes < block_bytes)
-        return NAN;
+    if (block_bytes == 0 || bytes < block_bytes || sbloom_layout_k(layout) == 0)
+        return NAN; /* unknown, or scalable: each stage has its own rate */
     double nblocks = (double)(bytes / block_bytes);
     double k = sbloom_layout_k(layout);
     double word_bits = sbloom_layout_slots(layout); /* w: a key's choices in one word */
@@ -68,6 +71,11 @@ static int plan_blocks(uint64_t n, double p, sbloom_layout layout, sbloom_plan *
         else
             lo = mid + 1;
     }
+    /* A multiple of FOLD_UNIT blocks, so that sbloom_fold by 2, 4 and 8 always works: at most 7
+     * blocks (448 bytes) more than the fewest that meet p. */
+    lo = (lo + FOLD_UNIT - 1) / FOLD_UNIT * FOLD_UNIT;
+    if (lo > SBLOOM_MAX_BYTES / block_bytes)
+        lo -= FOLD_UNIT;
     out->layout = layout;
     out->bytes = lo * block_bytes;
     out->k = sbloom_layout_k(layout);
@@ -80,8 +88,8 @@ int sbloom_plan_for_layout(uint64_t n, double p, sbloom_layout layout, sbloom_pl
 {
     if (!out)
         return SBLOOM_E_NULL;
-    if (!sbloom_layout_known(layout))
-        return SBLOOM_E_LAYOUT;
+    if (!sbloom_layout_known(layout) || layout == SBLOOM_LAYOUT_SCALABLE)
+        return SBLOOM_E_LAYOUT; /* a scalable filter has no fixed size (sbloom_create_scalable) */
     /* For the counting layout a counter is "set" when it is non-zero, so it answers like a bit
      * filter whose words have 16 slots: the same formula with w = 16 (docs/SIZING.md).
      * Saturation does not enter: it never turns a zero counter into a non-zero one. */

@@ -64,13 +64,28 @@ static void test_sized_structures(void)
     sbloom_free(f);
 }
 
+/* Two filters hold the same bits (and counts): their serialized images are equal. */
+static int same_filter(const sbloom_t *f, const sbloom_t *g)
+{
+    uint64_t size = sbloom_serialized_size(f);
+    if (size != sbloom_serialized_size(g))
+        return 0;
+    uint8_t *a = malloc(size), *b = malloc(size);
+    int same = a && b && sbloom_serialize(f, a, size) == SBLOOM_OK &&
+               sbloom_serialize(g, b, size) == SBLOOM_OK && memcmp(a, b, size) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
 /* Sequential IDs, the keys a reader passes first: through the _u64 entries they spread over every
  * block and meet the planned rate (4 sigma of a binomial over the probes), with no false
  * negative; each form agrees with the others and with the key's 8 little-endian bytes. */
 static void test_integer_keys(void)
 {
     enum { N = 200000, PROBES = 400000 };
-    for (int layout = 1; layout <= SBLOOM_LAYOUT_COUNT; layout++) {
+    /* (the scalable layout has no fixed size and no 0.1.0 file: tests/test_scalable.c) */
+    for (int layout = 1; layout < SBLOOM_LAYOUT_SCALABLE; layout++) {
         sbloom_t *f, *g;
         CHECK(sbloom_create_for_layout(&f, N, 0.01, (sbloom_layout)layout) == SBLOOM_OK);
         CHECK(sbloom_create_for_layout(&g, N, 0.01, (sbloom_layout)layout) == SBLOOM_OK);
@@ -81,7 +96,7 @@ static void test_integer_keys(void)
         CHECK(sbloom_add_if_new_u64s(f, ids, N, is_new) > N - N / 50);
         for (uint64_t i = 0; i < N; i++)
             sbloom_add_u64(g, i);
-        CHECK(memcmp(sbloom_data(f), sbloom_data(g), (size_t)sbloom_bytes(f)) == 0);
+        CHECK(same_filter(f, g));
         CHECK(sbloom_contains_u64s(f, ids, N, NULL) == N);
         uint8_t bytes[8];
         for (int b = 0; b < 8; b++)
@@ -116,7 +131,8 @@ static void test_hash_keys(void)
 {
     const void *keys[4] = {"https://a.example/", "", NULL, "x"};
     size_t lens[4] = {18, 0, 0, 1};
-    for (int layout = 1; layout <= SBLOOM_LAYOUT_COUNT; layout++) {
+    /* (the scalable layout has no fixed size and no 0.1.0 file: tests/test_scalable.c) */
+    for (int layout = 1; layout < SBLOOM_LAYOUT_SCALABLE; layout++) {
         sbloom_t *f;
         CHECK(sbloom_create_bytes(&f, 4096, (sbloom_layout)layout) == SBLOOM_OK);
         uint64_t hashes[4];
@@ -252,7 +268,8 @@ static void test_old_files(const char *dir)
     }
     fclose(in);
     CHECK(nlines == 200);
-    for (int layout = 1; layout <= SBLOOM_LAYOUT_COUNT; layout++) {
+    /* (the scalable layout has no fixed size and no 0.1.0 file: tests/test_scalable.c) */
+    for (int layout = 1; layout < SBLOOM_LAYOUT_SCALABLE; layout++) {
         const char *name = sbloom_layout_name((sbloom_layout)layout);
         snprintf(path, sizeof path, "%s/v1-%s.sbloom", dir, name);
         sbloom_t *f = NULL;
@@ -266,8 +283,10 @@ static void test_old_files(const char *dir)
         for (int i = counting ? 150 : 0; i < nlines; i++)
             present += sbloom_contains(f, lines[i], strlen(lines[i]));
         CHECK(present == (counting ? 50 : 200));
+        /* Rebuilt at the file's size (plans since 1.1 round the block count up to a multiple
+         * of 8, so a plan of today may be larger than 0.1.0's): the same bits. */
         sbloom_t *again;
-        CHECK(sbloom_create_for_layout(&again, 200, 0.01, (sbloom_layout)layout) == SBLOOM_OK);
+        CHECK(sbloom_create_bytes(&again, sbloom_bytes(f), (sbloom_layout)layout) == SBLOOM_OK);
         for (int i = 0; i < nlines; i++)
             sbloom_add(again, lines[i], strlen(lines[i]));
         for (int i = 0; counting && i < 150; i++)

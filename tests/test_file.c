@@ -394,8 +394,8 @@ static void set_operations(void)
         sbloom_free(folded);
         sbloom_t *odd;
         CHECK(sbloom_create_bytes(&odd, 3 * sbloom_layout_block_bytes(layout), layout) == 0);
-        CHECK(sbloom_fold(&folded, odd, 2) == SBLOOM_E_INVALID && folded == NULL);
-        CHECK(sbloom_fold(&folded, odd, 0) == SBLOOM_E_INVALID);
+        CHECK(sbloom_fold(&folded, odd, 2) == SBLOOM_E_FACTOR && folded == NULL);
+        CHECK(sbloom_fold(&folded, odd, 0) == SBLOOM_E_FACTOR);
         CHECK(sbloom_fold(&folded, odd, 3) == SBLOOM_OK &&
               sbloom_bytes(folded) ==
                   sbloom_layout_block_bytes(layout)); /* any divisor: 3 blocks into 1 */

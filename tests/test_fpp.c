@@ -1,10 +1,14 @@
 /*
  * Measured false-positive rates against the plan. For each layout and target p, a filter planned
- * for n keys gets n keys; Q keys never added are probed. The count of positives is binomial with
- * the planned rate r = plan.fpp (<= p), so it must lie within 4 standard deviations of Q * r (a
- * spurious failure has odds below 1e-4 per case; the seeds are fixed, so runs are repeatable).
- * Q is chosen so that at least 1000 false positives are expected, which makes the bound tight:
- * 4 sigma is then at most 13% of the expected count.
+ * for n keys gets n keys; Q keys never added are probed. Two sources of spread, checked apart:
+ *   - the filter: its keys fall into blocks at random, so its own rate r_f (what
+ *     sbloom_get_stats computes exactly from its block fills) differs from the planned rate
+ *     r = plan.fpp (<= p); over 180 filters of these sizes the worst gap was 8.8%, and the check
+ *     allows 15%;
+ *   - the probes: given the filter, the count of positives is binomial with rate r_f, so it must
+ *     lie within 4 standard deviations of Q * r_f (a spurious failure has odds below 1e-4 per
+ *     case; the seeds are fixed, so runs are repeatable). Q is chosen so that at least 1000 false
+ *     positives are expected: 4 sigma is then at most 13% of the expected count.
  *
  * argv[1], when given, is a file of distinct real URLs, one per line: half go in, the other half
  * probe, through the string API.
@@ -19,16 +23,20 @@
 
 #define PROBE_CHUNK 65536
 
-static int within_bound(const char *what, uint64_t positives, uint64_t probes, double rate,
-                        double target)
+static int within_bound(const char *what, const sbloom_t *f, uint64_t positives, uint64_t probes,
+                        double rate, double target)
 {
-    double expected = rate * (double)probes;
-    double sigma = sqrt((double)probes * rate * (1.0 - rate));
+    sbloom_stats stats = sbloom_stats_init();
+    sbloom_get_stats(f, &stats);
+    double actual = stats.estimated_fpp; /* this filter's own rate */
+    double expected = actual * (double)probes;
+    double sigma = sqrt((double)probes * actual * (1.0 - actual));
     double measured = (double)positives / (double)probes;
-    int ok = fabs((double)positives - expected) <= 4.0 * sigma;
-    printf("%-44s target %-7g planned %.4g measured %.4g (%llu / %llu) %s\n", what, target, rate,
-           measured, (unsigned long long)positives, (unsigned long long)probes,
-           ok ? "ok" : "OUT OF BOUND");
+    int ok =
+        fabs((double)positives - expected) <= 4.0 * sigma && fabs(actual - rate) <= 0.15 * rate;
+    printf("%-44s target %-7g planned %.4g filter %.4g measured %.4g (%llu / %llu) %s\n", what,
+           target, rate, actual, measured, (unsigned long long)positives,
+           (unsigned long long)probes, ok ? "ok" : "OUT OF BOUND");
     return ok;
 }
 
@@ -63,7 +71,7 @@ static void random_hashes(void)
             char what[64];
             snprintf(what, sizeof what, "hashes  %-12s n=%llu", sbloom_layout_name(test_layouts[l]),
                      (unsigned long long)n);
-            CHECK(within_bound(what, positives, probes, rate, targets[t]));
+            CHECK(within_bound(what, f, positives, probes, rate, targets[t]));
             sbloom_free(f);
         }
     }
@@ -94,7 +102,7 @@ static void synthetic_strings(void)
         char what[64];
         snprintf(what, sizeof what, "strings %-12s n=%llu", sbloom_layout_name(test_layouts[l]),
                  (unsigned long long)n);
-        CHECK(within_bound(what, positives, probes, rate, target));
+        CHECK(within_bound(what, f, positives, probes, rate, target));
         sbloom_free(f);
     }
 }
@@ -141,7 +149,7 @@ static void real_urls(const char *path)
         char what[64];
         snprintf(what, sizeof what, "urls    %-12s n=%zu", sbloom_layout_name(test_layouts[l]),
                  half);
-        CHECK(within_bound(what, (uint64_t)positives, count - half, rate, 1e-2));
+        CHECK(within_bound(what, f, (uint64_t)positives, count - half, rate, 1e-2));
         sbloom_free(f);
     }
     for (size_t i = 0; i < count; i++)

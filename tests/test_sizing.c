@@ -73,9 +73,12 @@ static void plans(void)
                 CHECK(plan.bytes % block == 0);
                 CHECK(plan.fpp <= rates[r]);
                 CHECK(plan.fpp == sbloom_blocked_fpp(test_layouts[l], plan.bytes, counts[c]));
-                /* one block fewer would miss the target */
-                if (plan.bytes > block)
-                    CHECK(sbloom_blocked_fpp(test_layouts[l], plan.bytes - block, counts[c]) >
+                /* a multiple of 8 blocks (fold by 2, 4, 8), and 8 blocks fewer would miss the
+                 * target: the fewest such */
+                CHECK(plan.bytes / block % 8 == 0);
+                CHECK(sbloom_fold_factors(NULL, NULL, 0) == 0);
+                if (plan.bytes > 8 * block)
+                    CHECK(sbloom_blocked_fpp(test_layouts[l], plan.bytes - 8 * block, counts[c]) >
                           rates[r]);
                 if (plan.bytes < smallest)
                     smallest = plan.bytes;

@@ -198,6 +198,10 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
             if (!accepts(allowed, OPT_CLEAN, command, arg))
                 return EXIT_USAGE;
             o->clean = 1;
+        } else if (strcmp(arg, "--no-wait") == 0) {
+            if (!accepts(allowed, OPT_NO_WAIT, command, arg))
+                return EXIT_USAGE;
+            o->no_wait = 1;
         } else if (strcmp(arg, "--absent") == 0) {
             if (!accepts(allowed, OPT_ABSENT, command, arg))
                 return EXIT_USAGE;
@@ -207,6 +211,7 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
                 !(value = option_value(argc, argv, &i, "--expect")) ||
                 !parse_count("--expect", value, &o->expect))
                 return EXIT_USAGE;
+            o->expect_given = 1;
         } else if (is_option(arg, "--fpp")) {
             if (!accepts(allowed, OPT_FPP, command, arg) ||
                 !(value = option_value(argc, argv, &i, "--fpp")) ||
@@ -241,6 +246,10 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
         } else if (is_option(arg, "--state")) {
             if (!accepts(allowed, OPT_STATE, command, arg) ||
                 !(o->state = option_value(argc, argv, &i, "--state")))
+                return EXIT_USAGE;
+        } else if (is_option(arg, "--shared")) {
+            if (!accepts(allowed, OPT_SHARED, command, arg) ||
+                !(o->shared = option_value(argc, argv, &i, "--shared")))
                 return EXIT_USAGE;
         } else if (is_option(arg, "--checkpoint")) {
             uint64_t seconds;
@@ -314,10 +323,15 @@ int load_for_reading(const char *path, sbloom_t **out)
 
 int require_bit_layout(const char *command, const char *path, const sbloom_t *f)
 {
-    if (sbloom_get_layout(f) != SBLOOM_LAYOUT_COUNTING512)
+    sbloom_layout layout = sbloom_get_layout(f);
+    if (layout == SBLOOM_LAYOUT_COUNTING512)
+        fprintf(stderr, "simdbloom: %s is a counting filter: %s takes bit filters only\n", path,
+                command);
+    else if (layout == SBLOOM_LAYOUT_SCALABLE && strcmp(command, "merge") != 0)
+        fprintf(stderr, "simdbloom: %s is a scalable filter: %s takes fixed-size filters only\n",
+                path, command);
+    else
         return SBLOOM_OK;
-    fprintf(stderr, "simdbloom: %s is a counting filter: %s takes bit filters only\n", path,
-            command);
     return EXIT_RUNTIME;
 }
 

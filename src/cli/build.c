@@ -17,10 +17,14 @@ static const char build_help[] =
     "Example: simdbloom build --expect 2M --fpp 1e-4 -o seen.sbloom urls.txt\n";
 
 static const char add_help[] =
-    "usage: simdbloom add [--normalize url] [--threads N] [--quiet] FILTER [FILE...]\n"
+    "usage: simdbloom add [--normalize url] [--threads N] [--no-wait] [--quiet] FILTER [FILE...]\n"
     "\n"
     "Adds every line of the input to an existing filter file (plain or counting) and saves it\n"
     "back crash-safely (the old file stays whole until the new one is complete).\n"
+    "One writer at a time: the command holds a lock on FILTER.lock (created beside the filter)\n"
+    "from load to save; another writer waits for it (saying so on a terminal), or with\n"
+    "--no-wait fails at once (exit 1) naming the holder. Readers (query, info) never wait.\n"
+
     "Example: simdbloom add seen.sbloom more-urls.txt\n";
 
 typedef struct add_run {
@@ -61,19 +65,13 @@ static int add_and_save(const char *command, sbloom_t *filter, const char *path,
         return filter_error("save", path, saved);
     if (!quiet) {
         char size[32];
-        uint64_t items = sbloom_items(filter), planned = sbloom_planned_items(filter);
+        uint64_t items = sbloom_items(filter);
         sbloom_layout layout = sbloom_get_layout(filter);
         fprintf(stderr, "simdbloom %s: %llu lines, %llu new keys, %llu in %s (%s, %s)\n", command,
                 (unsigned long long)s.lines, (unsigned long long)run.fresh,
                 (unsigned long long)items, path, sbloom_layout_name(layout),
                 human_bytes(sbloom_bytes(filter), size, sizeof size));
-        if (planned && items > planned)
-            fprintf(stderr,
-                    "warning: %llu keys exceed the %llu planned; the false-positive rate "
-                    "is now about %.3g (planned %.3g)\n",
-                    (unsigned long long)items, (unsigned long long)planned,
-                    sbloom_blocked_fpp(layout, sbloom_bytes(filter), items),
-                    sbloom_planned_fpp(filter));
+        warn_if_overloaded(filter, "keys", NULL, s.lines);
     }
     return EXIT_OK;
 }
@@ -104,17 +102,24 @@ int cmd_build(int argc, char **argv)
 int cmd_add(int argc, char **argv)
 {
     cli_options o;
-    int rc =
-        parse_options("add", add_help, argc, argv, OPT_QUIET | OPT_NORMALIZE | OPT_THREADS, &o);
+    int rc = parse_options("add", add_help, argc, argv,
+                           OPT_QUIET | OPT_NORMALIZE | OPT_THREADS | OPT_NO_WAIT, &o);
     if (rc >= 0)
         return rc;
     if (o.nargs < 1)
         return usage_error("add", "FILTER is missing");
+    int lock;
+    if ((rc = filter_lock(o.args[0], "add", LOCK_FILTER_EXCLUSIVE, o.no_wait, o.quiet, &lock)) !=
+        EXIT_OK)
+        return rc;
     sbloom_t *filter;
     rc = sbloom_load(&filter, o.args[0]);
-    if (rc != SBLOOM_OK)
+    if (rc != SBLOOM_OK) {
+        filter_unlock(lock);
         return filter_error("load", o.args[0], rc);
+    }
     rc = add_and_save("add", filter, o.args[0], &o, o.nargs - 1, o.args + 1);
     sbloom_free(filter);
+    filter_unlock(lock);
     return rc;
 }

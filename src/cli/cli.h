@@ -39,6 +39,8 @@ enum {
     OPT_THREADS = 1 << 9,    /* --threads N */
     OPT_COUNTING = 1 << 10,  /* --counting */
     OPT_CLEAN = 1 << 11,     /* --clean */
+    OPT_NO_WAIT = 1 << 12,   /* --no-wait */
+    OPT_SHARED = 1 << 13,    /* --shared FILTER */
 };
 
 #define DEFAULT_EXPECT UINT64_C(10000000)
@@ -48,9 +50,9 @@ typedef struct cli_options {
     uint64_t expect;
     double fpp;
     sbloom_layout layout; /* 0 = auto */
-    int quiet, absent, fpp_given, normalize, counting, clean;
+    int quiet, absent, fpp_given, expect_given, normalize, counting, clean, no_wait;
     unsigned threads; /* default: the cores online */
-    const char *output, *state;
+    const char *output, *state, *shared;
     double checkpoint; /* seconds, 0 = only at the end */
     int nargs;
     char **args;
@@ -69,6 +71,23 @@ int filter_error(const char *doing, const char *path, int rc);
  * EXIT_USAGE / EXIT_RUNTIME after a message). */
 int create_planned(const cli_options *o, sbloom_t **out);
 
+/* filelock.c: one writer of a filter file at a time (flock on FILTER.lock, created when absent).
+ * filter_lock waits for the holder (saying so on a terminal unless quiet) or, with no_wait,
+ * fails naming it; it prints its own message and returns EXIT_RUNTIME on failure, else EXIT_OK
+ * with the lock's descriptor in *fd. filter_lock_change turns a held lock into the other mode;
+ * filter_unlock releases it. */
+enum { LOCK_FILTER_EXCLUSIVE = 0, LOCK_FILTER_SHARED = 1 };
+int filter_lock(const char *path, const char *command, int mode, int no_wait, int quiet, int *fd);
+int filter_lock_change(int fd, int mode, int no_wait);
+void filter_unlock(int fd);
+
+/* overload.c: if the filter holds clearly more distinct keys than planned (estimated from its
+ * fill), a warning with the rate now expected and advice that works: for a state file (path not
+ * NULL) how to rebuild it, else how to plan. `what` names the keys ("lines"); keys_seen (keys
+ * read, repeats included) bounds the advice when the filter is too full to count. */
+void warn_if_overloaded(const sbloom_t *filter, const char *what, const char *path,
+                        uint64_t keys_seen);
+
 /* stale.c: temporary files an interrupted save left beside the filter at path (NAME.tmp.XXXXXX,
  * and .sbloom-tmp.XXXXXX for long names, in the directory of the file a link points to). warn
  * prints one line naming them and how to remove them; clean removes them, printing each; both
@@ -79,8 +98,9 @@ size_t stale_temporaries_clean(const char *path);
 /* The filter file at path for a command that only reads it (query, info, allow): loaded and
  * verified. */
 int load_for_reading(const char *path, sbloom_t **out);
-/* SBLOOM_OK when f has a bit layout; else prints "PATH is a counting filter: COMMAND takes bit
- * filters only" and returns EXIT_RUNTIME. */
+/* SBLOOM_OK when f has a bit layout (a scalable filter passes for merge only); else prints
+ * "PATH is a counting filter: COMMAND takes bit filters only" (or the scalable form) and returns
+ * EXIT_RUNTIME. */
 int require_bit_layout(const char *command, const char *path, const sbloom_t *f);
 
 /* stream.c: feeding lines to a subcommand in batches. */

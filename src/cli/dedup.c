@@ -16,22 +16,33 @@
 
 static const char dedup_help[] =
     "usage: simdbloom dedup [--expect N] [--fpp P] [--layout L] [--normalize url]\n"
-    "                       [--state FILTER [--checkpoint SECONDS]] [--threads N] [--quiet]\n"
-    "                       [FILE...]\n"
+    "                       [--state FILTER [--checkpoint SECONDS] | --shared FILTER]\n"
+    "                       [--no-wait] [--threads N] [--quiet] [FILE...]\n"
     "\n"
     "Writes each line of the input not seen before, in input order (standard input when no FILE\n"
     "or FILE is '-'). A line is the key as bytes; a trailing CR is not part of the key (CRLF and\n"
     "LF files dedup alike) but is written out as it came. Empty lines, NUL bytes, invalid UTF-8\n"
     "and lines of any length are keys like any other.\n"
     "\n"
-    "  --expect N          distinct lines to plan for (default 10M; suffix k, M, G allowed)\n"
-    "  --fpp P             false-positive rate at N: the chance that a new line is taken for a\n"
+    "  --expect N          distinct lines to plan for (suffix k, M, G allowed): a fixed filter.\n"
+    "                      Without it the filter grows as lines come (a scalable filter: stages\n"
+    "                      of 1M, 2M, 4M, ... lines, each with a tighter rate, so that the total\n"
+    "                      stays at --fpp whatever the count)\n"
+    "  --fpp P             false-positive rate: the chance that a new line is taken for a\n"
     "                      repeat and dropped (default 1e-6)\n"
     "  --layout L          auto (default: the smallest filter), parquet, block512-k8,\n"
     "                      block512-k16, counting512\n"
     "  --state FILTER      keep the seen lines in this filter file across runs: loaded if it\n"
     "                      exists (then --expect/--fpp/--layout are the file's), created if not,\n"
     "                      saved crash-safely at the end\n"
+    "                      One run at a time: a second run on the same FILTER waits for the\n"
+    "                      first (or with --no-wait fails, naming it); the lock is FILTER.lock\n"
+    "  --shared FILTER     several dedup processes at once on one live filter file, mapped and\n"
+    "                      shared: each distinct line is written by exactly one of them. Created\n"
+    "                      from --expect/--fpp/--layout (default --expect 10M) by whichever\n"
+    "                      starts first\n"
+    "  --no-wait           with --state or --shared: fail (exit 1) instead of waiting for a\n"
+    "                      writer that holds FILTER (an add, or another --state run)\n"
     "  --checkpoint SECS   with --state, also save every SECS seconds; after a crash, rerunning\n"
     "                      the same input repeats at most the lines written since the last save.\n"
     "                      Output that is a file is fsynced before each save (one fsync per\n"
@@ -40,12 +51,13 @@ static const char dedup_help[] =
     "                      default port or fragment, . and .. resolved, escapes normalized,\n"
     "                      empty path as /); other lines are keyed as they are. The line\n"
     "                      written out is the first spelling seen.\n"
-    "  --threads N         threads hashing lines (default: every core); output order and which\n"
-    "                      spelling is kept do not depend on it\n"
+    "  --threads N         threads hashing lines and probing the filter (default: every\n"
+    "                      core); output order and which spelling is kept do not depend on it\n"
     "  --quiet             no summary or progress on standard error\n"
     "\n"
     "A summary goes to standard error: lines in and out, duplicate rate, filter size, memory,\n"
-    "speed. If more distinct lines arrive than planned it warns with the rate now expected.\n"
+    "speed. If more distinct lines arrive than a fixed filter was planned for (counted from the\n"
+    "filter's fill) it warns with the rate now expected and what to do.\n"
     "Progress is shown while standard error is a terminal.\n"
     "\n"
     "Output is written in whole lines, and flushed whenever input would block, so a pipeline\n"
@@ -58,15 +70,18 @@ static const char dedup_help[] =
     "Exit status: 0 done, 1 input/output or memory error, 2 usage error.\n"
     "Examples:\n"
     "  simdbloom dedup --expect 50M crawl-*.txt > new-urls.txt\n"
-    "  simdbloom dedup --state visited.sbloom --checkpoint 60 < discovered.txt > to-fetch.txt\n";
+    "  simdbloom dedup --state visited.sbloom --checkpoint 60 < discovered.txt > to-fetch.txt\n"
+    "  simdbloom dedup --shared visited.sbloom --expect 100M < worker-3.txt > fetch-3.txt\n";
 
 #define OUT_BUFFER (1 << 20)
+/* The first stage of the scalable filter dedup grows when no --expect is given. */
+#define DEDUP_FIRST_STAGE UINT64_C(1000000)
 
 typedef struct dedup_run {
     sbloom_t *filter;
     line_writer out;
     uint64_t lines_out; /* lines found new (and handed to the writer) */
-    const char *state;
+    const char *state, *shared;
     double checkpoint, last_saved;
     uint8_t is_new[65536];
 } dedup_run;
@@ -119,64 +134,138 @@ static void print_summary(const sbloom_t *filter, const stream_state *s, const d
     double dup = s->lines ? 100.0 * (double)(s->lines - lines_out) / (double)s->lines : 0.0;
     fprintf(stderr, "simdbloom dedup: %llu lines in, %llu lines out, %.2f%% duplicates\n",
             (unsigned long long)s->lines, (unsigned long long)lines_out, dup);
-    fprintf(stderr,
-            "filter: %s, %s, k=%u, planned %llu items at false-positive rate %.3g, isa %s\n",
-            sbloom_layout_name(sbloom_get_layout(filter)),
-            human_bytes(sbloom_bytes(filter), size, sizeof size), sbloom_k(filter),
-            (unsigned long long)sbloom_planned_items(filter), sbloom_planned_fpp(filter),
-            sbloom_filter_isa(filter));
+    if (sbloom_get_layout(filter) == SBLOOM_LAYOUT_SCALABLE)
+        fprintf(stderr,
+                "filter: scalable, %s in %u stages (room for %llu items) at false-positive rate "
+                "%.3g, isa %s\n",
+                human_bytes(sbloom_bytes(filter), size, sizeof size), sbloom_stages(filter),
+                (unsigned long long)sbloom_planned_items(filter), sbloom_planned_fpp(filter),
+                sbloom_filter_isa(filter));
+    else
+        fprintf(stderr,
+                "filter: %s, %s, k=%u, planned %llu items at false-positive rate %.3g, isa %s\n",
+                sbloom_layout_name(sbloom_get_layout(filter)),
+                human_bytes(sbloom_bytes(filter), size, sizeof size), sbloom_k(filter),
+                (unsigned long long)sbloom_planned_items(filter), sbloom_planned_fpp(filter),
+                sbloom_filter_isa(filter));
     fprintf(stderr, "memory: the filter, plus %s of input and output buffers\n",
             human_bytes((uint64_t)s->buffer_bytes + OUT_BUFFER, buffers, sizeof buffers));
     fprintf(stderr, "time: %.3f s, %.2f M lines/s\n", seconds,
             seconds > 0 ? (double)s->lines / seconds / 1e6 : 0.0);
-    uint64_t items = sbloom_items(filter);
-    if (sbloom_planned_items(filter) && items > sbloom_planned_items(filter)) {
-        double now = sbloom_blocked_fpp(sbloom_get_layout(filter), sbloom_bytes(filter), items);
-        fprintf(stderr,
-                "warning: %llu distinct lines exceed the %llu planned; the false-positive rate "
-                "is now about %.3g (planned %.3g): new lines may have been dropped as repeats. "
-                "Plan for more with --expect.\n",
-                (unsigned long long)items, (unsigned long long)sbloom_planned_items(filter), now,
-                sbloom_planned_fpp(filter));
-    }
+    warn_if_overloaded(filter, "lines", r->state ? r->state : r->shared, s->lines);
 }
 
-/* The state filter if its file exists, else a new one from the plan. */
+/* A new filter: planned when --expect (or --layout) is given, else scalable. */
+static int create_for_dedup(const cli_options *o, sbloom_t **filter)
+{
+    if (o->expect_given || o->layout)
+        return create_planned(o, filter);
+    int rc = sbloom_create_scalable(filter, DEDUP_FIRST_STAGE, o->fpp);
+    if (rc != SBLOOM_OK)
+        return filter_error("create", "a scalable filter", rc);
+    return EXIT_OK;
+}
+
+/* The state filter if its file exists, else a new one. */
 static int open_state(const cli_options *o, sbloom_t **filter)
 {
     if (!o->quiet)
         stale_temporaries_warn(o->state);
     if (access(o->state, F_OK) != 0)
-        return create_planned(o, filter);
+        return create_for_dedup(o, filter);
     int rc = sbloom_load(filter, o->state);
-    return rc == SBLOOM_OK ? EXIT_OK : filter_error("load", o->state, rc);
+    if (rc != SBLOOM_OK)
+        return filter_error("load", o->state, rc);
+    if (!o->quiet && (o->expect_given || o->fpp_given || o->layout))
+        fprintf(stderr,
+                "simdbloom dedup: %s exists, so it keeps its own plan; --expect, --fpp and "
+                "--layout apply only when the state is created\n",
+                o->state);
+    return EXIT_OK;
+}
+
+/* --shared: the live filter file, created from the plan by whichever process gets there first
+ * (under the exclusive lock), then mapped by every process under a shared lock. */
+static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
+{
+    if (access(o->shared, F_OK) != 0) {
+        sbloom_t *made = NULL;
+        int rc = create_planned(o, &made);
+        if (rc != EXIT_OK)
+            return rc;
+        int saved = sbloom_save(made, o->shared);
+        sbloom_free(made);
+        if (saved != SBLOOM_OK)
+            return filter_error("create", o->shared, saved);
+    }
+    if (filter_lock_change(lock, LOCK_FILTER_SHARED, 0) != EXIT_OK) {
+        fprintf(stderr, "simdbloom: cannot lock %s.lock\n", o->shared);
+        return EXIT_RUNTIME;
+    }
+    int rc = sbloom_map(filter, o->shared, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT);
+    if (rc == SBLOOM_E_LAYOUT) {
+        fprintf(stderr, "simdbloom: %s is a counting filter; --shared takes bit filters only\n",
+                o->shared);
+        return EXIT_RUNTIME;
+    }
+    return rc == SBLOOM_OK ? EXIT_OK : filter_error("map", o->shared, rc);
+}
+
+/* The end of a --shared run: the last process to leave (no other holds the lock) brings the
+ * file's header up to date, so that it is a valid filter file again. */
+static int close_shared(const char *path, int lock, sbloom_t *filter)
+{
+    int rc = EXIT_OK;
+    if (filter_lock_change(lock, LOCK_FILTER_EXCLUSIVE, 1) == EXIT_OK) {
+        int synced = sbloom_sync(filter);
+        if (synced != SBLOOM_OK)
+            rc = filter_error("sync", path, synced);
+    }
+    return rc;
 }
 
 int cmd_dedup(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("dedup", dedup_help, argc, argv,
-                           OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_STATE |
-                               OPT_CHECKPOINT | OPT_NORMALIZE | OPT_THREADS,
-                           &o);
+    int rc =
+        parse_options("dedup", dedup_help, argc, argv,
+                      OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_STATE | OPT_CHECKPOINT |
+                          OPT_NORMALIZE | OPT_THREADS | OPT_SHARED | OPT_NO_WAIT,
+                      &o);
     if (rc >= 0)
         return rc;
     if (o.checkpoint > 0 && !o.state)
         return usage_error("dedup", "--checkpoint needs --state");
+    if (o.state && o.shared)
+        return usage_error("dedup", "--state and --shared exclude each other");
+    if (o.no_wait && !o.state && !o.shared)
+        return usage_error("dedup", "--no-wait goes with --state or --shared");
 
     dedup_run run = {0};
-    if (o.state) {
-        if ((rc = open_state(&o, &run.filter)) != EXIT_OK)
-            return rc;
-    } else if ((rc = create_planned(&o, &run.filter)) != EXIT_OK) {
+    const char *locked = o.state ? o.state : o.shared;
+    int lock = -1;
+    if (locked && (rc = filter_lock(locked, "dedup", LOCK_FILTER_EXCLUSIVE, o.no_wait, o.quiet,
+                                    &lock)) != EXIT_OK)
+        return rc;
+    if (o.state)
+        rc = open_state(&o, &run.filter);
+    else if (o.shared)
+        rc = open_shared(&o, lock, &run.filter);
+    else
+        rc = create_for_dedup(&o, &run.filter);
+    if (rc != EXIT_OK) {
+        filter_unlock(lock);
         return rc;
     }
+    sbloom_set_threads(run.filter, o.threads); /* large batches probe on every core */
     if (line_writer_open(&run.out, STDOUT_FILENO, OUT_BUFFER) < 0) {
         sbloom_free(run.filter);
+        filter_unlock(lock);
         fprintf(stderr, "simdbloom: out of memory\n");
         return EXIT_RUNTIME;
     }
     run.state = o.state;
+    run.shared = o.shared;
     run.checkpoint = o.checkpoint;
     run.last_saved = now_seconds();
 
@@ -202,10 +291,16 @@ int cmd_dedup(int argc, char **argv)
         if (rc == EXIT_OK)
             rc = saved;
     }
+    if (o.shared) {
+        int closed = close_shared(o.shared, lock, run.filter);
+        if (rc == EXIT_OK)
+            rc = closed;
+    }
     if (!o.quiet)
         print_summary(run.filter, &s, &run, now_seconds() - started);
     line_writer_close(&run.out);
     sbloom_free(run.filter);
+    filter_unlock(lock);
     if (stopped && !o.quiet)
         fprintf(stderr, "simdbloom dedup: stopped by a signal; output and state are complete up to "
                         "the last line read\n");

@@ -10,7 +10,8 @@ static const char info_help[] =
     "items estimated from the fill, the false-positive rate planned and the one estimated now,\n"
     "the checksum status and the instruction set that would run it. For a counting filter the\n"
     "items are adds less removes, the fill counts non-zero counters, and saturated counters\n"
-    "are shown. Temporary files an interrupted save left beside a filter (NAME.tmp.XXXXXX) are\n"
+    "are shown; for a scalable filter, each stage. Temporary files an interrupted save left beside "
+    "a filter (NAME.tmp.XXXXXX) are\n"
     "named on standard error.\n"
     "  --clean   remove those temporary files (only while no other command is saving the filter)\n"
     "Exit status 1 if a file cannot be read or is damaged.\n";
@@ -26,10 +27,15 @@ static int info_one(const char *path)
     sbloom_stats st = sbloom_stats_init();
     sbloom_get_stats(f, &st);
     int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
+    int scalable = sbloom_get_layout(f) == SBLOOM_LAYOUT_SCALABLE;
     char size[32];
     printf("%s:\n", path);
-    printf("  layout            %s (k = %u %s per key)\n", sbloom_layout_name(sbloom_get_layout(f)),
-           sbloom_k(f), counting ? "4-bit counters" : "bits");
+    if (scalable)
+        printf("  layout            scalable (%u stages, grows as keys come)\n", sbloom_stages(f));
+    else
+        printf("  layout            %s (k = %u %s per key)\n",
+               sbloom_layout_name(sbloom_get_layout(f)), sbloom_k(f),
+               counting ? "4-bit counters" : "bits");
     printf("  size              %s (%llu bytes)\n", human_bytes(sbloom_bytes(f), size, sizeof size),
            (unsigned long long)sbloom_bytes(f));
     if (counting) {
@@ -42,7 +48,18 @@ static int info_one(const char *path)
     printf("  fill              %.4f of %s\n", st.fill,
            counting ? "counters non-zero" : "bits set");
     printf("  estimated items   %.0f (from the fill)\n", st.estimated_items);
-    if (sbloom_planned_items(f))
+    for (uint32_t i = 0; scalable && i < sbloom_stages(f); i++) {
+        const sbloom_t *stage = sbloom_stage(f, i);
+        printf("  stage %-2u          %s, %s, %llu of %llu items, rate %.3g\n", i,
+               sbloom_layout_name(sbloom_get_layout(stage)),
+               human_bytes(sbloom_bytes(stage), size, sizeof size),
+               (unsigned long long)sbloom_items(stage),
+               (unsigned long long)sbloom_planned_items(stage), sbloom_planned_fpp(stage));
+    }
+    if (scalable)
+        printf("  planned           room for %llu items so far, false-positive rate %.3g in all\n",
+               (unsigned long long)sbloom_planned_items(f), sbloom_planned_fpp(f));
+    else if (sbloom_planned_items(f))
         printf("  planned           %llu items at false-positive rate %.3g\n",
                (unsigned long long)sbloom_planned_items(f), sbloom_planned_fpp(f));
     else

@@ -4,7 +4,8 @@
 #include "cli.h"
 
 static const char remove_help[] =
-    "usage: simdbloom remove [--normalize url] [--threads N] [--quiet] FILTER [FILE...]\n"
+    "usage: simdbloom remove [--normalize url] [--threads N] [--no-wait] [--quiet] FILTER\n"
+    "                        [FILE...]\n"
     "\n"
     "Removes every line of the input from a counting filter (made with 'simdbloom build\n"
     "--counting') and saves it back crash-safely. A line the filter certainly does not hold (one\n"
@@ -13,6 +14,9 @@ static const char remove_help[] =
     "lines that were added: removing a line that was never added but matches by a false positive\n"
     "takes counts from other lines, which may then answer absent. A line added twice needs two\n"
     "removes.\n"
+    "One writer at a time: the command holds a lock on FILTER.lock (created beside the filter)\n"
+    "from load to save; another writer waits for it (saying so on a terminal), or with\n"
+    "--no-wait fails at once (exit 1) naming the holder. Readers (query, info) never wait.\n"
     "Example: simdbloom remove frontier.sbloom fetched-today.txt\n";
 
 typedef struct remove_run {
@@ -32,16 +36,11 @@ static int remove_batch(void *ctx, const line_batch *b)
     return EXIT_OK;
 }
 
-int cmd_remove(int argc, char **argv)
+/* The read-modify-write, under the filter's lock. */
+static int remove_from(const cli_options *o)
 {
-    cli_options o;
-    int rc = parse_options("remove", remove_help, argc, argv,
-                           OPT_QUIET | OPT_NORMALIZE | OPT_THREADS, &o);
-    if (rc >= 0)
-        return rc;
-    if (o.nargs < 1)
-        return usage_error("remove", "FILTER is missing");
-    const char *path = o.args[0];
+    int rc;
+    const char *path = o->args[0];
     remove_run run = {NULL, 0};
     rc = sbloom_load(&run.filter, path);
     if (rc != SBLOOM_OK)
@@ -54,20 +53,20 @@ int cmd_remove(int argc, char **argv)
         sbloom_free(run.filter);
         return EXIT_RUNTIME;
     }
-    if (!o.quiet)
+    if (!o->quiet)
         stale_temporaries_warn(path);
     stream_state s = {.command = "remove",
-                      .quiet = o.quiet,
-                      .normalize = o.normalize,
-                      .threads = o.threads,
+                      .quiet = o->quiet,
+                      .normalize = o->normalize,
+                      .threads = o->threads,
                       .filter = run.filter};
-    rc = stream_inputs(&s, o.nargs - 1, o.args + 1, remove_batch, &run);
+    rc = stream_inputs(&s, o->nargs - 1, o->args + 1, remove_batch, &run);
     if (rc == EXIT_OK) { /* after a read error the file is left as it was */
         int saved = sbloom_save(run.filter, path);
         if (saved != SBLOOM_OK)
             rc = filter_error("save", path, saved);
     }
-    if (rc == EXIT_OK && !o.quiet)
+    if (rc == EXIT_OK && !o->quiet)
         fprintf(stderr,
                 "simdbloom remove: %llu lines, %llu removed, %llu not in the filter (left as "
                 "they were), %llu held in %s\n",
@@ -75,5 +74,23 @@ int cmd_remove(int argc, char **argv)
                 (unsigned long long)(s.lines - run.removed),
                 (unsigned long long)sbloom_items(run.filter), path);
     sbloom_free(run.filter);
+    return rc;
+}
+
+int cmd_remove(int argc, char **argv)
+{
+    cli_options o;
+    int rc = parse_options("remove", remove_help, argc, argv,
+                           OPT_QUIET | OPT_NORMALIZE | OPT_THREADS | OPT_NO_WAIT, &o);
+    if (rc >= 0)
+        return rc;
+    if (o.nargs < 1)
+        return usage_error("remove", "FILTER is missing");
+    int lock;
+    if ((rc = filter_lock(o.args[0], "remove", LOCK_FILTER_EXCLUSIVE, o.no_wait, o.quiet, &lock)) !=
+        EXIT_OK)
+        return rc;
+    rc = remove_from(&o);
+    filter_unlock(lock);
     return rc;
 }

@@ -1,0 +1,57 @@
+/*
+ * The overload warning of the commands that add keys: more distinct keys than the filter was
+ * planned for, and so a false-positive rate above the promise.
+ *
+ * It counts distinct keys from the filter's fill (sbloom_estimate, a sample of at most 4,096
+ * blocks), not from sbloom_items: that counts keys whose add changed the filter, and an
+ * overloaded filter takes more and more new keys for old ones, so it undercounts exactly when
+ * the warning matters (1M lines into a filter planned for 100K: 758,479 by the item count).
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+void warn_if_overloaded(const sbloom_t *filter, const char *what, const char *path,
+                        uint64_t keys_seen)
+{
+    uint64_t planned = sbloom_planned_items(filter);
+    sbloom_stats est = sbloom_stats_init();
+    if (!planned || sbloom_get_layout(filter) == SBLOOM_LAYOUT_SCALABLE ||
+        sbloom_estimate(filter, &est) != SBLOOM_OK)
+        return;
+    /* 2% over: the sample's error stays well inside that at any fill worth warning about */
+    if (!(est.estimated_items > 1.02 * (double)planned))
+        return;
+    double fpp = sbloom_planned_fpp(filter);
+    if (isfinite(est.estimated_items))
+        fprintf(stderr,
+                "warning: about %.0f distinct %s (estimated from the filter's fill) exceed the "
+                "%llu planned; the false-positive rate is now about %.3g (planned %.3g): that "
+                "share of new %s is taken for repeats.\n",
+                est.estimated_items, what, (unsigned long long)planned, est.estimated_fpp, fpp,
+                what);
+    else /* every bit set: the fill no longer tells how many */
+        fprintf(stderr,
+                "warning: far more distinct %s than the %llu planned (every bit of the filter is "
+                "set); the false-positive rate is now about %.3g (planned %.3g): every new one "
+                "is taken for a repeat.\n",
+                what, (unsigned long long)planned, est.estimated_fpp, fpp);
+    /* room for twice what came, as far as it can be told */
+    double came = isfinite(est.estimated_items) ? est.estimated_items : (double)keys_seen;
+    uint64_t more = (uint64_t)(2.0 * fmax(came, (double)keys_seen / 2.0));
+    if (path)
+        fprintf(stderr,
+                "  %s cannot grow in place. Rebuild it with room to spare from the lines it has "
+                "seen:\n"
+                "    simdbloom build --expect %llu --fpp %g -o %s.new SEEN-LINES... && mv %s.new "
+                "%s\n"
+                "  or start a new state without --expect, which grows as keys come "
+                "(simdbloom dedup --state NEW).\n",
+                path, (unsigned long long)more, fpp, path, path, path);
+    else
+        fprintf(stderr,
+                "  Plan for more (--expect %llu), or leave --expect out: the filter then grows "
+                "as keys come.\n",
+                (unsigned long long)more);
+}
