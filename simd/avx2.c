@@ -10,6 +10,9 @@
  */
 #include "x86.h"
 
+#if !defined(SIMDBLOOM_X86_SIMDE)
+#define SBK_NATIVE_VECTOR 1 /* real AVX2: concurrent mode uses the vector probe and insert */
+#endif
 #include "kernel_loops.h"
 
 static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
@@ -120,7 +123,8 @@ static inline void k16_masks(uint64_t hash, __m256i *lo, __m256i *hi)
 BLOCK512_PER_KEY(k8)
 BLOCK512_PER_KEY(k16)
 
-/* The masks as the block's bytes, for the concurrent mode (kernel_loops.h). */
+#if !SBK_NATIVE_VECTOR /* the SIMDe build of this file: portable concurrent forms */
+/* The masks as the block's bytes, for the concurrent mode's portable forms (kernel_loops.h). */
 static inline void parquet_mask_words(uint64_t hash, uint64_t *words)
 {
     _mm256_store_si256((__m256i *)words, mask32(bit_indexes(hash, parquet_salts, 27)));
@@ -137,6 +141,7 @@ static inline void parquet_mask_words(uint64_t hash, uint64_t *words)
 
 BLOCK512_MASK_WORDS(k8)
 BLOCK512_MASK_WORDS(k16)
+#endif
 
 SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)

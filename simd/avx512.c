@@ -8,6 +8,9 @@
  */
 #include "x86.h"
 
+#if !defined(SIMDBLOOM_X86_SIMDE)
+#define SBK_NATIVE_VECTOR 1 /* real AVX-512: concurrent mode uses the vector probe and insert */
+#endif
 #include "kernel_loops.h"
 
 static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
@@ -98,7 +101,8 @@ static inline __mmask16 missing(__m512i block, __m512i mask)
 BLOCK512_PER_KEY(k8)
 BLOCK512_PER_KEY(k16)
 
-/* The masks as the block's bytes, for the concurrent mode (kernel_loops.h). */
+#if !SBK_NATIVE_VECTOR /* the SIMDe build of this file: portable concurrent forms */
+/* The masks as the block's bytes, for the concurrent mode's portable forms (kernel_loops.h). */
 static inline void parquet_mask_words(uint64_t hash, uint64_t *words)
 {
     _mm256_store_si256((__m256i *)words, parquet_mask(hash));
@@ -113,6 +117,7 @@ static inline void k16_mask_words(uint64_t hash, uint64_t *words)
 {
     _mm512_store_si512(words, k16_mask(hash));
 }
+#endif
 
 SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)

@@ -80,17 +80,32 @@
     }
 
 /*
- * The concurrent mode's per-key functions, from one more per-key function of the ISA file:
+ * The concurrent mode's per-key functions (kernels.h: contains_shared, insert_locked). An ISA
+ * file whose vector loads and stores are native defines SBK_NATIVE_VECTOR 1 before including
+ * this header: they are then its own probe and insert. Otherwise they come from one more per-key
+ * function of the ISA file,
  *
  *   static inline void NAME_mask_words(uint64_t hash, uint64_t *mask);
  *       the key's bits as the block's bytes would hold them, read as 64-bit words
- *       (SBK_WORDS64_NAME of them; mask is 64-byte aligned).
+ *       (SBK_WORDS64_NAME of them; mask is 64-byte aligned),
  *
- * The ISA builds the mask with its vector instructions; the words of the block are then read
- * with relaxed atomic loads and written with atomic fetch-or, one word at a time (no vector
- * access is atomic as a whole). Only words that lack their bit are written: a key already
- * present costs reads only, and its line stays clean.
+ * and each word of the block is read with a relaxed atomic load, and written (under the caller's
+ * lock, only where it lacks a bit) with a relaxed atomic store.
  */
+#ifndef SBK_NATIVE_VECTOR
+#define SBK_NATIVE_VECTOR 0
+#endif
+#if SBK_NATIVE_VECTOR
+#define SBK_DEFINE_SHARED_PER_KEY(NAME)                                                            \
+    static inline int NAME##_probe_shared(const void *blocks, uint64_t nblocks, uint64_t hash)     \
+    {                                                                                              \
+        return NAME##_probe(blocks, nblocks, hash);                                                \
+    }                                                                                              \
+    static inline int NAME##_insert_locked_key(void *blocks, uint64_t nblocks, uint64_t hash)      \
+    {                                                                                              \
+        return NAME##_insert(blocks, nblocks, hash);                                               \
+    }
+#else
 #define SBK_DEFINE_SHARED_PER_KEY(NAME)                                                            \
     static inline int NAME##_probe_shared(const void *blocks, uint64_t nblocks, uint64_t hash)     \
     {                                                                                              \
@@ -103,7 +118,7 @@
             lacking |= mask[i] & ~__atomic_load_n(block + i, __ATOMIC_RELAXED);                    \
         return lacking == 0;                                                                       \
     }                                                                                              \
-    static inline int NAME##_insert_shared_key(void *blocks, uint64_t nblocks, uint64_t hash)      \
+    static inline int NAME##_insert_locked_key(void *blocks, uint64_t nblocks, uint64_t hash)      \
     {                                                                                              \
         _Alignas(64) uint64_t mask[SBK_WORDS64_##NAME];                                            \
         NAME##_mask_words(hash, mask);                                                             \
@@ -111,14 +126,15 @@
             (uint64_t *)blocks + SBK_WORDS64_##NAME * sbk_block_index(hash, nblocks);              \
         int absent = 0;                                                                            \
         for (int i = 0; i < SBK_WORDS64_##NAME; i++) {                                             \
-            uint64_t lacking = mask[i] & ~__atomic_load_n(block + i, __ATOMIC_RELAXED);            \
-            if (lacking) {                                                                         \
-                __atomic_fetch_or(block + i, lacking, __ATOMIC_RELAXED);                           \
+            uint64_t word = __atomic_load_n(block + i, __ATOMIC_RELAXED);                          \
+            if (mask[i] & ~word) {                                                                 \
+                __atomic_store_n(block + i, word | mask[i], __ATOMIC_RELAXED);                     \
                 absent = 1;                                                                        \
             }                                                                                      \
         }                                                                                          \
         return absent;                                                                             \
     }
+#endif
 
 #define SBK_DEFINE_BATCH_KERNELS(NAME)                                                             \
     SBK_DEFINE_LOOP(NAME##_contains, NAME##_probe, const void *, SBK_BLOCK_BYTES_##NAME, 0)        \
@@ -126,13 +142,13 @@
     SBK_DEFINE_SHARED_PER_KEY(NAME)                                                                \
     SBK_DEFINE_LOOP(NAME##_contains_shared, NAME##_probe_shared, const void *,                     \
                     SBK_BLOCK_BYTES_##NAME, 0)                                                     \
-    SBK_DEFINE_LOOP(NAME##_insert_shared, NAME##_insert_shared_key, void *,                        \
+    SBK_DEFINE_LOOP(NAME##_insert_locked, NAME##_insert_locked_key, void *,                        \
                     SBK_BLOCK_BYTES_##NAME, 1)
 
 /* The table entry of a bit layout: insert, contains, no remove, and the concurrent forms. */
 #define SBK_LAYOUT_ENTRY(NAME)                                                                     \
     {                                                                                              \
-        NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared   \
+        NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_locked, NAME##_contains_shared   \
     }
 
 #define SBK_DEFINE_COUNTING_KERNELS(NAME)                                                          \

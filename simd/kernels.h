@@ -68,15 +68,17 @@ typedef struct sbloom_layout_kernels {
     sbk_batch_fn insert;
     sbk_probe_fn contains;
     sbk_batch_fn remove;
-    /* The concurrent mode's forms (bit layouts only, NULL for counting), safe while other threads
-     * and processes run them on the same blocks:
-     *   insert_shared:   reads each word of the key's block with a relaxed atomic load and ORs
-     *                    the key's bit in (one atomic fetch-or) only where the word lacks it, so
-     *                    a key already present writes nothing. was_absent[i] = 1 if this call
-     *                    found a bit missing; two threads adding one key at the same instant
-     *                    may both see that (src/concurrent.c makes test-and-add exactly-once).
-     *   contains_shared: contains, with relaxed atomic loads of the words. */
-    sbk_batch_fn insert_shared;
+    /* The concurrent mode's forms (bit layouts only, NULL for counting: src/concurrent.c):
+     *   contains_shared: contains, safe while other threads and processes write the blocks;
+     *   insert_locked:   insert, for a caller that holds the lock of every key's block (so no
+     *                    other writer touches those blocks), while others may read them.
+     * Native vector kernels (AVX2, AVX-512, NEON on Arm) are their plain contains and insert:
+     * their aligned vector loads and stores move every aligned 8-byte word whole, and bits only
+     * go from 0 to 1, so a reader sees each word as it was before or after a write, never a
+     * mixture that clears a bit. Portable kernels (scalar, and the SIMDe emulations, whose
+     * vector accesses are byte copies) read and write each 64-bit word with a relaxed atomic
+     * load or store instead, which is what C11 (and ThreadSanitizer) can check. */
+    sbk_batch_fn insert_locked;
     sbk_probe_fn contains_shared;
 } sbloom_layout_kernels;
 

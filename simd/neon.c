@@ -10,6 +10,10 @@
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/arm/neon.h>
 
+#if defined(__aarch64__) || defined(__ARM_NEON)
+#define SBK_NATIVE_VECTOR                                                                          \
+    1 /* real NEON (not SIMDe on x86): concurrent mode uses the vector probe and insert */
+#endif
 #include "kernel_loops.h"
 
 static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
@@ -69,14 +73,22 @@ static inline void k8_mask(uint64_t hash, uint32x4_t mask[4])
 }
 
 /* Probe and insert for a block of G groups, given the layout's mask builder. */
-#define NEON_PER_KEY(NAME, G)                                                                      \
+/* The mask as the block's bytes, for the concurrent mode's portable forms (SIMDe on x86). */
+#if SBK_NATIVE_VECTOR
+#define NEON_MASK_WORDS(NAME, G)
+#else
+#define NEON_MASK_WORDS(NAME, G)                                                                   \
     static inline void NAME##_mask_words(uint64_t hash, uint64_t *words)                           \
     {                                                                                              \
         uint32x4_t mask[G];                                                                        \
         NAME##_mask(hash, mask);                                                                   \
         for (int g = 0; g < (G); g++)                                                              \
             vst1q_u32((uint32_t *)words + 4 * g, mask[g]);                                         \
-    }                                                                                              \
+    }
+#endif
+
+#define NEON_PER_KEY(NAME, G)                                                                      \
+    NEON_MASK_WORDS(NAME, G)                                                                       \
     static inline uint32_t *NAME##_block(const void *blocks, uint64_t nblocks, uint64_t hash)      \
     {                                                                                              \
         return (uint32_t *)blocks + 4 * (G)*sbk_block_index(hash, nblocks);                        \

@@ -429,6 +429,11 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
         /* The file's words are little-endian: they cannot be used in place here. Load (which
          * swaps and always verifies) and keep map's read-only contract. */
         int rc = sbloom_load(out, path);
+        if (rc == SBLOOM_OK && (*out)->stages) { /* as everywhere: a scalable file is not mapped */
+            sbloom_free(*out);
+            *out = NULL;
+            return SBLOOM_E_LAYOUT;
+        }
         if (rc == SBLOOM_OK)
             (*out)->readonly = 1;
         return rc;

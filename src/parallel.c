@@ -48,17 +48,19 @@ static void flush(part *p, const uint64_t *gathered, const size_t *where, size_t
 
 static void run_part(part *p)
 {
-    uint64_t gathered[PIECE];
-    size_t where[PIECE];
+    uint64_t gathered[PIECE + 1]; /* + 1: the slot a key not taken is written to */
+    size_t where[PIECE + 1];
     size_t m = 0;
     uint64_t nblocks = p->f->nblocks;
+    uint64_t width = p->end_block - p->first_block;
     for (size_t i = 0; i < p->n; i++) {
+        /* Branch-free: every key is written to the next slot, which only advances for the keys
+         * this part owns (a branch on that would be mispredicted for half of all keys). */
         uint64_t block = sbk_block_index(p->hashes[i], nblocks);
-        if (block < p->first_block || block >= p->end_block)
-            continue;
         gathered[m] = p->hashes[i];
         where[m] = i;
-        if (++m == PIECE) {
+        m += block - p->first_block < width; /* unsigned: also false below first_block */
+        if (m == PIECE) {
             flush(p, gathered, where, m);
             m = 0;
         }

@@ -1,0 +1,173 @@
+/*
+ * simdbloom-bench-threads [MiB] [keys]: one filter, several threads (issue 12's figures).
+ *
+ * On a block512-k8 filter of MiB mebibytes (default 256) it measures, side by side in one run:
+ *   - the single-threaded cost of the concurrent mode: plain vs concurrent add, contains and
+ *     test-and-add on one thread;
+ *   - the concurrent mode on 1 and 2 threads (each thread its own half of the keys, batches of
+ *     4,096 pre-hashed keys): add, contains, test-and-add;
+ *   - parallel batches (sbloom_set_threads 2) against the serial call.
+ * Speeds are millions of keys per second, best of REPS runs; ratios are within this run.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "simdbloom.h"
+
+#define BATCH 4096
+#define REPS 3
+
+typedef enum { OP_ADD, OP_CONTAINS, OP_TEST_AND_ADD } op_kind;
+
+typedef struct job {
+    sbloom_t *f;
+    const uint64_t *keys;
+    size_t n;
+    op_kind op;
+    uint8_t *results;
+} job;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    for (size_t at = 0; at < j->n; at += BATCH) {
+        size_t len = j->n - at < BATCH ? j->n - at : BATCH;
+        switch (j->op) {
+        case OP_ADD: sbloom_add_hashes(j->f, j->keys + at, len); break;
+        case OP_CONTAINS: sbloom_contains_hashes(j->f, j->keys + at, len, j->results); break;
+        case OP_TEST_AND_ADD: sbloom_add_if_new_hashes(j->f, j->keys + at, len, j->results); break;
+        }
+    }
+    return NULL;
+}
+
+/* Mkeys/s of op over keys on `threads` threads (each a contiguous share), best of REPS; the
+ * filter is cleared before each add run. */
+static double measure(sbloom_t *f, const uint64_t *keys, size_t n, op_kind op, int threads)
+{
+    double best = 0.0;
+    for (int rep = 0; rep < REPS; rep++) {
+        if (op != OP_CONTAINS)
+            sbloom_clear(f);
+        job jobs[8];
+        pthread_t ids[8];
+        uint8_t *results[8];
+        for (int t = 0; t < threads; t++) {
+            results[t] = malloc(BATCH);
+            jobs[t] = (job){f, keys + n * t / threads, n * (t + 1) / threads - n * t / threads, op,
+                            results[t]};
+        }
+        double start = now();
+        for (int t = 1; t < threads; t++)
+            pthread_create(&ids[t], NULL, run_job, &jobs[t]);
+        run_job(&jobs[0]);
+        for (int t = 1; t < threads; t++)
+            pthread_join(ids[t], NULL);
+        double speed = (double)n / (now() - start) / 1e6;
+        for (int t = 0; t < threads; t++)
+            free(results[t]);
+        if (speed > best)
+            best = speed;
+    }
+    return best;
+}
+
+/* Mkeys/s of one whole-batch call (parallel batches when the filter has threads set). */
+static double measure_batch(sbloom_t *f, const uint64_t *keys, size_t n, op_kind op,
+                            uint8_t *results)
+{
+    double best = 0.0;
+    for (int rep = 0; rep < REPS; rep++) {
+        if (op != OP_CONTAINS)
+            sbloom_clear(f);
+        double start = now();
+        if (op == OP_ADD)
+            sbloom_add_hashes(f, keys, n);
+        else if (op == OP_CONTAINS)
+            sbloom_contains_hashes(f, keys, n, results);
+        else
+            sbloom_add_if_new_hashes(f, keys, n, results);
+        double speed = (double)n / (now() - start) / 1e6;
+        if (speed > best)
+            best = speed;
+    }
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t mib = argc > 1 ? strtoull(argv[1], NULL, 10) : 256;
+    size_t n = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 0;
+    uint64_t bytes = mib << 20;
+    if (!n)
+        n = (size_t)(bytes * 8 / 12); /* about 12 bits per key: a full filter at the end */
+    sbloom_t *f = NULL;
+    if (sbloom_create_bytes(&f, bytes, SBLOOM_LAYOUT_BLOCK512_K8) != SBLOOM_OK) {
+        fprintf(stderr, "cannot create a %llu MiB filter\n", (unsigned long long)mib);
+        return 1;
+    }
+    uint64_t *keys = malloc(n * sizeof *keys);
+    uint8_t *results = malloc(n);
+    if (!keys || !results) {
+        fprintf(stderr, "out of memory for %zu keys\n", n);
+        return 1;
+    }
+    uint64_t state = 12345;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z = (state += UINT64_C(0x9e3779b97f4a7c15));
+        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+        keys[i] = z ^ (z >> 31);
+    }
+    printf("block512-k8, %llu MiB, %zu keys in batches of %d, isa %s, best of %d\n",
+           (unsigned long long)mib, n, BATCH, sbloom_filter_isa(f), REPS);
+    static const char *names[] = {"add", "contains", "test-and-add"};
+    printf("%-14s %10s %10s %10s %10s %9s %9s\n", "operation", "plain 1t", "conc 1t", "conc 2t",
+           "conc/plain", "2t/1t", "2t/plain");
+    for (int op = 0; op < 3; op++) {
+        sbloom_set_concurrent(f, 0);
+        if (op == OP_CONTAINS) { /* look up in a filled filter */
+            sbloom_clear(f);
+            sbloom_add_hashes(f, keys, n);
+        }
+        double plain = measure(f, keys, n, (op_kind)op, 1);
+        sbloom_set_concurrent(f, 1);
+        if (op == OP_CONTAINS) {
+            sbloom_clear(f);
+            sbloom_add_hashes(f, keys, n);
+        }
+        double one = measure(f, keys, n, (op_kind)op, 1);
+        double two = measure(f, keys, n, (op_kind)op, 2);
+        printf("%-14s %10.1f %10.1f %10.1f %10.2f %9.2f %9.2f\n", names[op], plain, one, two,
+               one / plain, two / one, two / plain);
+    }
+    sbloom_set_concurrent(f, 0);
+    printf("\nparallel batches: one call over all %zu keys\n", n);
+    printf("%-14s %10s %10s %9s\n", "operation", "serial", "threads 2", "ratio");
+    for (int op = 0; op < 3; op++) {
+        if (op == OP_CONTAINS) {
+            sbloom_clear(f);
+            sbloom_add_hashes(f, keys, n);
+        }
+        sbloom_set_threads(f, 1);
+        double serial = measure_batch(f, keys, n, (op_kind)op, results);
+        sbloom_set_threads(f, 2);
+        double spread = measure_batch(f, keys, n, (op_kind)op, results);
+        printf("%-14s %10.1f %10.1f %9.2f\n", names[op], serial, spread, spread / serial);
+    }
+    free(keys);
+    free(results);
+    sbloom_free(f);
+    return 0;
+}
