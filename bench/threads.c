@@ -1,12 +1,13 @@
 /*
- * simdbloom-bench-threads [MiB] [keys]: one filter, several threads (issue 12's figures).
+ * simdbloom-bench-threads [MiB] [keys] [threads]: one filter, several threads (issue 12's figures).
  *
  * On a block512-k8 filter of MiB mebibytes (default 256) it measures, side by side in one run:
  *   - the single-threaded cost of the concurrent mode: plain vs concurrent add, contains and
  *     test-and-add on one thread;
- *   - the concurrent mode on 1 and 2 threads (each thread its own half of the keys, batches of
- *     4,096 pre-hashed keys): add, contains, test-and-add;
- *   - parallel batches (sbloom_set_threads 2) against the serial call.
+ *   - the concurrent mode on 1 and T threads (default 2; each thread its own share of the keys,
+ *     batches of 4,096 pre-hashed keys): add into an empty filter (every key new), add of keys
+ *     already present (the test-first case: nothing written), contains, test-and-add;
+ *   - parallel batches (sbloom_set_threads T) against the serial call.
  * Speeds are millions of keys per second, best of REPS runs; ratios are within this run.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -21,7 +22,7 @@
 #define BATCH 4096
 #define REPS 3
 
-typedef enum { OP_ADD, OP_CONTAINS, OP_TEST_AND_ADD } op_kind;
+typedef enum { OP_ADD, OP_CONTAINS, OP_TEST_AND_ADD, OP_ADD_PRESENT } op_kind;
 
 typedef struct job {
     sbloom_t *f;
@@ -44,7 +45,8 @@ static void *run_job(void *arg)
     for (size_t at = 0; at < j->n; at += BATCH) {
         size_t len = j->n - at < BATCH ? j->n - at : BATCH;
         switch (j->op) {
-        case OP_ADD: sbloom_add_hashes(j->f, j->keys + at, len); break;
+        case OP_ADD:
+        case OP_ADD_PRESENT: sbloom_add_hashes(j->f, j->keys + at, len); break;
         case OP_CONTAINS: sbloom_contains_hashes(j->f, j->keys + at, len, j->results); break;
         case OP_TEST_AND_ADD: sbloom_add_if_new_hashes(j->f, j->keys + at, len, j->results); break;
         }
@@ -58,11 +60,11 @@ static double measure(sbloom_t *f, const uint64_t *keys, size_t n, op_kind op, i
 {
     double best = 0.0;
     for (int rep = 0; rep < REPS; rep++) {
-        if (op != OP_CONTAINS)
+        if (op == OP_ADD || op == OP_TEST_AND_ADD)
             sbloom_clear(f);
-        job jobs[8];
-        pthread_t ids[8];
-        uint8_t *results[8];
+        job jobs[64];
+        pthread_t ids[64];
+        uint8_t *results[64];
         for (int t = 0; t < threads; t++) {
             results[t] = malloc(BATCH);
             jobs[t] = (job){f, keys + n * t / threads, n * (t + 1) / threads - n * t / threads, op,
@@ -91,7 +93,7 @@ static double measure_batch(sbloom_t *f, const uint64_t *keys, size_t n, op_kind
     for (int rep = 0; rep < REPS; rep++) {
         if (op != OP_CONTAINS)
             sbloom_clear(f);
-        double start = now();
+        double start = now(); /* (no OP_ADD_PRESENT here) */
         if (op == OP_ADD)
             sbloom_add_hashes(f, keys, n);
         else if (op == OP_CONTAINS)
@@ -109,6 +111,9 @@ int main(int argc, char **argv)
 {
     uint64_t mib = argc > 1 ? strtoull(argv[1], NULL, 10) : 256;
     size_t n = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 0;
+    int threads = argc > 3 ? atoi(argv[3]) : 2;
+    if (threads < 2 || threads > 64)
+        threads = 2;
     uint64_t bytes = mib << 20;
     if (!n)
         n = (size_t)(bytes * 8 / 12); /* about 12 bits per key: a full filter at the end */
@@ -132,29 +137,33 @@ int main(int argc, char **argv)
     }
     printf("block512-k8, %llu MiB, %zu keys in batches of %d, isa %s, best of %d\n",
            (unsigned long long)mib, n, BATCH, sbloom_filter_isa(f), REPS);
-    static const char *names[] = {"add", "contains", "test-and-add"};
-    printf("%-14s %10s %10s %10s %10s %9s %9s\n", "operation", "plain 1t", "conc 1t", "conc 2t",
-           "conc/plain", "2t/1t", "2t/plain");
-    for (int op = 0; op < 3; op++) {
+    static const char *names[] = {"add (new)", "contains", "test-and-add", "add (present)"};
+    char many[16], ratio[16], against[16];
+    snprintf(many, sizeof many, "conc %dt", threads);
+    snprintf(ratio, sizeof ratio, "%dt/1t", threads);
+    snprintf(against, sizeof against, "%dt/plain", threads);
+    printf("%-14s %10s %10s %10s %10s %9s %9s\n", "operation", "plain 1t", "conc 1t", many,
+           "conc/plain", ratio, against);
+    static const op_kind order[] = {OP_ADD, OP_ADD_PRESENT, OP_CONTAINS, OP_TEST_AND_ADD};
+    for (size_t o = 0; o < sizeof order / sizeof *order; o++) {
+        op_kind op = order[o];
         sbloom_set_concurrent(f, 0);
-        if (op == OP_CONTAINS) { /* look up in a filled filter */
+        if (op == OP_CONTAINS || op == OP_ADD_PRESENT) { /* a filled filter */
             sbloom_clear(f);
             sbloom_add_hashes(f, keys, n);
         }
-        double plain = measure(f, keys, n, (op_kind)op, 1);
+        double plain = measure(f, keys, n, op, 1);
         sbloom_set_concurrent(f, 1);
-        if (op == OP_CONTAINS) {
-            sbloom_clear(f);
-            sbloom_add_hashes(f, keys, n);
-        }
-        double one = measure(f, keys, n, (op_kind)op, 1);
-        double two = measure(f, keys, n, (op_kind)op, 2);
-        printf("%-14s %10.1f %10.1f %10.1f %10.2f %9.2f %9.2f\n", names[op], plain, one, two,
-               one / plain, two / one, two / plain);
+        double one = measure(f, keys, n, op, 1);
+        double more = measure(f, keys, n, op, threads);
+        printf("%-14s %10.1f %10.1f %10.1f %10.2f %9.2f %9.2f\n", names[op], plain, one, more,
+               one / plain, more / one, more / plain);
     }
     sbloom_set_concurrent(f, 0);
     printf("\nparallel batches: one call over all %zu keys\n", n);
-    printf("%-14s %10s %10s %9s\n", "operation", "serial", "threads 2", "ratio");
+    char spread_name[16];
+    snprintf(spread_name, sizeof spread_name, "threads %d", threads);
+    printf("%-14s %10s %10s %9s\n", "operation", "serial", spread_name, "ratio");
     for (int op = 0; op < 3; op++) {
         if (op == OP_CONTAINS) {
             sbloom_clear(f);
@@ -162,7 +171,7 @@ int main(int argc, char **argv)
         }
         sbloom_set_threads(f, 1);
         double serial = measure_batch(f, keys, n, (op_kind)op, results);
-        sbloom_set_threads(f, 2);
+        sbloom_set_threads(f, (unsigned)threads);
         double spread = measure_batch(f, keys, n, (op_kind)op, results);
         printf("%-14s %10.1f %10.1f %9.2f\n", names[op], serial, spread, spread / serial);
     }

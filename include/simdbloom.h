@@ -387,25 +387,26 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  * Concurrent mode (sbloom_set_concurrent(f, 1), bit layouts only): any number of threads may then
  * call every add, add_if_new and contains function (single keys and batches, every key form) and
  * sbloom_items / sbloom_get_stats / sbloom_estimate on f at once, without a lock of their own.
- *   - Lookups are lock-free: they read each word of the key's block whole (a relaxed atomic
- *     load, or the ISA's aligned vector load, which moves every aligned 8-byte word whole on
- *     x86-64 and aarch64), and bits only ever go from 0 to 1.
- *   - An add looks its key up first, lock-free: a key already present writes nothing. A key
- *     found absent takes the lock of its block (4,096 striped spin locks), tests again, and
- *     writes the words that lack its bits: one compare-and-swap per key that changes the filter,
- *     instead of an atomic OR per word (up to 8, which cost 6.5x the plain add here).
+ *   - Adds and lookups are lock-free. A lookup reads each word of the key's block whole (a
+ *     relaxed atomic load, or the ISA's aligned vector load, which reads every aligned 8-byte
+ *     word whole on x86-64 and aarch64); an add tests each word first and ORs its bit in with
+ *     one atomic fetch-or only where the word lacks it, so a key already present writes nothing.
  *   - No false negatives: a key whose add returned before a lookup began (ordered as C11 orders
  *     them: the adding thread joined, or a mutex, or any release/acquire pair between them) is
  *     found. A lookup overlapping the add may answer either way.
- *   - Exactly once: among all adds of one key on one filter (add_if_new, the single-key adds
- *     and the batch adds' counts), the key is reported new at most once, and exactly once unless
- *     it was a false positive (its bits all set by other keys: then never, as in a serial
- *     filter).
- *   - sbloom_items never loses an increment (atomic), and counts each new key once.
+ *   - Exactly once: among all add_if_new calls (and single-key adds, which report newness) on
+ *     one filter, each distinct key is reported new at most once, and exactly once unless it was
+ *     a false positive (its bits all set by other keys: then never, as in a serial filter). A
+ *     test-and-add that finds its key absent takes a lock of its block (4,096 striped spin
+ *     locks) and tests again under it; a key already present takes no lock. Plain batch adds
+ *     (sbloom_add_hashes, _keys, _u64s) take no lock, and their returned count (and so
+ *     sbloom_items) may count a key twice when two threads add it at the same instant.
+ *   - sbloom_items never loses an increment (atomic).
  *   - Not concurrent with writers: sbloom_save, serialize, clone, clear, the set operations,
  *     fold and sbloom_set_concurrent itself; call those while no thread adds.
- * The single-threaded path is unchanged when the mode is off (one branch per call); in the mode
- * one thread pays the lock of each new key (bench/threads.c measures both).
+ * The single-threaded path is unchanged when the mode is off (one branch per call); what the mode
+ * costs one thread, and what a second thread gains, is measured by bench/threads.c
+ * (docs/CONCURRENCY.md).
  * The counting layout refuses the mode (SBLOOM_E_LAYOUT): its counters need one writer.
  *
  * Processes: sbloom_map(path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) maps the file shared

@@ -123,7 +123,6 @@ static inline void k16_masks(uint64_t hash, __m256i *lo, __m256i *hi)
 BLOCK512_PER_KEY(k8)
 BLOCK512_PER_KEY(k16)
 
-#if !SBK_NATIVE_VECTOR /* the SIMDe build of this file: portable concurrent forms */
 /* The masks as the block's bytes, for the concurrent mode's portable forms (kernel_loops.h). */
 static inline void parquet_mask_words(uint64_t hash, uint64_t *words)
 {
@@ -141,7 +140,6 @@ static inline void parquet_mask_words(uint64_t hash, uint64_t *words)
 
 BLOCK512_MASK_WORDS(k8)
 BLOCK512_MASK_WORDS(k16)
-#endif
 
 SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)

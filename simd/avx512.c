@@ -101,7 +101,6 @@ static inline __mmask16 missing(__m512i block, __m512i mask)
 BLOCK512_PER_KEY(k8)
 BLOCK512_PER_KEY(k16)
 
-#if !SBK_NATIVE_VECTOR /* the SIMDe build of this file: portable concurrent forms */
 /* The masks as the block's bytes, for the concurrent mode's portable forms (kernel_loops.h). */
 static inline void parquet_mask_words(uint64_t hash, uint64_t *words)
 {
@@ -117,7 +116,6 @@ static inline void k16_mask_words(uint64_t hash, uint64_t *words)
 {
     _mm512_store_si512(words, k16_mask(hash));
 }
-#endif
 
 SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)

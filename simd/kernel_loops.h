@@ -80,7 +80,7 @@
     }
 
 /*
- * The concurrent mode's per-key functions (kernels.h: contains_shared, insert_locked). An ISA
+ * The concurrent mode's per-key functions (kernels.h: contains_shared, insert_shared). An ISA
  * file whose vector loads and stores are native defines SBK_NATIVE_VECTOR 1 before including
  * this header: they are then its own probe and insert. Otherwise they come from one more per-key
  * function of the ISA file,
@@ -95,16 +95,34 @@
 #ifndef SBK_NATIVE_VECTOR
 #define SBK_NATIVE_VECTOR 0
 #endif
+/* The atomic OR of the words a key lacks: safe beside any other writer. A native vector kernel
+ * first tests the whole block with its own probe (a present key then costs what a lookup does). */
+#define SBK_DEFINE_OR_LACKING(NAME)                                                                \
+    static inline int NAME##_insert_shared_key(void *blocks, uint64_t nblocks, uint64_t hash)      \
+    {                                                                                              \
+        if (SBK_NATIVE_VECTOR && NAME##_probe(blocks, nblocks, hash))                              \
+            return 0; /* present: one vector test, nothing written */                              \
+        _Alignas(64) uint64_t mask[SBK_WORDS64_##NAME];                                            \
+        NAME##_mask_words(hash, mask);                                                             \
+        uint64_t *block =                                                                          \
+            (uint64_t *)blocks + SBK_WORDS64_##NAME * sbk_block_index(hash, nblocks);              \
+        int absent = 0;                                                                            \
+        for (int i = 0; i < SBK_WORDS64_##NAME; i++) {                                             \
+            uint64_t lacking = mask[i] & ~__atomic_load_n(block + i, __ATOMIC_RELAXED);            \
+            if (lacking) {                                                                         \
+                __atomic_fetch_or(block + i, lacking, __ATOMIC_RELAXED);                           \
+                absent = 1;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        return absent;                                                                             \
+    }
 #if SBK_NATIVE_VECTOR
 #define SBK_DEFINE_SHARED_PER_KEY(NAME)                                                            \
     static inline int NAME##_probe_shared(const void *blocks, uint64_t nblocks, uint64_t hash)     \
     {                                                                                              \
         return NAME##_probe(blocks, nblocks, hash);                                                \
     }                                                                                              \
-    static inline int NAME##_insert_locked_key(void *blocks, uint64_t nblocks, uint64_t hash)      \
-    {                                                                                              \
-        return NAME##_insert(blocks, nblocks, hash);                                               \
-    }
+    SBK_DEFINE_OR_LACKING(NAME)
 #else
 #define SBK_DEFINE_SHARED_PER_KEY(NAME)                                                            \
     static inline int NAME##_probe_shared(const void *blocks, uint64_t nblocks, uint64_t hash)     \
@@ -118,22 +136,7 @@
             lacking |= mask[i] & ~__atomic_load_n(block + i, __ATOMIC_RELAXED);                    \
         return lacking == 0;                                                                       \
     }                                                                                              \
-    static inline int NAME##_insert_locked_key(void *blocks, uint64_t nblocks, uint64_t hash)      \
-    {                                                                                              \
-        _Alignas(64) uint64_t mask[SBK_WORDS64_##NAME];                                            \
-        NAME##_mask_words(hash, mask);                                                             \
-        uint64_t *block =                                                                          \
-            (uint64_t *)blocks + SBK_WORDS64_##NAME * sbk_block_index(hash, nblocks);              \
-        int absent = 0;                                                                            \
-        for (int i = 0; i < SBK_WORDS64_##NAME; i++) {                                             \
-            uint64_t word = __atomic_load_n(block + i, __ATOMIC_RELAXED);                          \
-            if (mask[i] & ~word) {                                                                 \
-                __atomic_store_n(block + i, word | mask[i], __ATOMIC_RELAXED);                     \
-                absent = 1;                                                                        \
-            }                                                                                      \
-        }                                                                                          \
-        return absent;                                                                             \
-    }
+    SBK_DEFINE_OR_LACKING(NAME)
 #endif
 
 #define SBK_DEFINE_BATCH_KERNELS(NAME)                                                             \
@@ -142,13 +145,13 @@
     SBK_DEFINE_SHARED_PER_KEY(NAME)                                                                \
     SBK_DEFINE_LOOP(NAME##_contains_shared, NAME##_probe_shared, const void *,                     \
                     SBK_BLOCK_BYTES_##NAME, 0)                                                     \
-    SBK_DEFINE_LOOP(NAME##_insert_locked, NAME##_insert_locked_key, void *,                        \
+    SBK_DEFINE_LOOP(NAME##_insert_shared, NAME##_insert_shared_key, void *,                        \
                     SBK_BLOCK_BYTES_##NAME, 1)
 
 /* The table entry of a bit layout: insert, contains, no remove, and the concurrent forms. */
 #define SBK_LAYOUT_ENTRY(NAME)                                                                     \
     {                                                                                              \
-        NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_locked, NAME##_contains_shared   \
+        NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared   \
     }
 
 #define SBK_DEFINE_COUNTING_KERNELS(NAME)                                                          \

@@ -74,9 +74,6 @@ static inline void k8_mask(uint64_t hash, uint32x4_t mask[4])
 
 /* Probe and insert for a block of G groups, given the layout's mask builder. */
 /* The mask as the block's bytes, for the concurrent mode's portable forms (SIMDe on x86). */
-#if SBK_NATIVE_VECTOR
-#define NEON_MASK_WORDS(NAME, G)
-#else
 #define NEON_MASK_WORDS(NAME, G)                                                                   \
     static inline void NAME##_mask_words(uint64_t hash, uint64_t *words)                           \
     {                                                                                              \
@@ -85,7 +82,6 @@ static inline void k8_mask(uint64_t hash, uint32x4_t mask[4])
         for (int g = 0; g < (G); g++)                                                              \
             vst1q_u32((uint32_t *)words + 4 * g, mask[g]);                                         \
     }
-#endif
 
 #define NEON_PER_KEY(NAME, G)                                                                      \
     NEON_MASK_WORDS(NAME, G)                                                                       \

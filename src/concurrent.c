@@ -2,23 +2,26 @@
  * The concurrent mode: many threads (and processes sharing a file mapping) adding to and
  * querying one filter at once.
  *
- * Lookups take no lock: the kernel table's contains_shared reads the key's block as a lookup
- * always does (simd/kernels.h says why that is safe while others write: every word is read
- * whole, and bits only go from 0 to 1), so a lookup sees every bit of every add that finished
- * before it began.
+ * Adds and lookups take no lock. A lookup reads the key's block as it always does
+ * (contains_shared: simd/kernels.h says why that is safe beside writers). An add
+ * (insert_shared) tests each word first and ORs its bit in with one atomic fetch-or only where the
+ * word lacks it, so a key already present (72% of a crawler's stream) writes nothing. Bits only
+ * go from 0 to 1, so a lookup sees every bit of every add that finished before it began.
  *
- * An add first looks its key up the same way, lock-free: a key already present (72% of a
- * crawler's stream) writes nothing and takes no lock. A key found absent takes the lock of its
- * block in a table of 4,096 striped spin locks, tests again under it, and writes the block's
- * words that lack a bit (insert_locked). Every writer of a block holds its lock, so writes need
- * no atomic read-modify-write: one compare-and-swap per key that changes the filter, where an
- * atomic OR per word would cost up to 8 (on this 2-core AMD EPYC the 8 atomic ORs made a
- * 64 MiB add 6.5x slower than the plain one: bench/threads.c).
+ * Test-and-add must report each key new exactly once, and that cannot be done lock-free with
+ * word-sized atomics: two threads adding one key may each set half of its missing bits, and each
+ * then looks exactly like a thread that set its half while an unrelated key set the other. So a
+ * test-and-add that finds the key absent (lock-free, as a lookup) takes the lock of the key's
+ * block in a table of 4,096 striped spin locks, tests again under it, and sets the bits. Every
+ * test-and-add of one key takes the same lock, so the first to get it sees the key absent and
+ * sets it, and the others then see it present. A key already present takes no lock.
  *
- * The same lock makes test-and-add exactly-once, which no scheme of word-sized atomics can be:
- * two threads adding one key could each set half of its missing bits, and each would then look
- * exactly like a thread that set its half while an unrelated key set the other. Under the lock,
- * the first to get it sees the key absent and sets it, and every later one sees it present.
+ * Tried and measured (bench/threads.c, 2-core AMD EPYC VM, docs/CONCURRENCY.md): every add
+ * under the block's lock, writing plainly (one compare-and-swap per new key instead of up to 8
+ * fetch-ors) ran 2.3-3x faster on one thread, but two threads were slower than one: the lock
+ * table's cache lines bounced between the cores (perf: 92% of the cycles on the lock's
+ * cmpxchg). The fetch-ors touch only the key's own line, and lookups and plain adds stay
+ * lock-free, as the header promises.
  *
  * Across processes (sbloom_map with SBLOOM_OPEN_CONCURRENT) the lock table lives in the filter's
  * lock file (sbloom_lock_file), mapped shared, and a lock holds the holder's process ID: a waiter
@@ -91,8 +94,8 @@ static uint32_t *stripe_of(const sbloom_t *f, uint64_t hash)
  * enough that their lines are still in the caches for the second step. */
 #define ROUND 256
 
-/* Every add: lock-free lookups first, then each absent key set under its block's lock. is_new
- * gets the exactly-once answers (NULL: only the count is wanted). */
+/* The exactly-once test-and-add: lock-free lookups first, then each absent key set under its
+ * block's lock. */
 static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8_t *is_new)
 {
     uint8_t scratch[ROUND];
@@ -110,7 +113,7 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
             }
             uint32_t *lock = stripe_of(f, hashes[at + i]);
             stripe_lock(lock, token, f->stripes_shared);
-            out[i] = (uint8_t)k->insert_locked(f->blocks, f->nblocks, hashes + at + i, 1, NULL);
+            out[i] = (uint8_t)k->insert_shared(f->blocks, f->nblocks, hashes + at + i, 1, NULL);
             stripe_unlock(lock);
             fresh += out[i];
         }
@@ -123,6 +126,8 @@ uint64_t sbloom_concurrent_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *
 {
     if (op == SBLOOM_OP_CONTAINS)
         return f->kern->contains_shared(f->blocks, f->nblocks, hashes, n, results);
+    if (!results) /* a plain add: lock-free, the count may take a racing key twice */
+        return f->kern->insert_shared(f->blocks, f->nblocks, hashes, n, NULL);
     return insert_once(f, hashes, n, results);
 }
 
@@ -154,7 +159,7 @@ int sbloom_set_concurrent(sbloom_t *filter, int on)
         filter->concurrent = 0;
         return SBLOOM_OK;
     }
-    if (!filter->kern->insert_locked)
+    if (!filter->kern->insert_shared)
         return SBLOOM_E_LAYOUT; /* the counting layout: counters need one writer */
     if (!filter->stripes) {
         filter->stripes = sbloom_calloc(SBLOOM_STRIPES, sizeof *filter->stripes);
@@ -200,7 +205,7 @@ int sbloom_lock_file_open(const char *path, int *fd_out)
 
 int sbloom_concurrent_share(sbloom_t *f, const char *path)
 {
-    if (!f->kern->insert_locked)
+    if (!f->kern->insert_shared)
         return SBLOOM_E_LAYOUT;
     int fd;
     int rc = sbloom_lock_file_open(path, &fd);
