@@ -18,9 +18,9 @@
  *
  * Tried and measured (bench/threads.c, 2-core AMD EPYC VM, docs/CONCURRENCY.md): every add
  * under the block's lock, writing plainly (one compare-and-swap per new key instead of up to 8
- * fetch-ors) ran 2.3-3x faster on one thread, but two threads were slower than one: the lock
- * table's cache lines bounced between the cores (perf: 92% of the cycles on the lock's
- * cmpxchg). The fetch-ors touch only the key's own line, and lookups and plain adds stay
+ * fetch-ors) ran 2.3-3x faster on one thread, but in most runs two threads were slower than
+ * one: the lock table's cache lines bounced between the cores (perf: 92% of the cycles on the
+ * lock's cmpxchg). The fetch-ors touch only the key's own line, and lookups and plain adds stay
  * lock-free, as the header promises.
  *
  * Across processes (sbloom_map with SBLOOM_OPEN_CONCURRENT) the lock table lives in the filter's
