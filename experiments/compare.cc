@@ -331,7 +331,7 @@ int main(int argc, char **argv)
     all.push_back(classic(w, "single-hash bitmap, block512-k8's memory", k8.bytes, 1));
     all.push_back(classic(w, "classic Bloom, k = " + std::to_string(classic_k),
                           (uint64_t)std::ceil(classic_bits / 8), classic_k));
-    for (int l = 1; l <= SBLOOM_LAYOUT_COUNT; l++)
+    for (int l = 1; l <= SBLOOM_LAYOUT_COUNTING512; l++) /* the fixed-size layouts */
         all.push_back(blocked(w, (sbloom_layout)l, p));
     all.push_back(counting(w, p));
     all.push_back(multidim(w, (uint64_t)classic_bits, 0));

@@ -12,7 +12,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_input in = {data, size, 0};
-    sbloom_layout layout = (sbloom_layout)(1 + fuzz_take(&in, 1) % SBLOOM_LAYOUT_COUNT);
+    sbloom_layout layout = (sbloom_layout)(1 + fuzz_take(&in, 1) % FUZZ_FIXED_LAYOUTS);
     uint64_t nblocks = 1 + fuzz_take(&in, 2) % 1024;
     fuzz_filters ff;
     fuzz_filters_create(&ff, nblocks * sbloom_layout_block_bytes(layout), layout);

@@ -13,7 +13,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_input in = {data, size, 0};
-    sbloom_layout layout = (sbloom_layout)(1 + fuzz_take(&in, 1) % SBLOOM_LAYOUT_COUNT);
+    sbloom_layout layout = (sbloom_layout)(1 + fuzz_take(&in, 1) % FUZZ_FIXED_LAYOUTS);
     const void *keys[MAX_KEYS];
     size_t lens[MAX_KEYS], n = 0;
     while (!fuzz_done(&in) && n < MAX_KEYS) {

@@ -128,8 +128,8 @@ int parse_layout(const char *option, const char *text, sbloom_layout *out)
         return 1;
     }
     fprintf(stderr,
-            "simdbloom: %s wants auto, parquet, block512-k8, block512-k16 or counting512, not "
-            "'%s'\n",
+            "simdbloom: %s wants auto, parquet, block512-k8, block512-k16, counting512 or "
+            "scalable, not '%s'\n",
             option, text);
     return 0;
 }

@@ -251,6 +251,8 @@ static int parse_bench(int argc, char **argv, bench_config *c)
                 return EXIT_USAGE;
             if (c->layout == 0)
                 c->layout = SBLOOM_LAYOUT_BLOCK512_K8;
+            if (c->layout == SBLOOM_LAYOUT_SCALABLE)
+                return usage_error("bench", "--layout scalable: the benchmark sizes fixed filters");
         } else if (is_option(arg, "--urls")) {
             if (!(c->urls_path = option_value(argc, argv, &i, "--urls")))
                 return EXIT_USAGE;

@@ -31,7 +31,7 @@ static const char dedup_help[] =
     "  --fpp P             false-positive rate: the chance that a new line is taken for a\n"
     "                      repeat and dropped (default 1e-6)\n"
     "  --layout L          auto (default: the smallest filter), parquet, block512-k8,\n"
-    "                      block512-k16, counting512\n"
+    "                      block512-k16, counting512, scalable (grows from N)\n"
     "  --state FILTER      keep the seen lines in this filter file across runs: loaded if it\n"
     "                      exists (then --expect/--fpp/--layout are the file's), created if not,\n"
     "                      saved crash-safely at the end\n"
@@ -204,7 +204,9 @@ static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
     }
     int rc = sbloom_map(filter, o->shared, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT);
     if (rc == SBLOOM_E_LAYOUT) {
-        fprintf(stderr, "simdbloom: %s is a counting filter; --shared takes bit filters only\n",
+        fprintf(stderr,
+                "simdbloom: %s is a counting or scalable filter; --shared takes fixed-size bit "
+                "filters only\n",
                 o->shared);
         return EXIT_RUNTIME;
     }
