@@ -139,7 +139,19 @@
     SBK_DEFINE_OR_LACKING(NAME)
 #endif
 
+/* The single-key entries: the per-key functions themselves, behind one call. */
+#define SBK_DEFINE_ONE_KEY(NAME, INSERT)                                                           \
+    static int NAME##_insert_one(void *blocks, uint64_t nblocks, uint64_t hash)                    \
+    {                                                                                              \
+        return INSERT(blocks, nblocks, hash);                                                      \
+    }                                                                                              \
+    static int NAME##_contains_one(const void *blocks, uint64_t nblocks, uint64_t hash)            \
+    {                                                                                              \
+        return NAME##_probe(blocks, nblocks, hash);                                                \
+    }
+
 #define SBK_DEFINE_BATCH_KERNELS(NAME)                                                             \
+    SBK_DEFINE_ONE_KEY(NAME, NAME##_insert)                                                        \
     SBK_DEFINE_LOOP(NAME##_contains, NAME##_probe, const void *, SBK_BLOCK_BYTES_##NAME, 0)        \
     SBK_DEFINE_LOOP(NAME##_insert_batch, NAME##_insert, void *, SBK_BLOCK_BYTES_##NAME, 1)         \
     SBK_DEFINE_SHARED_PER_KEY(NAME)                                                                \
@@ -151,10 +163,12 @@
 /* The table entry of a bit layout: insert, contains, no remove, and the concurrent forms. */
 #define SBK_LAYOUT_ENTRY(NAME)                                                                     \
     {                                                                                              \
-        NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared   \
+        NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared,  \
+            NAME##_insert_one, NAME##_contains_one                                                 \
     }
 
 #define SBK_DEFINE_COUNTING_KERNELS(NAME)                                                          \
+    SBK_DEFINE_ONE_KEY(NAME, NAME##_increment)                                                     \
     SBK_DEFINE_LOOP(NAME##_contains, NAME##_probe, const void *, SBK_BLOCK_BYTES_##NAME, 0)        \
     SBK_DEFINE_LOOP(NAME##_add, NAME##_increment, void *, SBK_BLOCK_BYTES_##NAME, 1)               \
     SBK_DEFINE_LOOP(NAME##_remove, NAME##_decrement, void *, SBK_BLOCK_BYTES_##NAME, 1)
@@ -162,7 +176,8 @@
 /* The counting layout's entry: insert increments, contains, remove. */
 #define SBK_COUNTING_ENTRY(NAME)                                                                   \
     {                                                                                              \
-        NAME##_add, NAME##_contains, NAME##_remove, NULL, NULL                                     \
+        NAME##_add, NAME##_contains, NAME##_remove, NULL, NULL, NAME##_insert_one,                 \
+            NAME##_contains_one                                                                    \
     }
 
 #endif

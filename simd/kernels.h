@@ -64,6 +64,10 @@ typedef uint64_t (*sbk_batch_fn)(void *blocks, uint64_t nblocks, const uint64_t 
                                  uint8_t *results);
 typedef uint64_t (*sbk_probe_fn)(const void *blocks, uint64_t nblocks, const uint64_t *hashes,
                                  size_t n, uint8_t *results);
+/* One key, without a batch loop: the single-key calls (sbloom_add_hash, sbloom_contains_hash). */
+typedef int (*sbk_insert_one_fn)(void *blocks, uint64_t nblocks, uint64_t hash);
+typedef int (*sbk_probe_one_fn)(const void *blocks, uint64_t nblocks, uint64_t hash);
+
 typedef struct sbloom_layout_kernels {
     sbk_batch_fn insert;
     sbk_probe_fn contains;
@@ -82,6 +86,8 @@ typedef struct sbloom_layout_kernels {
      *                    is what C11 (and ThreadSanitizer) can check. */
     sbk_batch_fn insert_shared;
     sbk_probe_fn contains_shared;
+    sbk_insert_one_fn insert_one; /* insert and contains of one key (the plain forms) */
+    sbk_probe_one_fn contains_one;
 } sbloom_layout_kernels;
 
 #define SBK_COUNTER_MAX 15

@@ -147,7 +147,7 @@ uint64_t sbloom_hash(const sbloom_t *filter, const void *key, size_t len)
     return sbloom_hash_bytes(filter->layout, key, len);
 }
 
-/* Single keys call the kernel directly, a batch of one, without the batch driver. */
+/* Single keys call the layout's one-key kernel directly: no batch driver, no loop. */
 
 int sbloom_add_hash(sbloom_t *filter, uint64_t hash)
 {
@@ -159,9 +159,9 @@ int sbloom_add_hash(sbloom_t *filter, uint64_t hash)
         uint8_t is_new;
         return (int)sbloom_scalable_run(filter, SBLOOM_OP_INSERT, &hash, 1, &is_new);
     }
-    uint64_t fresh = filter->concurrent
-                         ? (uint64_t)sbloom_concurrent_add_one(filter, hash)
-                         : filter->kern->insert(filter->blocks, filter->nblocks, &hash, 1, NULL);
+    uint64_t fresh = filter->concurrent ? (uint64_t)sbloom_concurrent_add_one(filter, hash)
+                                        : (uint64_t)filter->kern->insert_one(filter->blocks,
+                                                                             filter->nblocks, hash);
     sbloom_count_inserted(filter, 1, fresh);
     return (int)fresh;
 }
@@ -172,9 +172,9 @@ int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash)
         return SBLOOM_E_NULL;
     if (filter->stages)
         return (int)sbloom_scalable_run((sbloom_t *)filter, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
-    sbk_probe_fn contains =
-        filter->concurrent ? filter->kern->contains_shared : filter->kern->contains;
-    return (int)contains(filter->blocks, filter->nblocks, &hash, 1, NULL);
+    if (filter->concurrent)
+        return (int)filter->kern->contains_shared(filter->blocks, filter->nblocks, &hash, 1, NULL);
+    return filter->kern->contains_one(filter->blocks, filter->nblocks, hash);
 }
 
 int sbloom_add(sbloom_t *filter, const void *key, size_t len)

@@ -10,6 +10,7 @@
 set -u
 bin=$1
 . "$(dirname "$0")/lib.sh"
+skip() { echo "SKIP: $*"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -59,23 +60,29 @@ check "two dedup --state runs at once: each distinct line written once between t
 
 # 4. Three dedup --shared processes started together on a file that does not exist yet, over
 #    overlapping parts of the stream: one creates it, and every distinct line comes out once.
-for trial in 1 2; do
-  rm -f sh.sbloom sh.sbloom.lock
-  timeout 60 "$bin" dedup --quiet --shared sh.sbloom --expect 1M first >o1 & a=$!
-  timeout 60 "$bin" dedup --quiet --shared sh.sbloom --expect 1M second >o2 & b=$!
-  timeout 60 "$bin" dedup --quiet --shared sh.sbloom --expect 1M all >o3 & c=$!
-  wait $a; ra=$?; wait $b; rb=$?; wait $c; rc=$?
-  check "dedup --shared x3, trial $trial: all exit 0" bash -c "[ $ra -eq 0 ] && [ $rb -eq 0 ] && [ $rc -eq 0 ]"
-  check "dedup --shared x3, trial $trial: each distinct line exactly once between them" \
-    bash -c "cat o1 o2 o3 | sort | cmp -s - <(sort distinct)"
-  check "dedup --shared x3, trial $trial: the file is valid and holds every line" \
-    bash -c "'$bin' info sh.sbloom >/dev/null && [ \$('$bin' query --quiet --absent sh.sbloom all | wc -l) -eq 0 ]"
-done
-"$bin" build --quiet --counting --expect 1000 -o c.sbloom /dev/null
-echo x | "$bin" dedup --shared c.sbloom >/dev/null 2>err; rc=$?
-check "dedup --shared on a counting filter: exit 1, said" bash -c "[ $rc -eq 1 ] && grep -q 'counting or scalable filter' err"
-"$bin" dedup --shared sh.sbloom --state st.sbloom </dev/null >/dev/null 2>err; rc=$?
-check "--shared with --state: a usage error" [ $rc -eq 2 ]
+#    (A shared read-write mapping needs a little-endian host: on s390x it is refused, said so.)
+echo x | "$bin" dedup --shared probe.sbloom >/dev/null 2>err
+if grep -q "not supported by this build or host" err; then
+  skip "big-endian host: dedup --shared refuses (as documented), its checks not run"
+else
+  for trial in 1 2; do
+    rm -f sh.sbloom sh.sbloom.lock
+    timeout 60 "$bin" dedup --quiet --shared sh.sbloom --expect 1M first >o1 & a=$!
+    timeout 60 "$bin" dedup --quiet --shared sh.sbloom --expect 1M second >o2 & b=$!
+    timeout 60 "$bin" dedup --quiet --shared sh.sbloom --expect 1M all >o3 & c=$!
+    wait $a; ra=$?; wait $b; rb=$?; wait $c; rc=$?
+    check "dedup --shared x3, trial $trial: all exit 0" bash -c "[ $ra -eq 0 ] && [ $rb -eq 0 ] && [ $rc -eq 0 ]"
+    check "dedup --shared x3, trial $trial: each distinct line exactly once between them" \
+      bash -c "cat o1 o2 o3 | sort | cmp -s - <(sort distinct)"
+    check "dedup --shared x3, trial $trial: the file is valid and holds every line" \
+      bash -c "'$bin' info sh.sbloom >/dev/null && [ \$('$bin' query --quiet --absent sh.sbloom all | wc -l) -eq 0 ]"
+  done
+  "$bin" build --quiet --counting --expect 1000 -o c.sbloom /dev/null
+  echo x | "$bin" dedup --shared c.sbloom >/dev/null 2>err; rc=$?
+  check "dedup --shared on a counting filter: exit 1, said" bash -c "[ $rc -eq 1 ] && grep -q 'counting or scalable filter' err"
+  "$bin" dedup --shared sh.sbloom --state st.sbloom </dev/null >/dev/null 2>err; rc=$?
+  check "--shared with --state: a usage error" [ $rc -eq 2 ]
+fi
 
 # 5. No --expect: a scalable filter that grows past its first stage (1M lines) and keeps
 #    dedup exact; the same as a --state file, reloaded.
