@@ -211,17 +211,9 @@ int sbloom_concurrent_share(sbloom_t *f, const char *path)
     int rc = sbloom_lock_file_open(path, &fd);
     if (rc != SBLOOM_OK)
         return rc;
-    void *map = MAP_FAILED;
-    if (sbloom_may_allocate())
-        map = mmap(NULL, SBLOOM_LOCK_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    else
-        errno = ENOMEM;
-    int saved = errno;
-    close(fd);
-    if (map == MAP_FAILED) {
-        errno = saved;
-        return saved == ENOMEM ? SBLOOM_E_NOMEM : SBLOOM_E_IO;
-    }
+    void *map;
+    if ((rc = sbloom_map_fd(fd, SBLOOM_LOCK_FILE_BYTES, 1, &map)) != SBLOOM_OK)
+        return rc;
     f->stripes_map = map;
     f->stripes = (uint32_t *)((char *)map + SBLOOM_LOCK_STRIPES_AT);
     f->items_delta = (uint64_t *)((char *)map + SBLOOM_LOCK_DELTA_AT);

@@ -411,6 +411,24 @@ void sbloom_unmap_file(void *base, uint64_t bytes)
     munmap(base, (size_t)bytes);
 }
 
+int sbloom_map_fd(int fd, uint64_t bytes, int writable, void **base)
+{
+    void *map = MAP_FAILED;
+    if (sbloom_may_allocate())
+        map = mmap(NULL, (size_t)bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
+                   fd, 0);
+    else
+        errno = ENOMEM;
+    int saved = errno;
+    close(fd);
+    if (map == MAP_FAILED) {
+        errno = saved;
+        return saved == ENOMEM ? SBLOOM_E_NOMEM : SBLOOM_E_IO;
+    }
+    *base = map;
+    return SBLOOM_OK;
+}
+
 int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
 {
     if (!out)
@@ -451,18 +469,10 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
         close(fd);
         return rc;
     }
-    void *base = MAP_FAILED;
-    if (sbloom_may_allocate())
-        base = mmap(NULL, (size_t)size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED,
-                    fd, 0);
-    else
-        errno = ENOMEM;
-    int saved = errno;
-    close(fd);
-    if (base == MAP_FAILED) {
-        errno = saved;
-        return saved == ENOMEM ? SBLOOM_E_NOMEM : SBLOOM_E_IO;
-    }
+    void *base;
+    int mapped = sbloom_map_fd(fd, size, writable, &base);
+    if (mapped != SBLOOM_OK)
+        return mapped;
     sbloom_header h;
     int rc = sbloom_header_parse(base, size, &h);
     /* Another process of a concurrent mapping may be rewriting the header (a sync, a few

@@ -138,6 +138,9 @@ void sbloom_unmap_file(void *base, uint64_t bytes);
 int sbloom_open_regular(const char *path, int *fd, uint64_t *size);
 /* The same with open(2)'s access mode (O_RDONLY or O_RDWR). */
 int sbloom_open_regular_mode(const char *path, int mode, int *fd, uint64_t *size);
+/* Maps bytes of fd shared (read-write when writable) and closes fd either way: SBLOOM_OK with
+ * *base set, or SBLOOM_E_NOMEM / SBLOOM_E_IO with errno set. */
+int sbloom_map_fd(int fd, uint64_t bytes, int writable, void **base);
 int sbloom_write_all(int fd, const void *data, uint64_t len);
 int sbloom_read_all(int fd, void *data, uint64_t len);
 int sbloom_write_file(const char *path, const void *header, size_t header_bytes,
