@@ -175,7 +175,8 @@ SBLOOM_API int sbloom_create_bytes(sbloom_t **out, uint64_t bytes, sbloom_layout
  * a snapshot, or the same contents on another ISA after sbloom_set_isa(). */
 SBLOOM_API int sbloom_clone(sbloom_t **out, const sbloom_t *filter);
 /* Frees the filter; NULL is accepted. Memory the caller owns (sbloom_create_in, sbloom_attach)
- * is left alone; a read-write file mapping is synced first (sbloom_sync). */
+ * is left alone; a read-write file mapping is synced first (sbloom_sync), except a concurrent
+ * one (SBLOOM_OPEN_CONCURRENT), which other processes may still be adding to. */
 SBLOOM_API void sbloom_free(sbloom_t *filter);
 /* Clears every bit (or counter) and the item counter. */
 SBLOOM_API int sbloom_clear(sbloom_t *filter);
@@ -310,8 +311,8 @@ SBLOOM_API int sbloom_load(sbloom_t **out, const char *path);
 /* Maps a file, zero copy: the header is validated, the bits' checksum only with
  * SBLOOM_OPEN_VERIFY. Without SBLOOM_OPEN_WRITE the mapping is read-only (adds return
  * SBLOOM_E_READONLY; for read-mostly services); with it, a shared read-write mapping whose adds
- * go to the file itself, visible at once to every process mapping it (the base for several
- * processes sharing one filter; this version's adds still need one writer at a time).
+ * go to the file itself, visible at once to every process mapping it (one writer at a time;
+ * with SBLOOM_OPEN_CONCURRENT too, any number: see "Many threads and processes").
  * sbloom_sync or sbloom_free write the header (items, checksum) back; until then the file's
  * checksum is stale and sbloom_load refuses it. On a big-endian host a read-only map loads the
  * file (swapped, always verified) instead, and SBLOOM_OPEN_WRITE gives SBLOOM_E_UNSUPPORTED. */
