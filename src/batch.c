@@ -167,6 +167,8 @@ int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n)
 
 void sbloom_count_inserted(sbloom_t *f, uint64_t inserted, uint64_t fresh)
 {
+    if (f->stages)
+        return; /* a scalable filter's stages count their own keys (src/scalable.c) */
     uint64_t added = f->layout == SBLOOM_LAYOUT_COUNTING512 ? inserted : fresh;
     if (f->items_delta)
         __atomic_fetch_add(f->items_delta, added, __ATOMIC_RELAXED);

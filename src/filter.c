@@ -328,30 +328,29 @@ static void scan_blocks(const sbloom_t *filter, uint64_t stride, sbloom_stats *o
         out->fill >= 1.0 ? INFINITY : -(double)filter->nblocks * slots * log1p(-out->fill);
 }
 
-int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out)
-{
-    if (!filter || !out)
-        return SBLOOM_E_NULL;
-    if (out->size < sizeof(sbloom_stats))
-        return SBLOOM_E_INVALID;
-    if (filter->stages)
-        return sbloom_scalable_stats(filter, 0, out);
-    scan_blocks(filter, 1, out);
-    return SBLOOM_OK;
-}
-
 /* Blocks the estimate reads at most: 4096 x 64 bytes = 256 KiB, a few microseconds. */
 #define ESTIMATE_BLOCKS 4096
 
-int sbloom_estimate(const sbloom_t *filter, sbloom_stats *out)
+/* The statistics from every block (sampled 0) or from at most ESTIMATE_BLOCKS evenly spaced. */
+static int stats_of(const sbloom_t *filter, sbloom_stats *out, int sampled)
 {
     if (!filter || !out)
         return SBLOOM_E_NULL;
     if (out->size < sizeof(sbloom_stats))
         return SBLOOM_E_INVALID;
     if (filter->stages)
-        return sbloom_scalable_stats(filter, 1, out);
-    uint64_t stride = filter->nblocks / ESTIMATE_BLOCKS;
+        return sbloom_scalable_stats(filter, sampled, out);
+    uint64_t stride = sampled ? filter->nblocks / ESTIMATE_BLOCKS : 1;
     scan_blocks(filter, stride ? stride : 1, out);
     return SBLOOM_OK;
+}
+
+int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out)
+{
+    return stats_of(filter, out, 0);
+}
+
+int sbloom_estimate(const sbloom_t *filter, sbloom_stats *out)
+{
+    return stats_of(filter, out, 1);
 }

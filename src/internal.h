@@ -40,7 +40,6 @@ struct sbloom {
      * stages (ordinary filters, oldest first); first_items is the first stage's plan. */
     struct sbloom **stages;
     uint32_t nstages;
-    int grow_failed; /* a stage could not be added: the newest took more than planned */
     uint64_t first_items;
 };
 

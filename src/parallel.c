@@ -48,8 +48,8 @@ static void flush(part *p, const uint64_t *gathered, const size_t *where, size_t
 
 static void run_part(part *p)
 {
-    uint64_t gathered[PIECE + 1]; /* + 1: the slot a key not taken is written to */
-    size_t where[PIECE + 1];
+    uint64_t gathered[PIECE]; /* slot m is written for every key, kept only for ours */
+    size_t where[PIECE];
     size_t m = 0;
     uint64_t nblocks = p->f->nblocks;
     uint64_t width = p->end_block - p->first_block;
