@@ -33,13 +33,21 @@
 /* Software prefetch as a sliding window (SBK_PREFETCH_AHEAD, SBK_PREFETCH_MIN_BYTES in
  * kernels.h): while key j is probed, the line of key j + AHEAD is requested. */
 
+/* WRITE: 0 for loops that read, 1 for plain writes, 2 for the concurrent mode's atomic writes
+ * (sbk_prefetch_owned). */
 #define SBK_PREFETCH_LINE(BLOCKS, NBLOCKS, HASH, BLOCK_BYTES, WRITE)                               \
-    __builtin_prefetch((const char *)(BLOCKS) + sbk_block_index(HASH, NBLOCKS) * (BLOCK_BYTES),    \
-                       WRITE, 3)
+    do {                                                                                           \
+        const char *line_ =                                                                        \
+            (const char *)(BLOCKS) + sbk_block_index(HASH, NBLOCKS) * (BLOCK_BYTES);               \
+        if ((WRITE) == 2)                                                                          \
+            sbk_prefetch_owned(line_);                                                             \
+        else                                                                                       \
+            __builtin_prefetch(line_, (WRITE) != 0, 3);                                            \
+    } while (0)
 
 /* One batch loop over a per-key function returning 0 or 1: the answers go to `results` when it
  * is not NULL, and their sum is returned. Separate loops, so that neither the results pointer
- * nor the prefetch decision is tested per key. WRITE is 1 for the loops that modify blocks. */
+ * nor the prefetch decision is tested per key. WRITE as for SBK_PREFETCH_LINE. */
 #define SBK_DEFINE_LOOP(LOOP, PER_KEY, BLOCKS, BLOCK_BYTES, WRITE)                                 \
     static uint64_t LOOP(BLOCKS blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,        \
                          uint8_t *results)                                                         \
@@ -158,7 +166,7 @@
     SBK_DEFINE_LOOP(NAME##_contains_shared, NAME##_probe_shared, const void *,                     \
                     SBK_BLOCK_BYTES_##NAME, 0)                                                     \
     SBK_DEFINE_LOOP(NAME##_insert_shared, NAME##_insert_shared_key, void *,                        \
-                    SBK_BLOCK_BYTES_##NAME, 1)
+                    SBK_BLOCK_BYTES_##NAME, 2)
 
 /* The table entry of a bit layout: insert, contains, no remove, and the concurrent forms. */
 #define SBK_LAYOUT_ENTRY(NAME)                                                                     \

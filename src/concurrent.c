@@ -93,27 +93,47 @@ static uint32_t *stripe_of(const sbloom_t *f, uint64_t hash)
 /* Keys tested lock-free per round before the absent ones are set under their locks: small
  * enough that their lines are still in the caches for the second step. */
 #define ROUND 256
+/* Absent keys ahead whose lock word (and block) is requested for writing while one key is set:
+ * a lock's line was usually last written by another core, and fetching it is a cache miss. */
+#define LOCK_AHEAD 8
+
+/* The lock word and the block of a key about to be set under its lock, requested owned. */
+static inline void prefetch_for_locked_insert(const sbloom_t *f, uint64_t hash)
+{
+    sbk_prefetch_owned(stripe_of(f, hash));
+    sbk_prefetch_owned((const char *)f->blocks +
+                       sbk_block_index(hash, f->nblocks) * f->block_bytes);
+}
 
 /* The exactly-once test-and-add: lock-free lookups first, then each absent key set under its
  * block's lock. */
 static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8_t *is_new)
 {
     uint8_t scratch[ROUND];
+    uint16_t absent[ROUND];
     const sbloom_layout_kernels *k = f->kern;
     uint32_t token = f->stripes_shared ? (uint32_t)getpid() : 1;
     uint64_t fresh = 0;
     for (size_t at = 0; at < n; at += ROUND) {
         size_t len = n - at < ROUND ? n - at : ROUND;
+        const uint64_t *round = hashes + at;
         uint8_t *out = is_new ? is_new + at : scratch;
-        k->contains_shared(f->blocks, f->nblocks, hashes + at, len, out);
+        k->contains_shared(f->blocks, f->nblocks, round, len, out);
+        size_t nabsent = 0;
         for (size_t i = 0; i < len; i++) {
-            if (out[i]) {
-                out[i] = 0; /* present: no lock, not new */
-                continue;
-            }
-            uint32_t *lock = stripe_of(f, hashes[at + i]);
+            absent[nabsent] = (uint16_t)i;
+            nabsent += !out[i];
+            out[i] = 0; /* present: no lock, not new */
+        }
+        for (size_t q = 0; q < nabsent && q < LOCK_AHEAD; q++)
+            prefetch_for_locked_insert(f, round[absent[q]]);
+        for (size_t q = 0; q < nabsent; q++) {
+            if (q + LOCK_AHEAD < nabsent)
+                prefetch_for_locked_insert(f, round[absent[q + LOCK_AHEAD]]);
+            size_t i = absent[q];
+            uint32_t *lock = stripe_of(f, round[i]);
             stripe_lock(lock, token, f->stripes_shared);
-            out[i] = (uint8_t)k->insert_shared(f->blocks, f->nblocks, hashes + at + i, 1, NULL);
+            out[i] = (uint8_t)k->insert_shared(f->blocks, f->nblocks, round + i, 1, NULL);
             stripe_unlock(lock);
             fresh += out[i];
         }

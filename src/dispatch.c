@@ -35,6 +35,13 @@ static int os_saves(uint64_t mask)
     return (read_xcr0() & mask) == mask;
 }
 
+/* PREFETCHW (CPUID 0x80000001, ECX bit 8, "3DNowPrefetch" in AMD's name). */
+static int cpu_has_prefetchw(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 8));
+}
+
 __attribute__((unused)) static int cpu_has_avx2(void)
 {
     unsigned a, b, c, d;
@@ -56,6 +63,17 @@ __attribute__((unused)) static int cpu_has_avx512(void)
 static int always(void)
 {
     return 1;
+}
+
+int sbk_cpu_prefetchw;
+
+/* CPU facts the kernels read besides their table (simd/kernels.h), noted before a table is
+ * handed out. */
+static void note_cpu_facts(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __atomic_store_n(&sbk_cpu_prefetchw, cpu_has_prefetchw(), __ATOMIC_RELAXED);
+#endif
 }
 
 /* Candidates from least to most preferred; only those compiled into this binary are listed. */
@@ -100,6 +118,7 @@ static int auto_pickable(size_t i)
 
 static const sbloom_kernels *best_here(void)
 {
+    note_cpu_facts();
     const sbloom_kernels *best = &sbloom_kernels_scalar;
     for (size_t i = 0; i < NCANDIDATES; i++)
         if (auto_pickable(i))
@@ -111,6 +130,7 @@ const sbloom_kernels *sbloom_kernels_by_name(const char *name)
 {
     if (!name)
         return NULL;
+    note_cpu_facts();
     for (size_t i = 0; i < NCANDIDATES; i++)
         if (strcmp(candidates[i].table->name, name) == 0 && candidates[i].runs_here())
             return candidates[i].table;
