@@ -177,6 +177,7 @@ int sbloom_set_concurrent(sbloom_t *filter, int on)
         if (filter->stripes_shared)
             return SBLOOM_E_INVALID; /* a concurrent mapping stays concurrent */
         filter->concurrent = 0;
+        sbloom_inline_refresh(filter);
         return SBLOOM_OK;
     }
     if (!filter->kern->insert_shared)
@@ -187,6 +188,7 @@ int sbloom_set_concurrent(sbloom_t *filter, int on)
             return SBLOOM_E_NOMEM;
     }
     filter->concurrent = 1;
+    sbloom_inline_refresh(filter);
     return SBLOOM_OK;
 }
 
@@ -239,6 +241,7 @@ int sbloom_concurrent_share(sbloom_t *f, const char *path)
     f->items_delta = (uint64_t *)((char *)map + SBLOOM_LOCK_DELTA_AT);
     f->stripes_shared = 1;
     f->concurrent = 1;
+    sbloom_inline_refresh(f);
     return SBLOOM_OK;
 }
 

@@ -138,7 +138,8 @@ const sbloom_kernels *sbloom_kernels_by_name(const char *name)
 }
 
 static _Atomic(const sbloom_kernels *) active;
-static atomic_int active_error; /* SBLOOM_E_ISA while SIMDBLOOM_ISA names an unusable table */
+static atomic_int active_error;  /* SBLOOM_E_ISA while SIMDBLOOM_ISA names an unusable table */
+static atomic_int active_forced; /* named by SIMDBLOOM_ISA or sbloom_set_isa */
 static atomic_int decided;
 
 static void decide_once(void)
@@ -157,6 +158,8 @@ static void decide_once(void)
     }
     atomic_store_explicit(&active, table, memory_order_release);
     atomic_store_explicit(&active_error, err, memory_order_release);
+    atomic_store_explicit(&active_forced, forced && *forced && strcmp(forced, "auto") != 0,
+                          memory_order_release);
     atomic_store_explicit(&decided, 1, memory_order_release);
 }
 
@@ -167,6 +170,16 @@ const sbloom_kernels *sbloom_kernels_active(int *err)
     if (!table && err)
         *err = atomic_load_explicit(&active_error, memory_order_acquire);
     return table;
+}
+
+int sbloom_kernels_inline_ok(const sbloom_kernels *table)
+{
+    if (!atomic_load_explicit(&active_forced, memory_order_acquire))
+        return 1;
+    for (size_t i = 0; i < NCANDIDATES; i++)
+        if (candidates[i].table == table)
+            return table != &sbloom_kernels_scalar && auto_pickable(i);
+    return 0;
 }
 
 const char *sbloom_isa(void)
@@ -184,6 +197,7 @@ int sbloom_set_isa(const char *name)
         return SBLOOM_E_ISA;
     atomic_store_explicit(&active, table, memory_order_release);
     atomic_store_explicit(&active_error, SBLOOM_OK, memory_order_release);
+    atomic_store_explicit(&active_forced, name && strcmp(name, "auto") != 0, memory_order_release);
     return SBLOOM_OK;
 }
 

@@ -452,8 +452,10 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
             *out = NULL;
             return SBLOOM_E_LAYOUT;
         }
-        if (rc == SBLOOM_OK)
+        if (rc == SBLOOM_OK) {
             (*out)->readonly = 1;
+            sbloom_inline_refresh(*out);
+        }
         return rc;
     }
     int fd;

@@ -42,6 +42,8 @@ int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint
     f->planned_fpp = planned_p;
     f->kern = &kernels->layout[layout - 1];
     f->isa = kernels->name;
+    f->inline_ok = sbloom_kernels_inline_ok(kernels);
+    sbloom_inline_refresh(f);
     *out = f;
     return SBLOOM_OK;
 }
@@ -139,6 +141,18 @@ int sbloom_clear(sbloom_t *filter)
 }
 
 /* ---- Single keys ---- */
+
+_Static_assert(offsetof(struct sbloom, inline_add) == offsetof(sbloom_inline_view, inline_add),
+               "the filter's first members are sbloom_inline_view's");
+
+void sbloom_inline_refresh(sbloom_t *f)
+{
+    int bit_layout = f->layout == SBLOOM_LAYOUT_PARQUET || f->layout == SBLOOM_LAYOUT_BLOCK512_K8 ||
+                     f->layout == SBLOOM_LAYOUT_BLOCK512_K16;
+    int eligible = bit_layout && f->inline_ok && !f->stages && !f->concurrent;
+    f->inline_contains = eligible ? (uint32_t)f->layout : 0;
+    f->inline_add = eligible && !f->readonly ? (uint32_t)f->layout : 0;
+}
 
 uint64_t sbloom_hash(const sbloom_t *filter, const void *key, size_t len)
 {

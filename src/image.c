@@ -40,6 +40,7 @@ static int wrap_image(sbloom_t **out, uint8_t *base, const sbloom_header *h, int
     f->blocks = base + SBLOOM_HEADER_BYTES;
     f->image = base;
     f->readonly = !writable;
+    sbloom_inline_refresh(f);
     sbloom_header_apply(h, f);
     *out = f;
     return SBLOOM_OK;

@@ -12,10 +12,20 @@
 typedef enum { SBLOOM_OP_INSERT, SBLOOM_OP_CONTAINS, SBLOOM_OP_REMOVE } sbloom_batch_op;
 
 struct sbloom {
-    void *blocks;           /* 64-byte aligned, bytes long */
-    uint64_t bytes;         /* nblocks * block size */
-    uint64_t nblocks;       /* <= 2^32 */
-    uint64_t items;         /* keys that changed the filter */
+    /* The public first members (sbloom_inline_view in simdbloom.h, which the header's inline
+     * single-key calls read), named here as members of the filter itself. Both are members of
+     * one union with the same initial sequence, so either name reads the same object. */
+    union {
+        sbloom_inline_view view;
+        struct {
+            void *blocks;             /* 64-byte aligned, bytes long */
+            uint64_t bytes;           /* nblocks * block size */
+            uint64_t nblocks;         /* <= 2^32 */
+            uint64_t items;           /* keys that changed the filter */
+            uint32_t inline_contains; /* sbloom_inline_refresh: the layout, or 0 */
+            uint32_t inline_add;
+        };
+    };
     uint64_t planned_items; /* n of the plan, 0 if created by size */
     double planned_fpp;     /* p of the plan, NaN if created by size */
     sbloom_layout layout;
@@ -29,6 +39,7 @@ struct sbloom {
                        blocks then are not ours to free, and sbloom_sync writes here */
     const sbloom_layout_kernels *kern; /* this layout's kernels in the chosen table */
     const char *isa;                   /* name of the chosen table */
+    int inline_ok;                     /* sbloom_kernels_inline_ok of the table at creation */
     int concurrent;        /* sbloom_set_concurrent: shared kernels, striped test-and-add locks */
     int stripes_shared;    /* the locks live in PATH.lock, shared with other processes */
     uint32_t *stripes;     /* SBLOOM_STRIPES lock words, or NULL */
@@ -42,6 +53,10 @@ struct sbloom {
     uint32_t nstages;
     uint64_t first_items;
 };
+
+/* src/filter.c: marks whether the header's inline single-key calls may probe (and write) this
+ * filter; called wherever its layout, kernels, read-only or concurrent state change. */
+void sbloom_inline_refresh(sbloom_t *f);
 
 /* src/concurrent.c: the concurrent mode. Striped locks for test-and-add, indexed by block. */
 #define SBLOOM_STRIPES 4096u
@@ -62,6 +77,10 @@ int sbloom_lock_file_open(const char *path, int *fd);
 /* src/dispatch.c: the table new filters use, or NULL with *err set when SIMDBLOOM_ISA names an
  * instruction set that is unknown or that this CPU lacks. */
 const sbloom_kernels *sbloom_kernels_active(int *err);
+/* 0 when a filter on this table must not take the header's inline single-key path: the table
+ * was forced and is the scalar reference or an emulation (tests and benchmarks that force one
+ * mean that code); 1 otherwise. */
+int sbloom_kernels_inline_ok(const sbloom_kernels *table);
 
 /* src/layout.c: 1 if the value names a layout; bits per word (the block is k words of
  * block_bytes * 8 / k bits); and slots per word (a key takes one slot in each word: a bit, or a

@@ -16,8 +16,11 @@ int main(void)
     sbloom_stats stats = sbloom_stats_init();
     sbloom_layout layout = SBLOOM_LAYOUT_COUNTING512;
     unsigned flags = SBLOOM_OPEN_VERIFY | SBLOOM_OPEN_WRITE;
+    sbloom_t *filter = NULL;
     if (plan.size == 0 || stats.size == 0 || layout != SBLOOM_LAYOUT_COUNTING512 || flags != 3u)
         return 1;
+    if (sbloom_add_hash(filter, 1u) != SBLOOM_E_NULL || sbloom_contains_hash(filter, 2u) != SBLOOM_E_NULL)
+        return 1; /* the inline single-key calls, compiled under these warnings too */
     return SIMDBLOOM_VERSION_NUMBER > 0 && sbloom_version_string() ? 0 : 1;
 }
 SRC
@@ -37,6 +40,15 @@ for std in c99 c11 c17; do
   run "$cc -std=$std" "$cc" -std=$std "${common[@]}" -Wstrict-prototypes -Wmissing-prototypes \
     -Wdeclaration-after-statement "$tmp/use.c"
 done
+# The inline single-key calls' AVX2 form, where the compiler targets x86.
+if echo | "$cc" -mavx2 -dM -E - 2>/dev/null | grep -q __AVX2__; then
+  run "$cc -std=c11 -mavx2" "$cc" -std=c11 -mavx2 "${common[@]}" -Wstrict-prototypes \
+    -Wmissing-prototypes -Wdeclaration-after-statement "$tmp/use.c"
+  if [ -n "$cxx" ]; then
+    run "$cxx -std=c++17 -mavx2" "$cxx" -std=c++17 -mavx2 "${common[@]}" -Wold-style-cast \
+      -Wzero-as-null-pointer-constant "$tmp/use.cc"
+  fi
+fi
 if [ -n "$cxx" ]; then
   for std in c++11 c++14 c++17 c++20; do
     run "$cxx -std=$std" "$cxx" -std=$std "${common[@]}" -Wold-style-cast \
