@@ -34,13 +34,13 @@
  * kernels.h): while key j is probed, the line of key j + AHEAD is requested. */
 
 /* WRITE: 0 for loops that read, 1 for plain writes, 2 for the concurrent mode's atomic writes
- * (sbk_prefetch_owned). */
+ * (sbk_prefetch_owned, with the loop's prefetchw_ read once per batch). */
 #define SBK_PREFETCH_LINE(BLOCKS, NBLOCKS, HASH, BLOCK_BYTES, WRITE)                               \
     do {                                                                                           \
         const char *line_ =                                                                        \
             (const char *)(BLOCKS) + sbk_block_index(HASH, NBLOCKS) * (BLOCK_BYTES);               \
         if ((WRITE) == 2)                                                                          \
-            sbk_prefetch_owned(line_);                                                             \
+            sbk_prefetch_owned(line_, prefetchw_);                                                 \
         else                                                                                       \
             __builtin_prefetch(line_, (WRITE) != 0, 3);                                            \
     } while (0)
@@ -54,6 +54,8 @@
     {                                                                                              \
         uint64_t count = 0;                                                                        \
         size_t j = 0;                                                                              \
+        const int prefetchw_ = (WRITE) == 2 && sbk_have_prefetchw();                               \
+        (void)prefetchw_;                                                                          \
         if (n > SBK_PREFETCH_AHEAD && nblocks * (BLOCK_BYTES) >= SBK_PREFETCH_MIN_BYTES) {         \
             for (size_t k = 0; k < SBK_PREFETCH_AHEAD; k++)                                        \
                 SBK_PREFETCH_LINE(blocks, nblocks, hashes[k], BLOCK_BYTES, WRITE);                 \

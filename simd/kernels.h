@@ -29,21 +29,29 @@ static inline uint64_t sbk_block_index(uint64_t hash, uint64_t nblocks)
 
 /* 1 when this CPU has PREFETCHW (x86: CPUID 0x80000001, ECX bit 8, which every AVX-512 CPU and
  * every AMD64 CPU reports, and Intel's before Broadwell do not). src/dispatch.c sets it before
- * any kernel table is handed out; it is read relaxed. */
+ * any kernel table is handed out; callers read it once per batch (sbk_have_prefetchw). */
 extern int sbk_cpu_prefetchw;
 
-/* Request the line at p for writing, so that it arrives owned by this core. An atomic
+static inline int sbk_have_prefetchw(void)
+{
+    return __atomic_load_n(&sbk_cpu_prefetchw, __ATOMIC_RELAXED);
+}
+
+/* Request the line at p for writing, so that it arrives owned by this core: with PREFETCHW when
+ * `prefetchw` (sbk_have_prefetchw), else the ordinary write-prefetch hint. An atomic
  * read-modify-write on a line that arrived shared (an ordinary prefetch, then a load) must first
  * take ownership, and as a full barrier it stalls the core meanwhile: with two threads adding
  * to one 256 MiB filter, PREFETCHW ahead of the concurrent add's fetch-ors took it from 20-27 to
- * 36-41 Mkeys/s (docs/CONCURRENCY.md). Elsewhere the ordinary write-prefetch hint. */
-static inline void sbk_prefetch_owned(const void *p)
+ * 36-41 Mkeys/s (docs/CONCURRENCY.md). */
+static inline void sbk_prefetch_owned(const void *p, int prefetchw)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (__atomic_load_n(&sbk_cpu_prefetchw, __ATOMIC_RELAXED)) {
+    if (prefetchw) {
         __asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
         return;
     }
+#else
+    (void)prefetchw;
 #endif
     __builtin_prefetch(p, 1, 3);
 }

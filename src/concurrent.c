@@ -98,11 +98,11 @@ static uint32_t *stripe_of(const sbloom_t *f, uint64_t hash)
 #define LOCK_AHEAD 8
 
 /* The lock word and the block of a key about to be set under its lock, requested owned. */
-static inline void prefetch_for_locked_insert(const sbloom_t *f, uint64_t hash)
+static inline void prefetch_for_locked_insert(const sbloom_t *f, uint64_t hash, int prefetchw)
 {
-    sbk_prefetch_owned(stripe_of(f, hash));
-    sbk_prefetch_owned((const char *)f->blocks +
-                       sbk_block_index(hash, f->nblocks) * f->block_bytes);
+    sbk_prefetch_owned(stripe_of(f, hash), prefetchw);
+    sbk_prefetch_owned((const char *)f->blocks + sbk_block_index(hash, f->nblocks) * f->block_bytes,
+                       prefetchw);
 }
 
 /* The exactly-once test-and-add: lock-free lookups first, then each absent key set under its
@@ -113,6 +113,7 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
     uint16_t absent[ROUND];
     const sbloom_layout_kernels *k = f->kern;
     uint32_t token = f->stripes_shared ? (uint32_t)getpid() : 1;
+    int prefetchw = sbk_have_prefetchw();
     uint64_t fresh = 0;
     for (size_t at = 0; at < n; at += ROUND) {
         size_t len = n - at < ROUND ? n - at : ROUND;
@@ -126,10 +127,10 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
             out[i] = 0; /* present: no lock, not new */
         }
         for (size_t q = 0; q < nabsent && q < LOCK_AHEAD; q++)
-            prefetch_for_locked_insert(f, round[absent[q]]);
+            prefetch_for_locked_insert(f, round[absent[q]], prefetchw);
         for (size_t q = 0; q < nabsent; q++) {
             if (q + LOCK_AHEAD < nabsent)
-                prefetch_for_locked_insert(f, round[absent[q + LOCK_AHEAD]]);
+                prefetch_for_locked_insert(f, round[absent[q + LOCK_AHEAD]], prefetchw);
             size_t i = absent[q];
             uint32_t *lock = stripe_of(f, round[i]);
             stripe_lock(lock, token, f->stripes_shared);
