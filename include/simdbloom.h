@@ -554,14 +554,17 @@ SBLOOM_API const char *sbloom_filter_isa(const sbloom_t *filter);
 
 /* ---- Single keys, inline ------------------------------------------------------------------ */
 /*
- * sbloom_add_hash and sbloom_contains_hash are also written out below, so that a loop of
- * single-key calls compiles to the block probe itself, without a call into the library. That
- * is how the fastest filters work (Boost.Bloom, libfilter), and it lets the processor overlap
- * the cache misses of successive keys. The inline code covers the bit layouts (Parquet,
+ * Where the caller's code is compiled with AVX2 (-mavx2, -march=x86-64-v3, -march=native on
+ * such a CPU), sbloom_add_hash and sbloom_contains_hash are also written out below, so that a
+ * loop of single-key calls compiles to the block probe itself, without a call into the library.
+ * That is how the fastest filters work (Boost.Bloom, libfilter), and it lets the processor
+ * overlap the cache misses of successive keys. The inline code covers the bit layouts (Parquet,
  * block512-k8, block512-k16) of a filter that is not read-only, concurrent or scalable and
- * whose instruction set was not forced (SIMDBLOOM_ISA, sbloom_set_isa): the library marks such
- * filters in their first members, struct sbloom_inline_view, and every other filter takes the
- * library's call. Answers, filter bytes and item counts are the library's, bit for bit.
+ * whose table was not forced to the scalar reference or an emulation (SIMDBLOOM_ISA,
+ * sbloom_set_isa): the library marks such filters in their first members, struct
+ * sbloom_inline_view, and every other filter takes the library's call. Answers, filter bytes
+ * and item counts are the library's, bit for bit. Without AVX2 the calls go to the library,
+ * which picks its kernel at run time: plain C here measured slower than that call.
  *
  * Define SIMDBLOOM_NO_INLINE before including this header to always call the library. The
  * functions stay exported: a function pointer, or the name in parentheses,
@@ -579,6 +582,9 @@ typedef struct sbloom_inline_view {
     uint32_t inline_add;      /* the layout an inline add may write, or 0: call the library */
 } sbloom_inline_view;
 
+#if defined(__AVX2__) && !defined(SIMDBLOOM_NO_INLINE)
+#include <immintrin.h>
+
 /* Casts that C and C++ (-Wold-style-cast) both accept. */
 #ifdef __cplusplus
 #define SBLOOM_CAST_(type, value) static_cast<type>(value)
@@ -588,19 +594,14 @@ typedef struct sbloom_inline_view {
 #define SBLOOM_REINTERPRET_(type, value) ((type)(value))
 #endif
 
-/* The bit layouts' definition (docs/FORMAT.md): the block is the multiply-high of the hash's
- * high 32 bits by the block count; word i of the block gets the bit numbered by the top bits of
- * the low 32 bits times salt i (5 bits for 32-bit words, 6 for 64-bit ones). Returns 1 if every
- * bit was already set (present); with add, sets them too. With AVX2 enabled for the caller's
- * code (-mavx2, -march=native), the same computed eight words at a time; otherwise in plain C.
- * Define SIMDBLOOM_INLINE_PORTABLE to keep to plain C. */
+/* The bit layouts' definition (docs/FORMAT.md), eight words at a time: the block is the
+ * multiply-high of the hash's high 32 bits by the block count; word i of the block gets the bit
+ * numbered by the top bits of the low 32 bits times salt i (5 bits for 32-bit words, 6 for
+ * 64-bit ones). */
 static const uint32_t sbloom_inline_salts_[16] = {
     0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU,
     0x9efc4947U, 0x5c6bfb31U, 0x6a09e667U, 0xbb67ae85U, 0x3c6ef373U, 0xa54ff53bU,
     0x510e527fU, 0x9b05688dU, 0x1f83d9abU, 0x5be0cd19U};
-
-#if defined(__AVX2__) && !defined(SIMDBLOOM_INLINE_PORTABLE)
-#include <immintrin.h>
 
 /* Eight 32-bit words from eight salts (from salt `first`): 1 << ((key * salt) >> 27), tested
  * against the block's eight words at w and, with add, ORed in. */
@@ -647,38 +648,6 @@ static inline int sbloom_inline_probe_(void *blocks, uint64_t nblocks, uint32_t 
     return sbloom_inline_words32_(SBLOOM_CAST_(uint32_t *, blocks) + 16u * block, key, 0, add) &
            sbloom_inline_words32_(SBLOOM_CAST_(uint32_t *, blocks) + 16u * block + 8, key, 8, add);
 }
-#else
-static inline int sbloom_inline_probe_(void *blocks, uint64_t nblocks, uint32_t layout,
-                                       uint64_t hash, int add)
-{
-    uint64_t block = ((hash >> 32) * nblocks) >> 32;
-    uint32_t key = SBLOOM_CAST_(uint32_t, hash);
-    int i;
-    if (layout == 2u) { /* SBLOOM_LAYOUT_BLOCK512_K8: 8 words of 64 bits */
-        uint64_t *word = SBLOOM_CAST_(uint64_t *, blocks) + 8u * block;
-        uint64_t missing = 0;
-        for (i = 0; i < 8; i++) {
-            uint64_t bit = SBLOOM_CAST_(uint64_t, 1) << ((key * sbloom_inline_salts_[i]) >> 26);
-            missing |= bit & ~word[i];
-            if (add)
-                word[i] |= bit;
-        }
-        return missing == 0;
-    } else {
-        /* Parquet (8 words of 32 bits, 32-byte blocks), block512-k16 (16 words of 32 bits) */
-        int words = layout == 1u ? 8 : 16;
-        uint32_t *word = SBLOOM_CAST_(uint32_t *, blocks) + SBLOOM_CAST_(uint64_t, words) * block;
-        uint32_t missing = 0;
-        for (i = 0; i < words; i++) {
-            uint32_t bit = SBLOOM_CAST_(uint32_t, 1) << ((key * sbloom_inline_salts_[i]) >> 27);
-            missing |= bit & ~word[i];
-            if (add)
-                word[i] |= bit;
-        }
-        return missing == 0;
-    }
-}
-#endif
 
 static inline int sbloom_add_hash_inline_(sbloom_t *filter, uint64_t hash)
 {
@@ -702,10 +671,9 @@ static inline int sbloom_contains_hash_inline_(const sbloom_t *filter, uint64_t 
     return sbloom_inline_probe_(view->blocks, view->nblocks, view->inline_contains, hash, 0);
 }
 
-#ifndef SIMDBLOOM_NO_INLINE
 #define sbloom_add_hash(filter, hash) sbloom_add_hash_inline_((filter), (hash))
 #define sbloom_contains_hash(filter, hash) sbloom_contains_hash_inline_((filter), (hash))
-#endif
+#endif /* AVX2 and not SIMDBLOOM_NO_INLINE */
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,8 @@
  * the item counts and the filter bytes must be the same, bit for bit; and the filters the inline
  * path must leave to the library (counting, scalable, concurrent, read-only, a forced scalar
  * table) must say so in their inline view, and still answer right through the inline call.
- * Built twice on x86: plain (the header's portable C) and with -mavx2 (its AVX2 form).
+ * Built twice on x86: with -mavx2, where the header writes the calls out inline, and plain, where
+ * they are the library's own (which still checks which filters the library marks inline-able).
  */
 #include <stdlib.h>
 #include <string.h>
