@@ -26,6 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__AVX2__) && !defined(SIMDBLOOM_NO_INLINE)
+#include <immintrin.h> /* the inline single-key calls (end of this header) */
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -583,7 +586,6 @@ typedef struct sbloom_inline_view {
 } sbloom_inline_view;
 
 #if defined(__AVX2__) && !defined(SIMDBLOOM_NO_INLINE)
-#include <immintrin.h>
 
 /* Casts that C and C++ (-Wold-style-cast) both accept. */
 #ifdef __cplusplus
