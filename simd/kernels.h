@@ -123,8 +123,12 @@ typedef struct sbloom_layout_kernels {
 
 /* The batch loops' software prefetch, a sliding window: while key j is probed, the line of key
  * j + AHEAD is requested, so about AHEAD misses are in flight at every moment instead of a burst
- * per chunk followed by a stall. Only on filters of at least MIN_BYTES: smaller ones live in the
- * caches, where a prefetch is instructions for nothing. A batch of at most AHEAD keys is not
+ * per chunk followed by a stall. Only on filters of at least MIN_BYTES: smaller ones live in L2,
+ * where a prefetch is instructions for nothing. 512 KiB rather than 4 MiB: filters between the
+ * two live in L3 at best, and in two A/B pairs of ../shared/peers/run.sh (SIZES=1M,2M REPS=3,
+ * --only sb,boost) block512-k8 AVX2 contains at 1M keys (1.25 MB) took 1.50-1.54 ns with 512 KiB
+ * against 1.79-2.23 with 4 MiB, Parquet 1.03-1.04 against 1.12-1.26 (Boost's bulk: 1.62-1.80 and
+ * 1.20-1.50 in the same runs). A batch of at most AHEAD keys is not
  * prefetched (the string driver in src/batch.c prefetches its own and calls in such pieces).
  * 32 rather than 16: in two runs of ../shared/peers/run.sh at 100M keys (SIZES=100M REPS=3),
  * block512-k8 AVX2 insert/contains/miss measured 1.41/1.31/1.31x the run's "BASE line pf16" with
@@ -133,7 +137,7 @@ typedef struct sbloom_layout_kernels {
 #ifndef SBK_PREFETCH_AHEAD
 #define SBK_PREFETCH_AHEAD 32
 #endif
-#define SBK_PREFETCH_MIN_BYTES (UINT64_C(4) << 20)
+#define SBK_PREFETCH_MIN_BYTES (UINT64_C(512) << 10)
 
 typedef struct sbloom_kernels {
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
