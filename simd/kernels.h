@@ -41,8 +41,8 @@ static inline int sbk_have_prefetchw(void)
  * `prefetchw` (sbk_have_prefetchw), else the ordinary write-prefetch hint. An atomic
  * read-modify-write on a line that arrived shared (an ordinary prefetch, then a load) must first
  * take ownership, and as a full barrier it stalls the core meanwhile: with two threads adding
- * to one 256 MiB filter, PREFETCHW ahead of the concurrent add's fetch-ors took it from 20-27 to
- * 36-41 Mkeys/s (docs/CONCURRENCY.md). */
+ * to one 256 MiB filter, PREFETCHW ahead of the concurrent add's fetch-ors took it from 17-27 to
+ * 36-45 Mkeys/s in a throwaway program's runs (docs/CONCURRENCY.md). */
 static inline void sbk_prefetch_owned(const void *p, int prefetchw)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -124,12 +124,13 @@ typedef struct sbloom_layout_kernels {
 /* The batch loops' software prefetch, a sliding window: while key j is probed, the line of key
  * j + AHEAD is requested, so about AHEAD misses are in flight at every moment instead of a burst
  * per chunk followed by a stall. Only on filters of at least MIN_BYTES: smaller ones live in L2,
- * where a prefetch is instructions for nothing. 512 KiB rather than 4 MiB: filters between the
- * two live in L3 at best, and in two A/B pairs of ../shared/peers/run.sh (SIZES=1M,2M REPS=3,
- * --only sb,boost) block512-k8 AVX2 contains at 1M keys (1.25 MB) took 1.50-1.54 ns with 512 KiB
- * against 1.79-2.23 with 4 MiB, Parquet 1.03-1.04 against 1.12-1.26 (Boost's bulk: 1.62-1.80 and
- * 1.20-1.50 in the same runs). A batch of at most AHEAD keys is not
- * prefetched (the string driver in src/batch.c prefetches its own and calls in such pieces).
+ * where a prefetch is instructions for nothing. A batch of at most AHEAD keys is not prefetched
+ * (the string driver in src/batch.c prefetches its own and calls in such pieces).
+ * 512 KiB rather than 4 MiB: filters between the two live in L3 at best. In three A/B runs of
+ * ../shared/peers/run.sh (REPS=3, --only sb,boost; SIZES=1M,10M once, SIZES=1M,2M twice; AMD
+ * EPYC) block512-k8 AVX2 positive queries at 1M keys (1.25 MB) took 1.50-1.54 ns with 512 KiB
+ * against 1.79-2.23 with 4 MiB, Parquet 1.03-1.04 against 1.12-1.39 (Boost's bulk multiblock64
+ * and multiblock32: 1.64-1.81 and 1.20-1.50 in the same runs).
  * 32 rather than 16: in two runs of ../shared/peers/run.sh at 100M keys (SIZES=100M REPS=3),
  * block512-k8 AVX2 insert/contains/miss measured 1.41/1.31/1.31x the run's "BASE line pf16" with
  * 16, and 1.19/0.99/1.03x with 32 (AMD EPYC, noisy: compare within a run). Tune with

@@ -102,18 +102,24 @@ static const struct {
 
 #define NCANDIDATES (sizeof candidates / sizeof candidates[0])
 
-static int auto_pickable(size_t i)
+/* A table that runs through SIMDe's emulation here (test builds): never picked automatically. */
+static int emulated(const sbloom_kernels *table)
 {
 #ifdef SIMDBLOOM_HAVE_X86_SIMDE
-    if (candidates[i].table == &sbloom_kernels_avx2_simde ||
-        candidates[i].table == &sbloom_kernels_avx512_simde)
-        return 0;
+    if (table == &sbloom_kernels_avx2_simde || table == &sbloom_kernels_avx512_simde)
+        return 1;
 #endif
 #if defined(SIMDBLOOM_HAVE_NEON) && !defined(__aarch64__) && !defined(__ARM_NEON)
-    if (candidates[i].table == &sbloom_kernels_neon)
-        return 0;
+    if (table == &sbloom_kernels_neon)
+        return 1;
 #endif
-    return candidates[i].runs_here();
+    (void)table;
+    return 0;
+}
+
+static int auto_pickable(size_t i)
+{
+    return !emulated(candidates[i].table) && candidates[i].runs_here();
 }
 
 static const sbloom_kernels *best_here(void)
@@ -176,10 +182,7 @@ int sbloom_kernels_inline_ok(const sbloom_kernels *table)
 {
     if (!atomic_load_explicit(&active_forced, memory_order_acquire))
         return 1;
-    for (size_t i = 0; i < NCANDIDATES; i++)
-        if (candidates[i].table == table)
-            return table != &sbloom_kernels_scalar && auto_pickable(i);
-    return 0;
+    return table != &sbloom_kernels_scalar && !emulated(table);
 }
 
 const char *sbloom_isa(void)
