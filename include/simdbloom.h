@@ -356,6 +356,23 @@ SBLOOM_API int sbloom_sync(sbloom_t *filter);
 SBLOOM_API int sbloom_parquet_export(const sbloom_t *filter, void *buf, size_t cap);
 SBLOOM_API int sbloom_parquet_import(sbloom_t **out, const void *bitset, size_t len);
 
+/* Any bit layout's bits as the file's payload stores them (little-endian words, the bytes of
+ * sbloom_data() on a little-endian host): export copies sbloom_bytes() bytes into buf
+ * (SBLOOM_E_TRUNCATED if cap is smaller); import makes a filter of that layout from len bytes
+ * (a non-zero multiple of the block size) with the given item count and plan (planned_items 0
+ * and planned_fpp NaN for none). SBLOOM_E_LAYOUT for the counting and scalable layouts. For
+ * filters kept elsewhere (simdbloom-redis keeps these bytes in Redis strings). */
+SBLOOM_API int sbloom_export_bits(const sbloom_t *filter, void *buf, size_t cap);
+SBLOOM_API int sbloom_import_bits(sbloom_t **out, sbloom_layout layout, const void *bits,
+                                  size_t len, uint64_t items, uint64_t planned_items,
+                                  double planned_fpp);
+/* Where a hash lives in a filter of this bit layout and nblocks blocks (1 .. 2^32): the block
+ * index, and in mask (cap >= the layout's block bytes) the bits it sets in that block, in the
+ * payload's byte order (as sbloom_export_bits writes a block). A filter of that layout and size
+ * holds the hash exactly when its block has every bit of the mask. */
+SBLOOM_API int sbloom_locate(sbloom_layout layout, uint64_t nblocks, uint64_t hash, uint64_t *block,
+                             void *mask, size_t cap);
+
 /* ---- Allow-list of known false positives ------------------------------------------------- */
 /* A small exact set of keys the filter wrongly reports present (the classic remedy), for example
  * URLs a fetch proved new. Consulted only for the filter's positives. Saved as its own checksummed

@@ -260,3 +260,68 @@ int sbloom_parquet_import(sbloom_t **out, const void *bitset, size_t len)
     *out = f;
     return SBLOOM_OK;
 }
+
+/* The bit layouts whose blocks are plain bits (sbloom_export_bits, sbloom_import_bits). */
+static int bits_layout(sbloom_layout layout)
+{
+    return layout == SBLOOM_LAYOUT_PARQUET || layout == SBLOOM_LAYOUT_BLOCK512_K8 ||
+           layout == SBLOOM_LAYOUT_BLOCK512_K16;
+}
+
+int sbloom_export_bits(const sbloom_t *filter, void *buf, size_t cap)
+{
+    if (!filter || !buf)
+        return SBLOOM_E_NULL;
+    if (!bits_layout(filter->layout))
+        return SBLOOM_E_LAYOUT;
+    if (cap < filter->bytes)
+        return SBLOOM_E_TRUNCATED;
+    sbloom_copy_words(buf, filter->blocks, filter->bytes, sbloom_layout_word_bits(filter->layout),
+                      swap_needed());
+    return SBLOOM_OK;
+}
+
+int sbloom_import_bits(sbloom_t **out, sbloom_layout layout, const void *bits, size_t len,
+                       uint64_t items, uint64_t planned_items, double planned_fpp)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (!bits)
+        return SBLOOM_E_NULL;
+    if (!bits_layout(layout))
+        return SBLOOM_E_LAYOUT;
+    uint32_t block_bytes = sbloom_layout_block_bytes(layout);
+    if (len == 0 || len % block_bytes != 0)
+        return SBLOOM_E_INVALID;
+    if (len > SBLOOM_MAX_BYTES)
+        return SBLOOM_E_TOO_LARGE;
+    sbloom_t *f;
+    int rc =
+        sbloom_filter_new(&f, len, layout, planned_items, planned_items ? planned_fpp : NAN, 0);
+    if (rc != SBLOOM_OK)
+        return rc;
+    sbloom_copy_words(f->blocks, bits, len, sbloom_layout_word_bits(layout), swap_needed());
+    f->items = items;
+    *out = f;
+    return SBLOOM_OK;
+}
+
+/* The mask is what the scalar reference's add sets in a zeroed block of a one-block filter
+ * (the bits in a block depend on the hash's low half only), in the payload's byte order. */
+int sbloom_locate(sbloom_layout layout, uint64_t nblocks, uint64_t hash, uint64_t *block,
+                  void *mask, size_t cap)
+{
+    if (!block || !mask)
+        return SBLOOM_E_NULL;
+    if (!bits_layout(layout))
+        return SBLOOM_E_LAYOUT;
+    uint32_t block_bytes = sbloom_layout_block_bytes(layout);
+    if (nblocks == 0 || nblocks > (UINT64_C(1) << 32) || cap < block_bytes)
+        return SBLOOM_E_INVALID;
+    _Alignas(64) uint8_t scratch[64] = {0};
+    sbloom_kernels_scalar.layout[layout - 1].insert_one(scratch, 1, hash);
+    sbloom_copy_words(mask, scratch, block_bytes, sbloom_layout_word_bits(layout), swap_needed());
+    *block = sbk_block_index(hash, nblocks);
+    return SBLOOM_OK;
+}

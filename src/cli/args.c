@@ -251,6 +251,35 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
             if (!accepts(allowed, OPT_SHARED, command, arg) ||
                 !(o->shared = option_value(argc, argv, &i, "--shared")))
                 return EXIT_USAGE;
+        } else if (is_option(arg, "--redis") || is_option(arg, "--name") ||
+                   is_option(arg, "--pass") || is_option(arg, "--retry")) {
+            if (!accepts(allowed, OPT_REDIS, command, arg))
+                return EXIT_USAGE;
+#ifndef SIMDBLOOM_WITH_REDIS
+            fprintf(stderr,
+                    "simdbloom: %s: this simdbloom was built without Redis support "
+                    "(build it with libhiredis-dev installed)\n",
+                    arg);
+            return EXIT_USAGE;
+#endif
+            const char *name = is_option(arg, "--redis")  ? "--redis"
+                               : is_option(arg, "--name") ? "--name"
+                               : is_option(arg, "--pass") ? "--pass"
+                                                          : "--retry";
+            if (!(value = option_value(argc, argv, &i, name)))
+                return EXIT_USAGE;
+            if (strcmp(name, "--redis") == 0)
+                o->redis = value;
+            else if (strcmp(name, "--name") == 0)
+                o->redis_name = value;
+            else if (strcmp(name, "--pass") == 0)
+                o->redis_pass = value;
+            else {
+                uint64_t seconds;
+                if (!parse_count("--retry", value, &seconds))
+                    return EXIT_USAGE;
+                o->redis_retry = (double)seconds;
+            }
         } else if (is_option(arg, "--checkpoint")) {
             uint64_t seconds;
             if (!accepts(allowed, OPT_CHECKPOINT, command, arg) ||
@@ -262,6 +291,10 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
             return usage_error(command, "unknown option '%s'", arg);
         }
     }
+    if (o->redis && !o->redis_name)
+        return usage_error(command, "--redis needs --name NAME (the filter's name in Redis)");
+    if (!o->redis && (o->redis_name || o->redis_pass || o->redis_retry > 0))
+        return usage_error(command, "--name, --pass and --retry go with --redis");
     return -1;
 }
 

@@ -41,6 +41,7 @@ enum {
     OPT_CLEAN = 1 << 11,     /* --clean */
     OPT_NO_WAIT = 1 << 12,   /* --no-wait */
     OPT_SHARED = 1 << 13,    /* --shared FILTER */
+    OPT_REDIS = 1 << 14,     /* --redis NODES --name NAME [--pass P] [--retry SECONDS] */
 };
 
 #define DEFAULT_EXPECT UINT64_C(10000000)
@@ -53,7 +54,9 @@ typedef struct cli_options {
     int quiet, absent, fpp_given, expect_given, normalize, counting, clean, no_wait;
     unsigned threads; /* default: the cores online */
     const char *output, *state, *shared;
-    double checkpoint; /* seconds, 0 = only at the end */
+    double checkpoint;                           /* seconds, 0 = only at the end */
+    const char *redis, *redis_name, *redis_pass; /* --redis, --name, --pass */
+    double redis_retry;                          /* --retry SECONDS (0: the library's 30) */
     int nargs;
     char **args;
 } cli_options;
@@ -134,6 +137,20 @@ int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, v
 enum { EXIT_STOPPED = 3 };
 void stream_stop_on_signals(void);
 int stop_exit_status(void);
+
+/* redis.c (where libsimdbloom-redis is built, SIMDBLOOM_WITH_REDIS): the fleet table in Redis.
+ * fleet_open opens (or creates, from --expect/--fpp/--layout, default 10M at 1e-6) the filter
+ * --name at --redis, and sets *hasher to a local filter that hashes keys as it does; both print
+ * their own messages and return an exit status. fleet_add_if_new returns the keys new, or -1
+ * after a message (is_new then marks every key whose outcome is unknown as new). */
+typedef struct fleet fleet;
+int fleet_open(const cli_options *o, fleet **out, sbloom_t **hasher);
+int64_t fleet_add_if_new(fleet *f, const uint64_t *hashes, size_t n, uint8_t *is_new);
+void fleet_summary(fleet *f);
+void fleet_close(fleet *f);
+int redis_info(const cli_options *o);
+int cmd_push(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
 
 /* args.c: parsing that prints "simdbloom: ..." on failure and returns 0; 1 on success. */
 int parse_count(const char *option, const char *text, uint64_t *out);       /* 10000, 10k, 5M, 2G */

@@ -14,10 +14,13 @@
 
 #include "cli.h"
 
-static const char dedup_help[] =
+/* In two parts: one string literal would pass the 4095 characters C guarantees. */
+static const char dedup_help_files[] =
     "usage: simdbloom dedup [--expect N] [--fpp P] [--layout L] [--normalize url]\n"
     "                       [--state FILTER [--checkpoint SECONDS] | --shared FILTER]\n"
     "                       [--no-wait] [--threads N] [--quiet] [FILE...]\n"
+    "       simdbloom dedup --redis HOST:PORT[,...] --name NAME [--expect N] [--fpp P]\n"
+    "                       [--layout L] [--pass P] [--retry S] [...] [FILE...]\n"
     "\n"
     "Writes each line of the input not seen before, in input order (standard input when no FILE\n"
     "or FILE is '-'). A line is the key as bytes; a trailing CR is not part of the key (CRLF and\n"
@@ -51,6 +54,17 @@ static const char dedup_help[] =
     "                      default port or fragment, . and .. resolved, escapes normalized,\n"
     "                      empty path as /); other lines are keyed as they are. The line\n"
     "                      written out is the first spelling seen.\n"
+    "";
+static const char dedup_help_rest[] =
+    "  --redis NODES       dedup against a fleet table kept in a Redis Cluster (or one Redis\n"
+    "                      server): seed nodes host:port[,host:port...]. Any number of dedup\n"
+    "                      processes on any hosts write each distinct line once between them.\n"
+    "                      The table is created from --expect/--fpp/--layout (default --expect\n"
+    "                      10M) by whichever starts first; a later one with another plan is\n"
+    "                      refused. After a failover a line may be written twice, never lost\n"
+    "  --name NAME         with --redis: the table's name in Redis\n"
+    "  --pass P            with --redis: the password (default: $REDISCLI_AUTH)\n"
+    "  --retry S           with --redis: seconds to retry while the cluster fails over (30)\n"
     "  --threads N         threads hashing lines and probing the filter (default: every\n"
     "                      core); output order and which spelling is kept do not depend on it\n"
     "  --quiet             no summary or progress on standard error\n"
@@ -71,14 +85,23 @@ static const char dedup_help[] =
     "Examples:\n"
     "  simdbloom dedup --expect 50M crawl-*.txt > new-urls.txt\n"
     "  simdbloom dedup --state visited.sbloom --checkpoint 60 < discovered.txt > to-fetch.txt\n"
-    "  simdbloom dedup --shared visited.sbloom --expect 100M < worker-3.txt > fetch-3.txt\n";
+    "  simdbloom dedup --shared visited.sbloom --expect 100M < worker-3.txt > fetch-3.txt\n"
+    "  simdbloom dedup --redis 10.0.0.5:7000 --name visited --expect 1G < found.txt > fetch.txt\n";
+
+static const char *dedup_help(void)
+{
+    static char help[sizeof dedup_help_files + sizeof dedup_help_rest];
+    snprintf(help, sizeof help, "%s%s", dedup_help_files, dedup_help_rest);
+    return help;
+}
 
 #define OUT_BUFFER (1 << 20)
 /* The first stage of the scalable filter dedup grows when no --expect is given. */
 #define DEDUP_FIRST_STAGE UINT64_C(1000000)
 
 typedef struct dedup_run {
-    sbloom_t *filter;
+    sbloom_t *filter; /* the table, or with --redis the local filter that hashes lines */
+    fleet *fleet;     /* --redis: the table in Redis */
     line_writer out;
     uint64_t lines_out; /* lines found new (and handed to the writer) */
     const char *state, *shared;
@@ -105,7 +128,20 @@ static int dedup_batch(void *ctx, const line_batch *b)
     const char **lines = b->lines;
     const size_t *lens = b->lens;
     size_t n = b->n;
-    int64_t fresh = sbloom_add_if_new_hashes(r->filter, b->hashes, n, r->is_new);
+    int64_t fresh;
+#ifdef SIMDBLOOM_WITH_REDIS
+    if (r->fleet) {
+        /* On an error, is_new marks every line the fleet may have taken: they are written
+         * before the run stops, so a line can be repeated but never lost. */
+        if ((fresh = fleet_add_if_new(r->fleet, b->hashes, n, r->is_new)) < 0) {
+            for (size_t i = 0; i < n; i++)
+                if (r->is_new[i] && line_writer_put(&r->out, lines[i], lens[i]) < 0)
+                    break;
+            return EXIT_RUNTIME;
+        }
+    } else
+#endif
+        fresh = sbloom_add_if_new_hashes(r->filter, b->hashes, n, r->is_new);
     if (fresh < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
         return EXIT_RUNTIME;
@@ -134,6 +170,14 @@ static void print_summary(const sbloom_t *filter, const stream_state *s, const d
     double dup = s->lines ? 100.0 * (double)(s->lines - lines_out) / (double)s->lines : 0.0;
     fprintf(stderr, "simdbloom dedup: %llu lines in, %llu lines out, %.2f%% duplicates\n",
             (unsigned long long)s->lines, (unsigned long long)lines_out, dup);
+#ifdef SIMDBLOOM_WITH_REDIS
+    if (r->fleet) {
+        fleet_summary(r->fleet);
+        fprintf(stderr, "time: %.3f s, %.2f M lines/s\n", seconds,
+                seconds > 0 ? (double)s->lines / seconds / 1e6 : 0.0);
+        return;
+    }
+#endif
     if (sbloom_get_layout(filter) == SBLOOM_LAYOUT_SCALABLE)
         fprintf(stderr,
                 "filter: scalable, %s in %u stages (room for %llu items) at false-positive rate "
@@ -230,9 +274,9 @@ int cmd_dedup(int argc, char **argv)
 {
     cli_options o;
     int rc =
-        parse_options("dedup", dedup_help, argc, argv,
+        parse_options("dedup", dedup_help(), argc, argv,
                       OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_STATE | OPT_CHECKPOINT |
-                          OPT_NORMALIZE | OPT_THREADS | OPT_SHARED | OPT_NO_WAIT,
+                          OPT_NORMALIZE | OPT_THREADS | OPT_SHARED | OPT_NO_WAIT | OPT_REDIS,
                       &o);
     if (rc >= 0)
         return rc;
@@ -240,6 +284,8 @@ int cmd_dedup(int argc, char **argv)
         return usage_error("dedup", "--checkpoint needs --state");
     if (o.state && o.shared)
         return usage_error("dedup", "--state and --shared exclude each other");
+    if (o.redis && (o.state || o.shared))
+        return usage_error("dedup", "--redis excludes --state and --shared");
     if (o.no_wait && !o.state && !o.shared)
         return usage_error("dedup", "--no-wait goes with --state or --shared");
 
@@ -253,6 +299,10 @@ int cmd_dedup(int argc, char **argv)
         rc = open_state(&o, &run.filter);
     else if (o.shared)
         rc = open_shared(&o, lock, &run.filter);
+#ifdef SIMDBLOOM_WITH_REDIS
+    else if (o.redis)
+        rc = fleet_open(&o, &run.fleet, &run.filter);
+#endif
     else
         rc = create_for_dedup(&o, &run.filter);
     if (rc != EXIT_OK) {
@@ -301,6 +351,9 @@ int cmd_dedup(int argc, char **argv)
     if (!o.quiet)
         print_summary(run.filter, &s, &run, now_seconds() - started);
     line_writer_close(&run.out);
+#ifdef SIMDBLOOM_WITH_REDIS
+    fleet_close(run.fleet);
+#endif
     sbloom_free(run.filter);
     filter_unlock(lock);
     if (stopped && !o.quiet)

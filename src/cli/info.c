@@ -5,6 +5,7 @@
 
 static const char info_help[] =
     "usage: simdbloom info [--clean] FILTER...\n"
+    "       simdbloom info --redis HOST:PORT[,...] --name NAME [--pass P]\n"
     "\n"
     "Prints, for each filter file: layout, size, bits per key (k), items added, fill, distinct\n"
     "items estimated from the fill, the false-positive rate planned and the one estimated now,\n"
@@ -14,6 +15,8 @@ static const char info_help[] =
     "a filter (NAME.tmp.XXXXXX) are\n"
     "named on standard error.\n"
     "  --clean   remove those temporary files (only while no other command is saving the filter)\n"
+    "With --redis, the fleet filter NAME in Redis: its plan, shards, items reported new by all\n"
+    "clients, fill, and the memory it takes in Redis.\n"
     "Exit status 1 if a file cannot be read or is damaged.\n";
 
 static int info_one(const char *path)
@@ -74,9 +77,16 @@ static int info_one(const char *path)
 int cmd_info(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("info", info_help, argc, argv, OPT_CLEAN, &o);
+    int rc = parse_options("info", info_help, argc, argv, OPT_CLEAN | OPT_REDIS, &o);
     if (rc >= 0)
         return rc;
+#ifdef SIMDBLOOM_WITH_REDIS
+    if (o.redis) {
+        if (o.nargs)
+            return usage_error("info", "--redis takes no FILTER file");
+        return redis_info(&o);
+    }
+#endif
     if (o.nargs < 1)
         return usage_error("info", "FILTER is missing");
     rc = EXIT_OK;

@@ -22,6 +22,8 @@ static const char main_help[] =
     "  plan       filter size for N items at a false-positive rate, every layout\n"
     "  gen-urls   a deterministic stream of realistic URLs for large runs\n"
     "  bench      the speed of this build on this CPU, beside the memory's limit\n"
+    "  push       merge a filter file into a fleet filter in Redis\n"
+    "  pull       copy a fleet filter from Redis into a file\n"
     "\n"
     "'simdbloom COMMAND --help' describes one. 'simdbloom --version' names the version and the\n"
     "instruction set in use (SIMDBLOOM_ISA=scalar|avx2|avx512|neon forces one).\n";
@@ -110,10 +112,22 @@ int main(int argc, char **argv)
         {"query", cmd_query}, {"info", cmd_info},     {"merge", cmd_merge},
         {"fold", cmd_fold},   {"plan", cmd_plan},     {"gen-urls", cmd_gen_urls},
         {"allow", cmd_allow}, {"remove", cmd_remove}, {"bench", cmd_bench},
+#ifdef SIMDBLOOM_WITH_REDIS
+        {"push", cmd_push},   {"pull", cmd_pull},
+#endif
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(command, commands[i].name) == 0)
             return finish_output(commands[i].run(argc - 1, argv + 1));
+#ifndef SIMDBLOOM_WITH_REDIS
+    if (strcmp(command, "push") == 0 || strcmp(command, "pull") == 0) {
+        fprintf(stderr,
+                "simdbloom: %s: this simdbloom was built without Redis support (build "
+                "it with libhiredis-dev installed)\n",
+                command);
+        return EXIT_RUNTIME;
+    }
+#endif
     fprintf(stderr, "simdbloom: unknown command '%s' (see 'simdbloom --help')\n", command);
     return EXIT_USAGE;
 }

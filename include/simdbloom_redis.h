@@ -1,0 +1,183 @@
+/*
+ * simdbloom-redis: one filter for a whole fleet, kept in a Redis Cluster (or one Redis server).
+ *
+ * A separate library (libsimdbloom-redis, built where hiredis is present) over libsimdbloom, so
+ * that the core library has no network dependency. Keys are hashed and their blocks chosen
+ * locally, exactly as a local filter of the same layout and size does (sbloom_locate): the
+ * bits in Redis are that filter's payload bytes, cut into shard strings, and a local filter file
+ * and the Redis filter are interchangeable (sbloom_redis_push, sbloom_redis_pull).
+ *
+ * In Redis, a filter NAME is:
+ *   sbloom:{NAME}          the plan: "simdbloom-redis 1 layout=L bytes=B shard_blocks=S
+ *                          planned_items=N planned_fpp=P" (set once, by whichever client
+ *                          creates the filter, with SET NX)
+ *   sbloom:{NAME}:items    keys reported new, summed over every client (INCRBY)
+ *   sbloom:{NAME#i}        shard i: blocks [i*S, (i+1)*S) of the payload; at least 64 shards
+ *                          (fewer only for smaller filters), none over 64 MiB, spread over the
+ *                          cluster's slots by their hash tags
+ *
+ * Exactly once across clients: add_if_new sets a key's bits with one BITFIELD command (SET u1
+ * for each of its k bits, which returns the old bit); Redis runs each command atomically, so of
+ * several clients adding the same key, exactly one sees a bit that was 0 and is told "new", the
+ * others "seen". Replication is asynchronous: a master that fails before its replica received
+ * the last writes loses them, and a key whose bits were lost is reported new a second time
+ * after the failover. A command whose connection broke before its reply arrived may or may not
+ * have run; its keys are then reported new (never "seen" on the strength of their own lost
+ * write), so a failure can repeat a key but never lose one. See docs/DISTRIBUTED.md.
+ *
+ * Errors are negative: the core library's codes (simdbloom.h) or SBLOOM_REDIS_E_*; a handle
+ * keeps a one-line message for the last one (sbloom_redis_message). A handle is for one thread
+ * at a time; open one per thread.
+ */
+#ifndef SIMDBLOOM_REDIS_H
+#define SIMDBLOOM_REDIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "simdbloom.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    SBLOOM_REDIS_E_CONNECT = -100,   /* no node reachable, or connections kept failing */
+    SBLOOM_REDIS_E_AUTH = -101,      /* wrong password, or a password is needed */
+    SBLOOM_REDIS_E_PROTOCOL = -102,  /* the server does not speak Redis, or replied nonsense */
+    SBLOOM_REDIS_E_CLUSTER = -103,   /* the cluster stayed down (CLUSTERDOWN, TRYAGAIN, slots
+                                        without a master) for the whole retry time */
+    SBLOOM_REDIS_E_PLAN = -104,      /* the filter in Redis has another plan, or is not one */
+    SBLOOM_REDIS_E_NOT_FOUND = -105, /* no filter of that name (opened without a plan) */
+    SBLOOM_REDIS_E_REPLY = -106      /* Redis answered with an error (out of memory, ...) */
+};
+
+/* A short text for any code of simdbloom.h or this header. */
+SBLOOM_API const char *sbloom_redis_strerror(int code);
+
+typedef struct sbloom_redis sbloom_redis_t; /* opaque */
+
+/* No local front (see front_bytes). */
+#define SBLOOM_REDIS_NO_FRONT 1u
+
+typedef struct sbloom_redis_options {
+    size_t size;          /* set by the caller: sizeof (sbloom_redis_options_init() does) */
+    const char *nodes;    /* seed nodes, "host:port[,host:port...]" (required) */
+    const char *password; /* AUTH password; NULL: the environment's REDISCLI_AUTH, if set */
+    double timeout;       /* seconds to connect and to wait for a reply (0: 5) */
+    double retry;         /* seconds to keep retrying a cluster that is down or failing over,
+                             with back-off from 10 ms to 1 s, before an error (0: 30) */
+    /* The local front: every key this handle has seen in the fleet table (added, or found
+     * present) is also set in a local filter of the same layout and size, and later calls
+     * answer those keys without a round trip. It only ever answers "seen" for keys whose bits
+     * are all in the fleet table, so it never turns "seen" into "new" and adds no false
+     * positives. Memory: the filter's size, touched as keys come; the front is used when the
+     * filter is at most front_bytes (0: 1 GiB) and flags lacks SBLOOM_REDIS_NO_FRONT. */
+    uint64_t front_bytes;
+    unsigned flags;
+} sbloom_redis_options;
+
+static inline sbloom_redis_options sbloom_redis_options_init(void)
+{
+    sbloom_redis_options o;
+    memset(&o, 0, sizeof o);
+    o.size = sizeof o;
+    return o;
+}
+
+typedef struct sbloom_redis_plan {
+    size_t size;            /* set by the caller: sizeof (sbloom_redis_plan_init() does) */
+    sbloom_layout layout;   /* a bit layout: parquet, block512-k8, block512-k16 */
+    uint64_t bytes;         /* filter size, rounded up to whole blocks */
+    uint64_t planned_items; /* the plan's n and p, kept for information (0 and NaN: none) */
+    double planned_fpp;
+    uint64_t shard_bytes; /* set by open: bytes per shard string */
+    uint64_t shards;      /* set by open: number of shards */
+} sbloom_redis_plan;
+
+static inline sbloom_redis_plan sbloom_redis_plan_init(void)
+{
+    sbloom_redis_plan p;
+    memset(&p, 0, sizeof p);
+    p.size = sizeof p;
+    return p;
+}
+
+/* Connects to the cluster (its topology from CLUSTER SLOTS; a server without cluster support is
+ * a one-node cluster) and opens the filter `name` (1 to 128 printable ASCII characters, no
+ * space, '{' or '}'). With a plan, the filter is created from it if absent; if present its plan
+ * must have the same layout and bytes (SBLOOM_REDIS_E_PLAN otherwise). Without one (NULL) the
+ * filter must exist (SBLOOM_REDIS_E_NOT_FOUND). Several clients may open with the same plan at
+ * once: one creates, the others find its plan. On failure *out is NULL and err (if not NULL)
+ * holds a one-line message. */
+SBLOOM_API int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options,
+                                 const char *name, const sbloom_redis_plan *plan, char *err,
+                                 size_t errcap);
+/* Sends what is still buffered (the item count) and closes; NULL is accepted. */
+SBLOOM_API void sbloom_redis_close(sbloom_redis_t *filter);
+/* The last error's one-line message ("" if none). */
+SBLOOM_API const char *sbloom_redis_message(const sbloom_redis_t *filter);
+/* The filter's plan as stored in Redis. */
+SBLOOM_API int sbloom_redis_get_plan(const sbloom_redis_t *filter, sbloom_redis_plan *out);
+/* The hash of a key under this filter's layout (sbloom_hash of a filter of that layout). */
+SBLOOM_API uint64_t sbloom_redis_hash(const sbloom_redis_t *filter, const void *key, size_t len);
+
+/* Batches, as the local batch calls (simdbloom.h): they return the number of keys new (adds)
+ * or present (contains), or a negative error. Keys repeated within a batch are new at their
+ * first occurrence only. Any batch size; sent in rounds of 8192 keys, one command per shard
+ * (adds) or per key (contains), pipelined to every master at once.
+ * On an error, add_if_new's is_new[i] is 0 only for keys known to be in the table before this
+ * call's add; the keys whose outcome is unknown are 1, so a caller that writes every key marked
+ * new never loses one. */
+SBLOOM_API int64_t sbloom_redis_add_hashes(sbloom_redis_t *filter, const uint64_t *hashes,
+                                           size_t n);
+SBLOOM_API int64_t sbloom_redis_contains_hashes(sbloom_redis_t *filter, const uint64_t *hashes,
+                                                size_t n, uint8_t *results);
+SBLOOM_API int64_t sbloom_redis_add_if_new_hashes(sbloom_redis_t *filter, const uint64_t *hashes,
+                                                  size_t n, uint8_t *is_new);
+SBLOOM_API int64_t sbloom_redis_add_keys(sbloom_redis_t *filter, const void *const *keys,
+                                         const size_t *lens, size_t n);
+SBLOOM_API int64_t sbloom_redis_contains_keys(sbloom_redis_t *filter, const void *const *keys,
+                                              const size_t *lens, size_t n, uint8_t *results);
+SBLOOM_API int64_t sbloom_redis_add_if_new_keys(sbloom_redis_t *filter, const void *const *keys,
+                                                const size_t *lens, size_t n, uint8_t *is_new);
+
+typedef struct sbloom_redis_info {
+    size_t size;           /* set by the caller: sizeof (sbloom_redis_info_init() does) */
+    uint64_t items;        /* keys reported new, all clients (the counter; a client that dies
+                              loses its last batch's count) */
+    uint64_t bits_set;     /* BITCOUNT over the shards */
+    uint64_t stored_bytes; /* STRLEN over the shards: shards grow as their blocks are written */
+    uint32_t masters;      /* masters serving the filter's shards */
+    uint64_t round_trips;  /* pipelined rounds this handle has sent */
+} sbloom_redis_info;
+
+static inline sbloom_redis_info sbloom_redis_info_init(void)
+{
+    sbloom_redis_info i;
+    memset(&i, 0, sizeof i);
+    i.size = sizeof i;
+    return i;
+}
+
+/* Reads the counter and scans the shards (BITCOUNT, STRLEN: O(bytes) in Redis). */
+SBLOOM_API int sbloom_redis_get_info(sbloom_redis_t *filter, sbloom_redis_info *out);
+
+/* ORs a local filter into the Redis filter, shard by shard (each shard is copied to a temporary
+ * key beside it and merged with BITOP OR, so bits other clients set meanwhile stay), and adds
+ * its item count to the counter. The local filter needs the same layout and size
+ * (SBLOOM_E_INCOMPATIBLE otherwise). */
+SBLOOM_API int sbloom_redis_push(sbloom_redis_t *filter, const sbloom_t *local);
+/* A local copy of the Redis filter: same layout, size, plan and item count; its bits are a
+ * snapshot (each shard read atomically, the shards one after another). */
+SBLOOM_API int sbloom_redis_pull(sbloom_redis_t *filter, sbloom_t **out);
+/* Deletes the filter from Redis (its plan, counter and shards); the handle is then unusable
+ * except for sbloom_redis_close. */
+SBLOOM_API int sbloom_redis_drop(sbloom_redis_t *filter);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SIMDBLOOM_REDIS_H */

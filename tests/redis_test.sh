@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# simdbloom-redis end to end, on throwaway Redis servers bound to 127.0.0.1 on free ports in a
+# temporary directory (ci/redis-cluster), always stopped at the end:
+#   redis_test.sh SOURCE_DIR SIMDBLOOM TEST_REDIS URL_STREAM
+# 1. the library test (tests/test_redis.c) on a 3-master, 3-replica cluster and on one
+#    password-protected standalone server;
+# 2. two dedup --redis processes at once over overlapping parts of a stream write, between them,
+#    each distinct line exactly once;
+# 3. push then pull gives back the same file, byte for byte;
+# 4. clear errors: unreachable node, wrong or missing password, plan mismatch, a port that does
+#    not speak Redis;
+# 5. a master killed with SIGKILL in the middle of a dedup run: the run completes after the
+#    failover (or stops with exit 1 and a message), and no distinct line is lost.
+set -uo pipefail
+src=$1 sb=$2 test_redis=$3 stream=$4
+. "$src/tests/lib.sh"
+command -v redis-server >/dev/null || { echo "redis-server not installed: skipped"; exit 77; }
+
+work=$(mktemp -d)
+cluster=$work/cluster standalone=$work/standalone
+cleanup() {
+  "$src/ci/redis-cluster" stop "$cluster"
+  "$src/ci/redis-cluster" stop "$standalone"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+nodes=$("$src/ci/redis-cluster" start "$cluster" 3 1) || { echo "cannot start the cluster"; exit 1; }
+single=$("$src/ci/redis-cluster" standalone "$standalone" pw-$$) || { echo "cannot start redis"; exit 1; }
+echo "cluster $nodes; standalone $single"
+
+# ---- 1. the library
+check "library test on the cluster" "$test_redis" "$nodes"
+check "library test on a standalone server with a password" "$test_redis" "$single" "pw-$$"
+
+# ---- 2. two processes, overlapping halves: each distinct line once between them
+head -n 120000 "$stream" >"$work/stream"
+head -n 80000 "$work/stream" >"$work/a"
+tail -n +40001 "$work/stream" >"$work/b"
+awk '!seen[$0]++' "$work/stream" | sort >"$work/want"
+"$sb" dedup --quiet --redis "$nodes" --name fleet --expect 1M <"$work/a" >"$work/out-a" &
+pa=$!
+"$sb" dedup --quiet --redis "$nodes" --name fleet --expect 1M <"$work/b" >"$work/out-b" &
+pb=$!
+wait $pa; ra=$?
+wait $pb; rb=$?
+check "both dedup --redis processes succeed" [ "$ra" = 0 ] && [ "$rb" = 0 ]
+sort "$work/out-a" "$work/out-b" >"$work/got"
+check "each distinct line written exactly once by the two processes" cmp -s "$work/want" "$work/got"
+echo "two processes: $(wc -l <"$work/out-a") + $(wc -l <"$work/out-b") lines out, $(wc -l <"$work/want") distinct"
+info=$("$sb" info --redis "$nodes" --name fleet)
+check "info --redis counts the items of both" grep -q "items added *$(wc -l <"$work/want") " <<<"$info"
+check "info --redis names 3 masters" grep -q "on 3 masters" <<<"$info"
+# A third run over the whole stream finds everything seen.
+check "a rerun writes nothing" [ "$("$sb" dedup --quiet --redis "$nodes" --name fleet <"$work/stream" | wc -l)" = 0 ]
+
+# ---- 3. push and pull
+"$sb" build --quiet --expect 200k --fpp 1e-4 -o "$work/local.sbloom" "$work/a"
+check "push a local filter" "$sb" push --quiet "$work/local.sbloom" --redis "$nodes" --name pushed
+check "pull it back" "$sb" pull --quiet --redis "$nodes" --name pushed -o "$work/pulled.sbloom"
+check "pushed then pulled: byte-identical" cmp -s "$work/local.sbloom" "$work/pulled.sbloom"
+check "the pulled file answers as the local one" \
+  cmp -s <("$sb" query "$work/local.sbloom" <"$work/b") <("$sb" query "$work/pulled.sbloom" <"$work/b")
+"$sb" build --quiet --expect 300k -o "$work/other.sbloom" "$work/a"
+"$sb" push "$work/other.sbloom" --redis "$nodes" --name pushed 2>"$work/err"
+check "push of another plan: exit 1" [ $? = 1 ]
+check "push of another plan: says why" grep -q "exists with layout" "$work/err"
+
+# ---- 4. errors
+expect_error() { # expect_error DESCRIPTION PATTERN COMMAND...: exit 1 and the pattern on stderr
+  local what=$1 pattern=$2; shift 2
+  "$@" </dev/null >/dev/null 2>"$work/err"
+  local rc=$?
+  if [ "$rc" = 1 ] && grep -q "$pattern" "$work/err"; then pass; else
+    fail "$what: exit $rc, $(cat "$work/err")"; fi
+}
+expect_error "unreachable node" "cannot connect to 127.0.0.1:1" \
+  "$sb" dedup --redis 127.0.0.1:1 --name x --retry 1
+expect_error "wrong password" "refused the login" \
+  "$sb" dedup --redis "$single" --name x --pass wrong
+expect_error "no password" "give the password" env -u REDISCLI_AUTH \
+  "$sb" dedup --redis "$single" --name x
+expect_error "plan mismatch" "exists with layout" \
+  "$sb" dedup --redis "$nodes" --name fleet --expect 5M
+bus=$(( $(head -n 1 "$cluster/masters") + 10000 )) # the cluster bus: not the Redis protocol
+expect_error "not a Redis server" "is it a Redis server" \
+  "$sb" info --redis "127.0.0.1:$bus" --name x --retry 1
+expect_error "no such filter" "no filter named" "$sb" info --redis "$nodes" --name absent
+# A standalone server is a one-node cluster; REDISCLI_AUTH gives the password as for redis-cli.
+out=$(REDISCLI_AUTH=pw-$$ "$sb" dedup --quiet --redis "$single" --name solo <"$work/a" | wc -l)
+check "standalone server with REDISCLI_AUTH" [ "$out" = "$(awk '!seen[$0]++' "$work/a" | wc -l)" ]
+
+# ---- 5. a master killed mid-run (last: it changes the cluster)
+# The input pauses after 30,000 lines; the master holding the most shards is killed then; the
+# rest follows. The run must finish once a replica took over (or stop with exit 1 and a message),
+# and every distinct line must be in the output (some may be there twice).
+victim=$(head -n 1 "$cluster/masters")
+{
+  head -n 30000 "$work/stream"
+  sleep 2
+  tail -n +30001 "$work/stream"
+} | "$sb" dedup --redis "$nodes" --name failover --expect 1M --retry 30 \
+  >"$work/out-f" 2>"$work/err-f" &
+pf=$!
+sleep 1
+kill -9 "$(cat "$cluster/$victim/redis.pid")"
+wait $pf; rf=$?
+awk '!seen[$0]++' "$work/out-f" | sort >"$work/got-f"
+missing=$(comm -23 "$work/want" "$work/got-f" | wc -l)
+dups=$(( $(wc -l <"$work/out-f") - $(wc -l <"$work/got-f") ))
+echo "failover run: exit $rf, $(wc -l <"$work/out-f") lines out, $missing distinct lines missing, $dups written twice"
+tail -n 3 "$work/err-f"
+if [ "$rf" = 0 ]; then
+  check "failover: no distinct line lost" [ "$missing" = 0 ]
+else
+  check "failover: exit 1 with a message" [ "$rf" = 1 ] && grep -q "simdbloom: redis:" "$work/err-f"
+  # lines of the input not read yet are not lost: a rerun writes them
+fi
+
+finish

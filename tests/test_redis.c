@@ -1,0 +1,259 @@
+/* simdbloom-redis against a live Redis (a cluster, or one server): test_redis NODES [PASSWORD].
+ * Started by tests/redis_test.sh, which starts the servers on loopback and stops them.
+ *   - every bit layout: keys added through Redis leave the same bytes as a local filter of the
+ *     same plan (pull), and lookups agree with the local filter on present and absent keys;
+ *   - two clients (threads, one handle each) add overlapping key sets at once: every distinct
+ *     key is reported new by exactly one of them;
+ *   - the local front changes no answer; plans are checked; errors are codes with messages. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "simdbloom.h"
+#include "simdbloom_redis.h"
+#include "check.h"
+
+static const char *nodes, *password;
+
+static sbloom_redis_options options(unsigned flags)
+{
+    sbloom_redis_options o = sbloom_redis_options_init();
+    o.nodes = nodes;
+    o.password = password;
+    o.timeout = 5;
+    o.retry = 10;
+    o.flags = flags;
+    return o;
+}
+
+static sbloom_redis_t *open_named(const char *name, const sbloom_redis_plan *plan, unsigned flags)
+{
+    sbloom_redis_options o = options(flags);
+    sbloom_redis_t *f = NULL;
+    char err[512];
+    int rc = sbloom_redis_open(&f, &o, name, plan, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "open %s: %s (%d)\n", name, err, rc);
+    CHECK(rc == 0);
+    return f;
+}
+
+/* Same bits as a local filter, same answers. */
+static void check_layout_equivalence(sbloom_layout layout)
+{
+    char name[64];
+    snprintf(name, sizeof name, "test-eq-%s-%ld", sbloom_layout_name(layout), (long)getpid());
+    sbloom_t *local;
+    CHECK(sbloom_create_for_layout(&local, 30000, 0.001, layout) == SBLOOM_OK);
+    sbloom_redis_plan plan = sbloom_redis_plan_init();
+    plan.layout = layout;
+    plan.bytes = sbloom_bytes(local);
+    plan.planned_items = 30000;
+    plan.planned_fpp = 0.001;
+    sbloom_redis_t *f = open_named(name, &plan, 0);
+    if (!f)
+        return;
+    enum { N = 30000 };
+    uint64_t *h = malloc(2 * N * sizeof *h), seed = (uint64_t)layout;
+    uint8_t *res = malloc(2 * N), *want = malloc(2 * N);
+    for (int i = 0; i < 2 * N; i++)
+        h[i] = test_rand(&seed);
+    int64_t fresh_remote = sbloom_redis_add_if_new_hashes(f, h, N, res);
+    int64_t fresh_local = sbloom_add_if_new_hashes(local, h, N, want);
+    CHECK(fresh_remote == fresh_local);
+    CHECK(memcmp(res, want, N) == 0);
+    /* Lookups through a handle without a front (every key asks Redis) and with one. */
+    sbloom_redis_t *g = open_named(name, NULL, SBLOOM_REDIS_NO_FRONT);
+    int64_t present = g ? sbloom_redis_contains_hashes(g, h, 2 * N, res) : -1;
+    int64_t want_present = sbloom_contains_hashes(local, h, 2 * N, want);
+    CHECK(present == want_present);
+    CHECK(memcmp(res, want, 2 * N) == 0);
+    CHECK(sbloom_redis_contains_hashes(f, h, 2 * N, res) == want_present);
+    CHECK(memcmp(res, want, 2 * N) == 0);
+
+    sbloom_t *pulled = NULL;
+    CHECK(sbloom_redis_pull(f, &pulled) == 0);
+    if (pulled) {
+        uint64_t bytes = sbloom_bytes(local);
+        uint8_t *a = malloc(bytes), *b = malloc(bytes);
+        sbloom_export_bits(local, a, bytes);
+        sbloom_export_bits(pulled, b, bytes);
+        CHECK(memcmp(a, b, bytes) == 0);
+        CHECK(sbloom_items(pulled) == (uint64_t)fresh_local);
+        CHECK(sbloom_planned_items(pulled) == 30000);
+        free(a);
+        free(b);
+        sbloom_free(pulled);
+    }
+    sbloom_redis_info info = sbloom_redis_info_init();
+    CHECK(sbloom_redis_get_info(f, &info) == 0);
+    CHECK(info.items == (uint64_t)fresh_local);
+    CHECK(info.masters >= 1);
+    /* Plans: another size is refused, the same plan opens. */
+    sbloom_redis_plan other = plan;
+    other.bytes += 4096;
+    sbloom_redis_options o = options(0);
+    sbloom_redis_t *bad = NULL;
+    char err[512];
+    CHECK(sbloom_redis_open(&bad, &o, name, &other, err, sizeof err) == SBLOOM_REDIS_E_PLAN);
+    CHECK(bad == NULL && strstr(err, "exists with layout") != NULL);
+    CHECK(sbloom_redis_drop(f) == 0);
+    sbloom_redis_close(g);
+    sbloom_redis_close(f);
+    free(h);
+    free(res);
+    free(want);
+    sbloom_free(local);
+}
+
+typedef struct client {
+    const char *name;
+    const uint64_t *hashes;
+    size_t n;
+    uint8_t *is_new;
+    int64_t fresh;
+} client;
+
+static void *run_client(void *arg)
+{
+    client *c = arg;
+    sbloom_redis_plan plan = sbloom_redis_plan_init();
+    plan.layout = SBLOOM_LAYOUT_BLOCK512_K16;
+    plan.bytes = 1 << 20; /* 1 MiB for 60,000 keys: a false positive is unlikely (~1e-9) */
+    sbloom_redis_t *f = open_named(c->name, &plan, 0);
+    c->fresh = -1;
+    if (!f)
+        return NULL;
+    c->fresh = 0;
+    for (size_t at = 0; at < c->n; at += 1000) { /* many small batches, interleaving */
+        size_t len = c->n - at < 1000 ? c->n - at : 1000;
+        int64_t got = sbloom_redis_add_if_new_hashes(f, c->hashes + at, len, c->is_new + at);
+        if (got < 0) {
+            fprintf(stderr, "add_if_new: %s\n", sbloom_redis_message(f));
+            c->fresh = got;
+            break;
+        }
+        c->fresh += got;
+    }
+    sbloom_redis_close(f);
+    return NULL;
+}
+
+typedef struct indexed {
+    uint64_t hash;
+    int index;
+} indexed;
+
+static int by_hash(const void *a, const void *b)
+{
+    uint64_t x = ((const indexed *)a)->hash, y = ((const indexed *)b)->hash;
+    return x < y ? -1 : x > y;
+}
+
+/* Two clients over overlapping halves: each distinct key new exactly once between them. */
+static void check_exactly_once(void)
+{
+    char name[64];
+    snprintf(name, sizeof name, "test-once-%ld", (long)getpid());
+    enum { DISTINCT = 60000, EACH = 40000 };
+    uint64_t *keys = malloc(DISTINCT * sizeof *keys), seed = 99;
+    for (int i = 0; i < DISTINCT; i++)
+        keys[i] = test_rand(&seed);
+    /* A takes keys [0, 40000), B [20000, 60000) in reverse, with repeats of its own. */
+    uint64_t *a = malloc(EACH * 2 * sizeof *a), *b = malloc(EACH * 2 * sizeof *b);
+    for (int i = 0; i < EACH; i++) {
+        a[2 * i] = keys[i];
+        a[2 * i + 1] = keys[i / 2];
+        b[2 * i] = keys[DISTINCT - 1 - i];
+        b[2 * i + 1] = keys[DISTINCT - 1 - i / 3];
+    }
+    client ca = {name, a, 2 * EACH, calloc(2 * EACH, 1), 0};
+    client cb = {name, b, 2 * EACH, calloc(2 * EACH, 1), 0};
+    pthread_t ta, tb;
+    pthread_create(&ta, NULL, run_client, &ca);
+    pthread_create(&tb, NULL, run_client, &cb);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    CHECK(ca.fresh >= 0 && cb.fresh >= 0);
+    /* Times each distinct key was reported new, over both clients. */
+    uint8_t *times = calloc(DISTINCT, 1);
+    indexed *sorted = malloc(DISTINCT * sizeof *sorted);
+    for (int i = 0; i < DISTINCT; i++)
+        sorted[i] = (indexed){keys[i], i};
+    qsort(sorted, DISTINCT, sizeof *sorted, by_hash);
+    int unknown = 0;
+    for (int side = 0; side < 2; side++) {
+        const client *c = side ? &cb : &ca;
+        for (size_t i = 0; i < c->n; i++) {
+            if (!c->is_new[i])
+                continue;
+            indexed want = {c->hashes[i], 0};
+            const indexed *found = bsearch(&want, sorted, DISTINCT, sizeof *sorted, by_hash);
+            if (!found)
+                unknown++;
+            else
+                times[found->index]++;
+        }
+    }
+    int never = 0, twice = 0;
+    for (int i = 0; i < DISTINCT; i++) {
+        never += times[i] == 0;
+        twice += times[i] > 1;
+    }
+    printf("exactly once: %lld + %lld new of %d distinct keys; %d never, %d more than once\n",
+           (long long)ca.fresh, (long long)cb.fresh, DISTINCT, never, twice);
+    CHECK(unknown == 0);
+    CHECK(twice == 0);
+    CHECK(never == 0); /* a false positive would show here; at ~1e-9 it does not */
+    CHECK(ca.fresh + cb.fresh == DISTINCT);
+    sbloom_redis_t *f = open_named(name, NULL, 0);
+    if (f) {
+        sbloom_redis_info info = sbloom_redis_info_init();
+        CHECK(sbloom_redis_get_info(f, &info) == 0);
+        CHECK(info.items == DISTINCT);
+        CHECK(sbloom_redis_drop(f) == 0);
+        sbloom_redis_close(f);
+    }
+    free(keys);
+    free(a);
+    free(b);
+    free(ca.is_new);
+    free(cb.is_new);
+    free(times);
+    free(sorted);
+}
+
+static void check_errors(void)
+{
+    sbloom_redis_options o = options(0);
+    sbloom_redis_t *f = (sbloom_redis_t *)1;
+    char err[512];
+    CHECK(sbloom_redis_open(&f, &o, "test-absent-filter", NULL, err, sizeof err) ==
+          SBLOOM_REDIS_E_NOT_FOUND);
+    CHECK(f == NULL && strstr(err, "no filter named") != NULL);
+    CHECK(sbloom_redis_open(&f, &o, "bad{name}", NULL, err, sizeof err) == SBLOOM_E_INVALID);
+    sbloom_redis_plan plan = sbloom_redis_plan_init();
+    plan.layout = SBLOOM_LAYOUT_COUNTING512;
+    plan.bytes = 4096;
+    CHECK(sbloom_redis_open(&f, &o, "test-counting", &plan, err, sizeof err) == SBLOOM_E_LAYOUT);
+    o.nodes = "127.0.0.1";
+    CHECK(sbloom_redis_open(&f, &o, "x", NULL, err, sizeof err) == SBLOOM_E_INVALID);
+    CHECK(strstr(err, "host:port") != NULL);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_redis NODES [PASSWORD]\n");
+        return 2;
+    }
+    nodes = argv[1];
+    password = argc > 2 ? argv[2] : NULL;
+    for (int i = 0; i < TEST_NLAYOUTS; i++)
+        check_layout_equivalence(test_layouts[i]);
+    check_exactly_once();
+    check_errors();
+    return check_report();
+}
