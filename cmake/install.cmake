@@ -12,6 +12,24 @@ if(simdbloom_installed_targets)
     COMPONENT library)
 endif()
 install(FILES include/simdbloom.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT library)
+# libsimdbloom-redis, where hiredis was found: its libraries (in the same CMake package, as
+# simdbloom::simdbloom_redis), its header and simdbloom-redis.pc.
+if(simdbloom_redis)
+  set(simdbloom_redis_installed "")
+  if(SIMDBLOOM_BUILD_SHARED)
+    list(APPEND simdbloom_redis_installed simdbloom_redis_shared)
+  endif()
+  if(SIMDBLOOM_BUILD_STATIC)
+    list(APPEND simdbloom_redis_installed simdbloom_redis_static)
+  endif()
+  if(simdbloom_redis_installed)
+    install(TARGETS ${simdbloom_redis_installed} EXPORT simdbloomTargets
+      LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT library NAMELINK_COMPONENT library
+      ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT library)
+  endif()
+  install(FILES include/simdbloom_redis.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+    COMPONENT library)
+endif()
 
 configure_package_config_file(cmake/simdbloomConfig.cmake.in
   ${PROJECT_BINARY_DIR}/simdbloomConfig.cmake INSTALL_DESTINATION ${SIMDBLOOM_CMAKE_DIR})
@@ -39,6 +57,11 @@ endif()
 configure_file(cmake/simdbloom.pc.in ${PROJECT_BINARY_DIR}/simdbloom.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/simdbloom.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig
   COMPONENT library)
+if(simdbloom_redis)
+  configure_file(cmake/simdbloom-redis.pc.in ${PROJECT_BINARY_DIR}/simdbloom-redis.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/simdbloom-redis.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT library)
+endif()
 
 if(SIMDBLOOM_BUILD_PROGRAMS)
   install(TARGETS simdbloom-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT programs)
@@ -54,6 +77,9 @@ set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34)")
+if(simdbloom_redis)
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "${CPACK_DEBIAN_PACKAGE_DEPENDS}, libhiredis0.14")
+endif()
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)

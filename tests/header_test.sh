@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The public header compiles cleanly, with strict warnings as errors, as C99, C11 and C17 and as
+# The public headers (simdbloom.h, simdbloom_redis.h) compile cleanly, with strict warnings as errors, as C99, C11 and C17 and as
 # C++11 to C++20: what a user's build may throw at it. Each unit includes it and uses its inline
 # helpers, so they are compiled too.
 #   header_test.sh INCLUDE_DIR CC [CXX]
@@ -10,14 +10,20 @@ trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/use.c" <<'SRC'
 #include "simdbloom.h"
 #include "simdbloom.h" /* twice: the include guard */
+#include "simdbloom_redis.h"
 int main(void)
 {
+    sbloom_redis_options ropts = sbloom_redis_options_init();
+    sbloom_redis_plan rplan = sbloom_redis_plan_init();
+    sbloom_redis_info rinfo = sbloom_redis_info_init();
     sbloom_plan plan = sbloom_plan_init();
     sbloom_stats stats = sbloom_stats_init();
     sbloom_layout layout = SBLOOM_LAYOUT_COUNTING512;
     unsigned flags = SBLOOM_OPEN_VERIFY | SBLOOM_OPEN_WRITE;
     sbloom_t *filter = NULL;
     if (plan.size == 0 || stats.size == 0 || layout != SBLOOM_LAYOUT_COUNTING512 || flags != 3u)
+        return 1;
+    if (ropts.size == 0 || rplan.size == 0 || rinfo.size == 0 || SBLOOM_REDIS_E_PLAN >= 0)
         return 1;
     if (sbloom_add_hash(filter, 1u) != SBLOOM_E_NULL || sbloom_contains_hash(filter, 2u) != SBLOOM_E_NULL)
         return 1; /* the inline single-key calls, compiled under these warnings too */

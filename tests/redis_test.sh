@@ -9,7 +9,8 @@
 # 3. push then pull gives back the same file, byte for byte;
 # 4. clear errors: unreachable node, wrong or missing password, plan mismatch, a port that does
 #    not speak Redis;
-# 5. a master killed with SIGKILL in the middle of a dedup run: the run completes after the
+# 5. slots moved by a reshard in the middle of a dedup run: the output is still exact;
+# 6. a master killed with SIGKILL in the middle of a dedup run: the run completes after the
 #    failover (or stops with exit 1 and a message), and no distinct line is lost.
 set -uo pipefail
 src=$1 sb=$2 test_redis=$3 stream=$4
@@ -90,7 +91,25 @@ expect_error "no such filter" "no filter named" "$sb" info --redis "$nodes" --na
 out=$(REDISCLI_AUTH=pw-$$ "$sb" dedup --quiet --redis "$single" --name solo <"$work/a" | wc -l)
 check "standalone server with REDISCLI_AUTH" [ "$out" = "$(awk '!seen[$0]++' "$work/a" | wc -l)" ]
 
-# ---- 5. a master killed mid-run (last: it changes the cluster)
+# ---- 5. slots moving mid-run (redis-cli --cluster reshard): MOVED and ASK are followed, and the
+# output is still exact.
+read -r from_id to_id < <(redis-cli -p "$(head -n 1 "$cluster/masters")" cluster nodes |
+  awk '/master/ && !/fail/ {ids[n++] = $1} END {print ids[0], ids[1]}')
+{
+  head -n 30000 "$work/stream"
+  sleep 4
+  tail -n +30001 "$work/stream"
+} | "$sb" dedup --quiet --redis "$nodes" --name moving --expect 1M >"$work/out-m" 2>"$work/err-m" &
+pm=$!
+sleep 1
+redis-cli --cluster reshard "127.0.0.1:$(head -n 1 "$cluster/masters")" --cluster-from "$from_id" \
+  --cluster-to "$to_id" --cluster-slots 2000 --cluster-yes >"$work/reshard.log" 2>&1
+check "reshard ran" [ $? = 0 ]
+wait $pm
+check "dedup across a reshard succeeds" [ $? = 0 ]
+check "dedup across a reshard: exactly the distinct lines" cmp -s "$work/want" <(sort "$work/out-m")
+
+# ---- 6. a master killed mid-run (last: it changes the cluster)
 # The input pauses after 30,000 lines; the master holding the most shards is killed then; the
 # rest follows. The run must finish once a replica took over (or stop with exit 1 and a message),
 # and every distinct line must be in the output (some may be there twice).

@@ -49,6 +49,8 @@ int rc_fail(rc_cluster *c, int code, const char *fmt, ...) __attribute__((format
 uint16_t rc_slot(const char *key, size_t len);
 /* Distinct masters serving these slots. */
 uint32_t rc_masters_of(const rc_cluster *c, const uint16_t *slots, size_t n);
+/* Writes v in decimal and a NUL at out (21 bytes at most); returns the digits written. */
+size_t rc_u64_text(char *out, uint64_t v);
 /* Pipelined rounds sent so far. */
 uint64_t rc_round_trips(const rc_cluster *c);
 

@@ -405,8 +405,7 @@ static size_t build_adds(sbloom_redis_t *f, size_t nask, size_t *arg)
             for (uint32_t b = 0; b < f->block_bytes; b++)
                 for (int bit = 0; mask[b] && bit < 8; bit++)
                     if (mask[b] >> bit & 1) {
-                        snprintf(text, OFFSET_CHARS, "%llu",
-                                 (unsigned long long)(base + b * 8u + (7u - (unsigned)bit)));
+                        rc_u64_text(text, base + b * 8u + (7u - (unsigned)bit));
                         argv[argc++] = "SET";
                         argv[argc++] = "u1";
                         argv[argc++] = text;

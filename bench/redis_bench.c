@@ -1,0 +1,190 @@
+/*
+ * simdbloom-redis-bench NODES [KEYS [ROUNDS]]: keys/s of the Redis filter's test-and-add and
+ * lookup against the pattern of the Scrapy-style Redis Bloom filters (one SETBIT or GETBIT per
+ * bit of a key), in one run, on the same cluster, the same keys, the same bits and the same
+ * shard strings. Both sides pipeline rounds of 8192 keys to every master at once through the
+ * same cluster client, and no local front (every key goes to Redis). Run by bench/redis-bench,
+ * which starts a throwaway cluster; prints one table and, with --json, one JSON object.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "simdbloom.h"
+#include "simdbloom_redis.h"
+
+#define ROUND 8192
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* The bit-per-command pattern: for each key, k SETBIT (or GETBIT) commands on the shard and
+ * offsets the filter itself uses, pipelined in rounds of ROUND keys. Returns seconds. */
+static double bit_per_command(rc_cluster *c, const sbloom_redis_plan *plan, const char *name,
+                              const uint64_t *hashes, size_t n, int set)
+{
+    uint32_t bb = sbloom_layout_block_bytes(plan->layout), k = sbloom_layout_k(plan->layout);
+    uint64_t nblocks = plan->bytes / bb, shard_blocks = plan->shard_bytes / bb;
+    size_t max = (size_t)ROUND * k;
+    rc_cmd *cmds = calloc(max, sizeof *cmds);
+    const char **argv = malloc(max * 4 * sizeof *argv);
+    size_t *lens = malloc(max * 4 * sizeof *lens);
+    char (*text)[2][32] = malloc(max * sizeof *text);
+    char(*keys)[192] = malloc(plan->shards * sizeof *keys);
+    uint16_t *slots = malloc(plan->shards * sizeof *slots);
+    for (uint64_t s = 0; s < plan->shards; s++) {
+        snprintf(keys[s], sizeof keys[s], "sbloom:{%s#%llu}", name, (unsigned long long)s);
+        slots[s] = rc_slot(keys[s], strlen(keys[s]));
+    }
+    double start = now();
+    for (size_t at = 0; at < n; at += ROUND) {
+        size_t len = n - at < ROUND ? n - at : ROUND, ncmd = 0;
+        for (size_t i = 0; i < len; i++) {
+            uint8_t mask[64];
+            uint64_t block;
+            sbloom_locate(plan->layout, nblocks, hashes[at + i], &block, mask, sizeof mask);
+            uint64_t s = block / shard_blocks, base = (block % shard_blocks) * bb * 8;
+            for (uint32_t b = 0; b < bb; b++)
+                for (int bit = 0; bit < 8; bit++)
+                    if (mask[b] >> bit & 1) {
+                        const char **a = argv + 4 * ncmd;
+                        snprintf(text[ncmd][0], 32, "%llu",
+                                 (unsigned long long)(base + b * 8u + (7u - (unsigned)bit)));
+                        a[0] = set ? "SETBIT" : "GETBIT";
+                        a[1] = keys[s];
+                        a[2] = text[ncmd][0];
+                        a[3] = "1";
+                        for (int j = 0; j < 4; j++)
+                            lens[4 * ncmd + j] = strlen(a[j]);
+                        cmds[ncmd] = (rc_cmd){set ? 4 : 3, a, lens + 4 * ncmd, slots[s], NULL, 0,
+                                              -1};
+                        ncmd++;
+                    }
+        }
+        if (rc_run(c, cmds, ncmd)) {
+            fprintf(stderr, "redis: %s\n", rc_message(c));
+            exit(1);
+        }
+        rc_cmds_release(cmds, ncmd);
+    }
+    double took = now() - start;
+    free(cmds);
+    free(argv);
+    free(lens);
+    free(text);
+    free(keys);
+    free(slots);
+    return took;
+}
+
+int main(int argc, char **argv)
+{
+    int json = 0;
+    if (argc > 1 && strcmp(argv[1], "--json") == 0) {
+        json = 1;
+        argv++;
+        argc--;
+    }
+    if (argc < 2) {
+        fprintf(stderr, "usage: simdbloom-redis-bench [--json] NODES [KEYS [ROUNDS]]\n");
+        return 2;
+    }
+    const char *nodes = argv[1];
+    size_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 200000;
+    int rounds = argc > 3 ? atoi(argv[3]) : 3;
+    uint64_t *hashes = malloc(n * sizeof *hashes), seed = 7;
+    uint8_t *res = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        hashes[i] = splitmix(&seed);
+
+    sbloom_redis_options o = sbloom_redis_options_init();
+    o.nodes = nodes;
+    o.flags = SBLOOM_REDIS_NO_FRONT;
+    char err[512];
+    rc_cluster *c;
+    if (rc_connect(&c, nodes, getenv("REDISCLI_AUTH"), 5, 30, err, sizeof err)) {
+        fprintf(stderr, "redis: %s\n", err);
+        return 1;
+    }
+    /* Best of `rounds`, each on fresh filters (test-and-add on keys that are all new). */
+    double best[4] = {1e30, 1e30, 1e30, 1e30};
+    uint32_t masters = 0;
+    for (int r = 0; r < rounds; r++) {
+        char name[2][64];
+        sbloom_redis_t *f[2];
+        sbloom_redis_plan plan = sbloom_redis_plan_init();
+        plan.layout = SBLOOM_LAYOUT_BLOCK512_K8;
+        plan.bytes = (uint64_t)n * 10 / 8; /* 10 bits per key */
+        for (int side = 0; side < 2; side++) {
+            snprintf(name[side], sizeof name[side], "bench-%ld-%d-%d", (long)getpid(), r, side);
+            if (sbloom_redis_open(&f[side], &o, name[side], &plan, err, sizeof err)) {
+                fprintf(stderr, "redis: %s\n", err);
+                return 1;
+            }
+        }
+        sbloom_redis_get_plan(f[0], &plan);
+        double t = now();
+        if (sbloom_redis_add_if_new_hashes(f[0], hashes, n, res) < 0)
+            return fprintf(stderr, "redis: %s\n", sbloom_redis_message(f[0])), 1;
+        double add = now() - t;
+        t = now();
+        if (sbloom_redis_contains_hashes(f[0], hashes, n, res) != (int64_t)n)
+            return fprintf(stderr, "redis: lookups disagree: %s\n", sbloom_redis_message(f[0])),
+                   1;
+        double look = now() - t;
+        double setbit = bit_per_command(c, &plan, name[1], hashes, n, 1);
+        double getbit = bit_per_command(c, &plan, name[1], hashes, n, 0);
+        double got[4] = {add, setbit, look, getbit};
+        for (int i = 0; i < 4; i++)
+            best[i] = got[i] < best[i] ? got[i] : best[i];
+        sbloom_redis_info info = sbloom_redis_info_init();
+        sbloom_redis_get_info(f[0], &info);
+        masters = info.masters;
+        for (int side = 0; side < 2; side++) {
+            sbloom_redis_drop(f[side]);
+            sbloom_redis_close(f[side]);
+        }
+    }
+    double rate[4];
+    for (int i = 0; i < 4; i++)
+        rate[i] = (double)n / best[i];
+    if (json) {
+        printf("{\"keys\": %zu, \"masters\": %u, \"add_if_new_keys_per_s\": %.0f, "
+               "\"setbit_keys_per_s\": %.0f, \"contains_keys_per_s\": %.0f, "
+               "\"getbit_keys_per_s\": %.0f}\n",
+               n, masters, rate[0], rate[1], rate[2], rate[3]);
+    } else {
+        printf("simdbloom-redis, block512-k8 (8 bits a key), %zu keys, %u masters, best of %d:\n",
+               n, masters, rounds);
+        printf("  %-44s %10s %14s\n", "operation", "keys/s", "per master");
+        printf("  %-44s %10.0f %14.0f\n", "add_if_new (BITFIELD SET u1 x8, per shard)", rate[0],
+               rate[0] / masters);
+        printf("  %-44s %10.0f %14.0f\n", "8 x SETBIT a key (the usual pattern)", rate[1],
+               rate[1] / masters);
+        printf("  %-44s %10.0f %14.0f\n", "contains (GETRANGE of the block)", rate[2],
+               rate[2] / masters);
+        printf("  %-44s %10.0f %14.0f\n", "8 x GETBIT a key (the usual pattern)", rate[3],
+               rate[3] / masters);
+        printf("  test-and-add: %.2fx the SETBIT pattern; contains: %.2fx the GETBIT pattern\n",
+               rate[0] / rate[1], rate[2] / rate[3]);
+    }
+    rc_close(c);
+    free(hashes);
+    free(res);
+    return 0;
+}
