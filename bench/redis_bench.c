@@ -44,7 +44,7 @@ static double bit_per_command(rc_cluster *c, const sbloom_redis_plan *plan, cons
     rc_cmd *cmds = calloc(max, sizeof *cmds);
     const char **argv = malloc(max * 4 * sizeof *argv);
     size_t *lens = malloc(max * 4 * sizeof *lens);
-    char (*text)[2][32] = malloc(max * sizeof *text);
+    char(*text)[2][32] = malloc(max * sizeof *text);
     char(*keys)[192] = malloc(plan->shards * sizeof *keys);
     uint16_t *slots = malloc(plan->shards * sizeof *slots);
     for (uint64_t s = 0; s < plan->shards; s++) {
@@ -71,8 +71,8 @@ static double bit_per_command(rc_cluster *c, const sbloom_redis_plan *plan, cons
                         a[3] = "1";
                         for (int j = 0; j < 4; j++)
                             lens[4 * ncmd + j] = strlen(a[j]);
-                        cmds[ncmd] = (rc_cmd){set ? 4 : 3, a, lens + 4 * ncmd, slots[s], NULL, 0,
-                                              -1};
+                        cmds[ncmd] =
+                            (rc_cmd){set ? 4 : 3, a, lens + 4 * ncmd, slots[s], NULL, 0, -1};
                         ncmd++;
                     }
         }
@@ -144,8 +144,7 @@ int main(int argc, char **argv)
         double add = now() - t;
         t = now();
         if (sbloom_redis_contains_hashes(f[0], hashes, n, res) != (int64_t)n)
-            return fprintf(stderr, "redis: lookups disagree: %s\n", sbloom_redis_message(f[0])),
-                   1;
+            return fprintf(stderr, "redis: lookups disagree: %s\n", sbloom_redis_message(f[0])), 1;
         double look = now() - t;
         double setbit = bit_per_command(c, &plan, name[1], hashes, n, 1);
         double getbit = bit_per_command(c, &plan, name[1], hashes, n, 0);
