@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,59 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CPU seconds used so far by this process, and by the server processes whose pids are in
+ * SIMDBLOOM_BENCH_SERVER_PIDS (space-separated; bench/redis-bench sets it), from /proc. */
+static double client_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+static double servers_cpu(void)
+{
+    const char *pids = getenv("SIMDBLOOM_BENCH_SERVER_PIDS");
+    double total = 0;
+    long tick = sysconf(_SC_CLK_TCK);
+    while (pids && *pids) {
+        char *end;
+        long pid = strtol(pids, &end, 10);
+        if (end == pids)
+            break;
+        pids = end;
+        char path[64], buf[1024];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *p = strrchr(buf, ')'); /* fields after the command name */
+        unsigned long long utime = 0, stime = 0;
+        if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                        &stime) == 2)
+            total += (double)(utime + stime) / (double)tick;
+    }
+    return total;
+}
+
+typedef struct cost {
+    double wall, client, servers;
+} cost;
+
+static cost cost_now(void)
+{
+    return (cost){now(), client_cpu(), servers_cpu()};
+}
+
+static cost cost_since(cost start)
+{
+    cost end = cost_now();
+    return (cost){end.wall - start.wall, end.client - start.client, end.servers - start.servers};
+}
+
 static uint64_t splitmix(uint64_t *s)
 {
     uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
@@ -34,9 +88,9 @@ static uint64_t splitmix(uint64_t *s)
 }
 
 /* The bit-per-command pattern: for each key, k SETBIT (or GETBIT) commands on the shard and
- * offsets the filter itself uses, pipelined in rounds of ROUND keys. Returns seconds. */
-static double bit_per_command(rc_cluster *c, const sbloom_redis_plan *plan, const char *name,
-                              const uint64_t *hashes, size_t n, int set)
+ * offsets the filter itself uses, pipelined in rounds of ROUND keys. */
+static void bit_per_command(rc_cluster *c, const sbloom_redis_plan *plan, const char *name,
+                            const uint64_t *hashes, size_t n, int set)
 {
     uint32_t bb = sbloom_layout_block_bytes(plan->layout), k = sbloom_layout_k(plan->layout);
     uint64_t nblocks = plan->bytes / bb, shard_blocks = plan->shard_bytes / bb;
@@ -51,7 +105,6 @@ static double bit_per_command(rc_cluster *c, const sbloom_redis_plan *plan, cons
         snprintf(keys[s], sizeof keys[s], "sbloom:{%s#%llu}", name, (unsigned long long)s);
         slots[s] = rc_slot(keys[s], strlen(keys[s]));
     }
-    double start = now();
     for (size_t at = 0; at < n; at += ROUND) {
         size_t len = n - at < ROUND ? n - at : ROUND, ncmd = 0;
         for (size_t i = 0; i < len; i++) {
@@ -82,14 +135,12 @@ static double bit_per_command(rc_cluster *c, const sbloom_redis_plan *plan, cons
         }
         rc_cmds_release(cmds, ncmd);
     }
-    double took = now() - start;
     free(cmds);
     free(argv);
     free(lens);
     free(text);
     free(keys);
     free(slots);
-    return took;
 }
 
 int main(int argc, char **argv)
@@ -121,8 +172,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "redis: %s\n", err);
         return 1;
     }
-    /* Best of `rounds`, each on fresh filters (test-and-add on keys that are all new). */
-    double best[4] = {1e30, 1e30, 1e30, 1e30};
+    /* Best of `rounds` (by wall time), each on fresh filters (test-and-add on keys that are all
+     * new). Phases: add_if_new, 8 x SETBIT, contains, 8 x GETBIT. */
+    static const char *const phase[4] = {
+        "add_if_new (BITFIELD SET u1 x8, per shard)", "8 x SETBIT a key (the usual pattern)",
+        "contains (GETRANGE of the block)", "8 x GETBIT a key (the usual pattern)"};
+    cost best[4];
+    for (int i = 0; i < 4; i++)
+        best[i] = (cost){1e30, 0, 0};
     uint32_t masters = 0;
     for (int r = 0; r < rounds; r++) {
         char name[2][64];
@@ -138,19 +195,23 @@ int main(int argc, char **argv)
             }
         }
         sbloom_redis_get_plan(f[0], &plan);
-        double t = now();
+        cost got[4], t = cost_now();
         if (sbloom_redis_add_if_new_hashes(f[0], hashes, n, res) < 0)
             return fprintf(stderr, "redis: %s\n", sbloom_redis_message(f[0])), 1;
-        double add = now() - t;
-        t = now();
+        got[0] = cost_since(t);
+        t = cost_now();
+        bit_per_command(c, &plan, name[1], hashes, n, 1);
+        got[1] = cost_since(t);
+        t = cost_now();
         if (sbloom_redis_contains_hashes(f[0], hashes, n, res) != (int64_t)n)
             return fprintf(stderr, "redis: lookups disagree: %s\n", sbloom_redis_message(f[0])), 1;
-        double look = now() - t;
-        double setbit = bit_per_command(c, &plan, name[1], hashes, n, 1);
-        double getbit = bit_per_command(c, &plan, name[1], hashes, n, 0);
-        double got[4] = {add, setbit, look, getbit};
+        got[2] = cost_since(t);
+        t = cost_now();
+        bit_per_command(c, &plan, name[1], hashes, n, 0);
+        got[3] = cost_since(t);
         for (int i = 0; i < 4; i++)
-            best[i] = got[i] < best[i] ? got[i] : best[i];
+            if (got[i].wall < best[i].wall)
+                best[i] = got[i];
         sbloom_redis_info info = sbloom_redis_info_init();
         sbloom_redis_get_info(f[0], &info);
         masters = info.masters;
@@ -161,7 +222,7 @@ int main(int argc, char **argv)
     }
     double rate[4];
     for (int i = 0; i < 4; i++)
-        rate[i] = (double)n / best[i];
+        rate[i] = (double)n / best[i].wall;
     if (json) {
         printf("{\"keys\": %zu, \"masters\": %u, \"add_if_new_keys_per_s\": %.0f, "
                "\"setbit_keys_per_s\": %.0f, \"contains_keys_per_s\": %.0f, "
@@ -170,17 +231,15 @@ int main(int argc, char **argv)
     } else {
         printf("simdbloom-redis, block512-k8 (8 bits a key), %zu keys, %u masters, best of %d:\n",
                n, masters, rounds);
-        printf("  %-44s %10s %14s\n", "operation", "keys/s", "per master");
-        printf("  %-44s %10.0f %14.0f\n", "add_if_new (BITFIELD SET u1 x8, per shard)", rate[0],
-               rate[0] / masters);
-        printf("  %-44s %10.0f %14.0f\n", "8 x SETBIT a key (the usual pattern)", rate[1],
-               rate[1] / masters);
-        printf("  %-44s %10.0f %14.0f\n", "contains (GETRANGE of the block)", rate[2],
-               rate[2] / masters);
-        printf("  %-44s %10.0f %14.0f\n", "8 x GETBIT a key (the usual pattern)", rate[3],
-               rate[3] / masters);
+        printf("  %-44s %10s %11s %14s %14s\n", "operation", "keys/s", "per master",
+               "servers us/key", "client us/key");
+        for (int i = 0; i < 4; i++)
+            printf("  %-44s %10.0f %11.0f %14.2f %14.2f\n", phase[i], rate[i], rate[i] / masters,
+                   best[i].servers * 1e6 / (double)n, best[i].client * 1e6 / (double)n);
         printf("  test-and-add: %.2fx the SETBIT pattern; contains: %.2fx the GETBIT pattern\n",
                rate[0] / rate[1], rate[2] / rate[3]);
+        printf("  (servers us/key: CPU time of every server process, replicas included, per key; "
+               "0 when SIMDBLOOM_BENCH_SERVER_PIDS is not set)\n");
     }
     rc_close(c);
     free(hashes);
