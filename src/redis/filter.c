@@ -646,6 +646,48 @@ static int read_items(sbloom_redis_t *f, uint64_t *items)
     return 0;
 }
 
+/* Sends `verbs[0] SHARD`, ..., `verbs[nverbs-1] SHARD` for every shard, `group` shards a
+ * round, and hands each reply to take(ctx, shard, verb, reply); stops at the first error (of
+ * Redis, or returned by take). For the whole-filter reads and deletes (info, pull, drop). */
+typedef int (*shard_reply_fn)(sbloom_redis_t *f, void *ctx, uint64_t shard, int verb,
+                              const redisReply *reply);
+
+static int each_shard(sbloom_redis_t *f, const char *const *verbs, int nverbs, uint64_t group,
+                      shard_reply_fn take, void *ctx)
+{
+    int rc = 0;
+    for (uint64_t s = 0; rc == 0 && s < f->plan.shards; s += group) {
+        uint64_t end = s + group < f->plan.shards ? s + group : f->plan.shards;
+        size_t ncmd = 0;
+        for (uint64_t i = s; i < end; i++)
+            for (int v = 0; v < nverbs; v++, ncmd++) {
+                const char **argv = f->argv + 2 * ncmd;
+                argv[0] = verbs[v];
+                argv[1] = f->shard_keys[i];
+                set_command(&f->cmds[ncmd], argv, f->argvlen + 2 * ncmd, 2, f->shard_slots[i]);
+            }
+        if ((rc = rc_run(f->cluster, f->cmds, ncmd)))
+            rc = cluster_failed(f, rc);
+        for (size_t c = 0; rc == 0 && c < ncmd; c++)
+            rc = take(f, ctx, s + c / (size_t)nverbs, (int)(c % (size_t)nverbs), f->cmds[c].reply);
+        rc_cmds_release(f->cmds, ncmd);
+    }
+    return rc;
+}
+
+/* info: BITCOUNT and STRLEN of each shard, summed. */
+static int take_counts(sbloom_redis_t *f, void *ctx, uint64_t shard, int verb, const redisReply *r)
+{
+    sbloom_redis_info *out = ctx;
+    uint64_t v = r->type == REDIS_REPLY_INTEGER ? (uint64_t)r->integer : 0;
+    (void)f, (void)shard;
+    if (verb == 0)
+        out->bits_set += v;
+    else
+        out->stored_bytes += v;
+    return 0;
+}
+
 int sbloom_redis_get_info(sbloom_redis_t *f, sbloom_redis_info *out)
 {
     if (!f || !out)
@@ -656,30 +698,9 @@ int sbloom_redis_get_info(sbloom_redis_t *f, sbloom_redis_info *out)
     if (rc == 0)
         rc = read_items(f, &out->items);
     out->bits_set = out->stored_bytes = 0;
-    for (uint64_t s = 0; rc == 0 && s < f->plan.shards; s += GROUP_SHARDS) {
-        uint64_t end = s + GROUP_SHARDS < f->plan.shards ? s + GROUP_SHARDS : f->plan.shards;
-        size_t ncmd = 0;
-        for (uint64_t i = s; i < end; i++) {
-            static const char *const scans[2] = {"BITCOUNT", "STRLEN"};
-            for (int q = 0; q < 2; q++, ncmd++) {
-                const char **argv = f->argv + 2 * ncmd;
-                argv[0] = scans[q];
-                argv[1] = f->shard_keys[i];
-                set_command(&f->cmds[ncmd], argv, f->argvlen + 2 * ncmd, 2, f->shard_slots[i]);
-            }
-        }
-        if ((rc = rc_run(f->cluster, f->cmds, ncmd)))
-            rc = cluster_failed(f, rc);
-        for (size_t c = 0; rc == 0 && c < ncmd; c++) {
-            redisReply *r = f->cmds[c].reply;
-            uint64_t v = r->type == REDIS_REPLY_INTEGER ? (uint64_t)r->integer : 0;
-            if (c % 2 == 0)
-                out->bits_set += v;
-            else
-                out->stored_bytes += v;
-        }
-        rc_cmds_release(f->cmds, ncmd);
-    }
+    static const char *const scans[2] = {"BITCOUNT", "STRLEN"};
+    if (rc == 0)
+        rc = each_shard(f, scans, 2, GROUP_SHARDS, take_counts, out);
     out->masters = rc_masters_of(f->cluster, f->shard_slots, (size_t)f->plan.shards);
     out->round_trips = rc_round_trips(f->cluster);
     return rc;
@@ -741,6 +762,21 @@ int sbloom_redis_push(sbloom_redis_t *f, const sbloom_t *local)
     return rc;
 }
 
+/* pull: a shard's bytes into the payload (shorter shards end in zeros). */
+static int take_shard(sbloom_redis_t *f, void *ctx, uint64_t shard, int verb, const redisReply *r)
+{
+    uint8_t *bits = ctx;
+    uint64_t from = shard * f->plan.shard_bytes;
+    uint64_t room =
+        f->plan.bytes - from < f->plan.shard_bytes ? f->plan.bytes - from : f->plan.shard_bytes;
+    (void)verb;
+    if (r->type == REDIS_REPLY_STRING)
+        memcpy(bits + from, r->str, r->len < room ? r->len : room);
+    else if (r->type != REDIS_REPLY_NIL)
+        return fail(f, SBLOOM_REDIS_E_PLAN, "%s is not a shard string", f->shard_keys[shard]);
+    return 0;
+}
+
 int sbloom_redis_pull(sbloom_redis_t *f, sbloom_t **out)
 {
     if (!f || !out)
@@ -753,29 +789,9 @@ int sbloom_redis_pull(sbloom_redis_t *f, sbloom_t **out)
     uint8_t *bits = rc == 0 ? calloc(1, f->plan.bytes) : NULL;
     if (rc == 0 && !bits)
         return fail(f, SBLOOM_E_NOMEM, "out of memory");
-    for (uint64_t s = 0; rc == 0 && s < f->plan.shards; s += GROUP_SHARDS) {
-        uint64_t end = s + GROUP_SHARDS < f->plan.shards ? s + GROUP_SHARDS : f->plan.shards;
-        size_t ncmd = 0;
-        for (uint64_t i = s; i < end; i++, ncmd++) {
-            const char **argv = f->argv + 2 * ncmd;
-            argv[0] = "GET";
-            argv[1] = f->shard_keys[i];
-            set_command(&f->cmds[ncmd], argv, f->argvlen + 2 * ncmd, 2, f->shard_slots[i]);
-        }
-        if ((rc = rc_run(f->cluster, f->cmds, ncmd)))
-            rc = cluster_failed(f, rc);
-        for (size_t c = 0; rc == 0 && c < ncmd; c++) {
-            redisReply *r = f->cmds[c].reply;
-            uint64_t from = (s + c) * f->plan.shard_bytes;
-            uint64_t room = f->plan.bytes - from < f->plan.shard_bytes ? f->plan.bytes - from
-                                                                       : f->plan.shard_bytes;
-            if (r->type == REDIS_REPLY_STRING)
-                memcpy(bits + from, r->str, r->len < room ? r->len : room);
-            else if (r->type != REDIS_REPLY_NIL)
-                rc = fail(f, SBLOOM_REDIS_E_PLAN, "%s is not a shard string", f->shard_keys[s + c]);
-        }
-        rc_cmds_release(f->cmds, ncmd);
-    }
+    static const char *const get[1] = {"GET"};
+    if (rc == 0)
+        rc = each_shard(f, get, 1, GROUP_SHARDS, take_shard, bits);
     if (rc == 0 && (rc = sbloom_import_bits(out, f->plan.layout, bits, f->plan.bytes, items,
                                             f->plan.planned_items, f->plan.planned_fpp)))
         fail(f, rc, "%s", sbloom_strerror(rc));
@@ -783,25 +799,19 @@ int sbloom_redis_pull(sbloom_redis_t *f, sbloom_t **out)
     return rc;
 }
 
+static int take_nothing(sbloom_redis_t *f, void *ctx, uint64_t shard, int verb, const redisReply *r)
+{
+    (void)f, (void)ctx, (void)shard, (void)verb, (void)r;
+    return 0;
+}
+
 int sbloom_redis_drop(sbloom_redis_t *f)
 {
     if (!f)
         return SBLOOM_E_NULL;
     f->items_pending = 0;
-    int rc = 0;
-    for (uint64_t s = 0; rc == 0 && s < f->plan.shards; s += 256) {
-        uint64_t end = s + 256 < f->plan.shards ? s + 256 : f->plan.shards;
-        size_t ncmd = 0;
-        for (uint64_t i = s; i < end; i++, ncmd++) {
-            const char **argv = f->argv + 2 * ncmd;
-            argv[0] = "DEL";
-            argv[1] = f->shard_keys[i];
-            set_command(&f->cmds[ncmd], argv, f->argvlen + 2 * ncmd, 2, f->shard_slots[i]);
-        }
-        if ((rc = rc_run(f->cluster, f->cmds, ncmd)))
-            rc = cluster_failed(f, rc);
-        rc_cmds_release(f->cmds, ncmd);
-    }
+    static const char *const del[1] = {"DEL"};
+    int rc = each_shard(f, del, 1, 256, take_nothing, NULL);
     redisReply *r;
     if (rc == 0 && (rc = run_one(f, &r, f->items_key, 2, "DEL", f->items_key)) == 0)
         freeReplyObject(r);
