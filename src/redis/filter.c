@@ -48,6 +48,8 @@ struct sbloom_redis {
     uint64_t *block;
     uint8_t *mask;      /* block_bytes per key */
     uint8_t *ask;       /* 1: the key goes to Redis (the front did not answer it) */
+    uint8_t *present;   /* adds' GETRANGE pre-check: 1 where every bit was set */
+    int precheck;       /* pre-check this round (most keys of the last one were present) */
     uint32_t *by_shard; /* the keys asked, grouped by shard */
     uint32_t *shard_of_cmd;
     uint64_t *shard_count;
@@ -254,6 +256,7 @@ static int make_shards_and_scratch(sbloom_redis_t *f)
     f->block = malloc(ROUND_KEYS * sizeof *f->block);
     f->mask = malloc((size_t)ROUND_KEYS * f->block_bytes);
     f->ask = malloc(ROUND_KEYS);
+    f->present = malloc(ROUND_KEYS);
     f->by_shard = malloc(ROUND_KEYS * sizeof *f->by_shard);
     size_t max_cmds = ROUND_KEYS + 1; /* a GETRANGE per key, or fewer BITFIELDs; the INCRBY */
     size_t max_args = (size_t)ROUND_KEYS * 4 * MAX_K + 4 * max_cmds;
@@ -263,8 +266,8 @@ static int make_shards_and_scratch(sbloom_redis_t *f)
     f->argvlen = malloc(max_args * sizeof *f->argvlen);
     f->offsets = malloc((size_t)ROUND_KEYS * MAX_K * OFFSET_CHARS);
     if (!f->shard_keys || !f->shard_key_lens || !f->shard_slots || !f->shard_count || !f->block ||
-        !f->mask || !f->ask || !f->by_shard || !f->shard_of_cmd || !f->cmds || !f->argv ||
-        !f->argvlen || !f->offsets)
+        !f->mask || !f->ask || !f->present || !f->by_shard || !f->shard_of_cmd || !f->cmds ||
+        !f->argv || !f->argvlen || !f->offsets)
         return fail(f, SBLOOM_E_NOMEM, "out of memory");
     for (uint64_t i = 0; i < shards; i++) {
         char key[192];
@@ -448,14 +451,122 @@ static size_t build_lookups(sbloom_redis_t *f, size_t nask, size_t *arg)
     return nask;
 }
 
-/* One round of at most ROUND_KEYS keys; results as the public calls define them. */
-static int64_t run_round(sbloom_redis_t *f, redis_op op, const uint64_t *hashes, size_t n,
-                         uint8_t *results)
+/* Groups the keys still asked (ask[i]) by shard, in input order within a shard: a key repeated
+ * in the round is then new only at its first occurrence, as Redis runs the SETs in order.
+ * Returns how many there are. */
+static size_t group_asked(sbloom_redis_t *f, size_t n)
 {
     uint64_t shards = f->plan.shards;
     memset(f->shard_count, 0, (shards + 1) * sizeof *f->shard_count);
-    int64_t counted = 0;
     size_t nask = 0;
+    for (size_t i = 0; i < n; i++)
+        if (f->ask[i]) {
+            f->shard_count[f->block[i] / f->shard_blocks + 1]++;
+            nask++;
+        }
+    for (uint64_t s = 0; s < shards; s++)
+        f->shard_count[s + 1] += f->shard_count[s];
+    uint64_t *fill = f->shard_count; /* used as insertion cursors, then restored */
+    for (size_t i = 0; i < n; i++)
+        if (f->ask[i])
+            f->by_shard[fill[f->block[i] / f->shard_blocks]++] = (uint32_t)i;
+    for (uint64_t s = shards; s > 0; s--)
+        fill[s] = fill[s - 1];
+    fill[0] = 0;
+    return nask;
+}
+
+/* Runs the round's commands (and the counter's pending INCRBY with them). */
+static int run_commands(sbloom_redis_t *f, size_t nwork, size_t arg)
+{
+    uint64_t pending = f->items_pending;
+    size_t ncmd = append_items_command(f, nwork, &arg);
+    int rc = rc_run(f->cluster, f->cmds, ncmd);
+    if (ncmd > nwork && f->cmds[nwork].reply) /* the counter took what was pending */
+        f->items_pending -= pending;
+    if (ncmd > nwork)
+        rc_cmds_release(f->cmds + nwork, ncmd - nwork);
+    return rc;
+}
+
+/* GETRANGE of each asked key's block; present[i] set for the keys whose bits are all there (the
+ * others keep their value). Returns how many were present, or a negative error. */
+static int64_t lookup_pass(sbloom_redis_t *f, const uint64_t *hashes, size_t nask, uint8_t *present)
+{
+    size_t arg = 0;
+    size_t nwork = build_lookups(f, nask, &arg);
+    int rc = run_commands(f, nwork, arg);
+    int64_t found = 0;
+    for (size_t c = 0; c < nwork; c++) {
+        redisReply *r = f->cmds[c].reply;
+        if (!r)
+            continue; /* no answer: left as it was */
+        uint32_t i = f->by_shard[c];
+        const uint8_t *mask = f->mask + (size_t)i * f->block_bytes;
+        int all = r->type == REDIS_REPLY_STRING;
+        for (uint32_t b = 0; all && b < f->block_bytes; b++) {
+            uint8_t have = b < r->len ? (uint8_t)r->str[b] : 0;
+            all = (have & mask[b]) == mask[b];
+        }
+        present[i] = (uint8_t)all;
+        found += all;
+        if (all && f->front)
+            sbloom_add_hash(f->front, hashes[i]);
+    }
+    rc_cmds_release(f->cmds, nwork);
+    return rc ? cluster_failed(f, rc) : found;
+}
+
+/* BITFIELD SET of each asked key's bits; is_new[i] (if not NULL) from the old bits. Returns the
+ * keys new, or a negative error; *seen counts the keys whose bits were all set already. */
+static int64_t add_pass(sbloom_redis_t *f, const uint64_t *hashes, size_t nask, uint8_t *is_new,
+                        uint64_t *seen)
+{
+    size_t arg = 0;
+    size_t nwork = build_adds(f, nask, &arg);
+    int rc = run_commands(f, nwork, arg);
+    uint64_t fresh = 0;
+    for (size_t c = 0; c < nwork; c++) {
+        redisReply *r = f->cmds[c].reply;
+        if (!r)
+            continue; /* no answer: the keys stay "new" (the command may have run) */
+        uint64_t s = f->shard_of_cmd[c];
+        size_t at = 0;
+        for (uint64_t j = f->shard_count[s]; j < f->shard_count[s + 1]; j++) {
+            uint32_t i = f->by_shard[j];
+            int was_new = 0;
+            for (uint32_t b = 0; b < f->k; b++, at++)
+                was_new |= r->type == REDIS_REPLY_ARRAY && at < r->elements &&
+                           r->element[at]->type == REDIS_REPLY_INTEGER &&
+                           r->element[at]->integer == 0;
+            *seen += !was_new;
+            /* A command that may have run before (its connection broke): a key it reports as
+             * seen may be seen because of that earlier run, so it counts as new. */
+            if (f->cmds[c].uncertain)
+                was_new = 1;
+            fresh += (uint64_t)was_new;
+            if (is_new)
+                is_new[i] = (uint8_t)was_new;
+            if (f->front)
+                sbloom_add_hash(f->front, hashes[i]);
+        }
+    }
+    rc_cmds_release(f->cmds, nwork);
+    f->items_pending += fresh;
+    return rc ? cluster_failed(f, rc) : (int64_t)fresh;
+}
+
+/* One round of at most ROUND_KEYS keys; results as the public calls define them.
+ *
+ * Adds first ask Redis with GETRANGE (as lookups do) when most keys of the previous round were
+ * already in the table: a present key then costs a read instead of a BITFIELD that changes
+ * nothing but is still replicated. Keys found present are "seen"; only the others are sent to
+ * BITFIELD, whose old bits decide, atomically, which are new. Bits only go from 0 to 1, so a
+ * key whose bits were all set before the round was not new in it. */
+static int64_t run_round(sbloom_redis_t *f, redis_op op, const uint64_t *hashes, size_t n,
+                         uint8_t *results)
+{
+    int64_t counted = 0;
     for (size_t i = 0; i < n; i++) {
         f->ask[i] = !(f->front && sbloom_contains_hash(f->front, hashes[i]));
         if (!f->ask[i]) { /* every bit is in the fleet table already */
@@ -466,78 +577,35 @@ static int64_t run_round(sbloom_redis_t *f, redis_op op, const uint64_t *hashes,
         }
         sbloom_locate(f->plan.layout, f->nblocks, hashes[i], &f->block[i],
                       f->mask + i * f->block_bytes, f->block_bytes);
-        f->shard_count[f->block[i] / f->shard_blocks + 1]++;
-        nask++;
         if (results) /* until a reply says otherwise: new (adds), absent (lookups) */
             results[i] = op == OP_ADD_IF_NEW;
     }
+    size_t nask = group_asked(f, n);
     if (nask == 0 && !f->items_pending)
         return counted;
-    /* Group the asked keys by shard, in input order within a shard: a key repeated in the
-     * round is then new only at its first occurrence, as Redis runs the SETs in order. */
-    for (uint64_t s = 0; s < shards; s++)
-        f->shard_count[s + 1] += f->shard_count[s];
-    uint64_t *fill = f->shard_count; /* used as insertion cursors, then restored */
-    for (size_t i = 0; i < n; i++)
-        if (f->ask[i])
-            f->by_shard[fill[f->block[i] / f->shard_blocks]++] = (uint32_t)i;
-    for (uint64_t s = shards; s > 0; s--)
-        fill[s] = fill[s - 1];
-    fill[0] = 0;
-
-    size_t arg = 0;
-    size_t ncmd = op == OP_CONTAINS ? build_lookups(f, nask, &arg) : build_adds(f, nask, &arg);
-    size_t nwork = ncmd;
-    uint64_t pending = f->items_pending;
-    ncmd = append_items_command(f, ncmd, &arg);
-    int rc = rc_run(f->cluster, f->cmds, ncmd);
-    if (ncmd > nwork && f->cmds[nwork].reply) /* the counter took what was pending */
-        f->items_pending -= pending;
-
-    uint64_t fresh = 0;
-    for (size_t c = 0; c < nwork; c++) {
-        redisReply *r = f->cmds[c].reply;
-        if (!r)
-            continue; /* no answer: adds stay "new" (may have run), lookups "absent" */
-        if (op == OP_CONTAINS) {
-            uint32_t i = f->by_shard[c];
-            const uint8_t *mask = f->mask + (size_t)i * f->block_bytes;
-            int present = r->type == REDIS_REPLY_STRING;
-            for (uint32_t b = 0; present && b < f->block_bytes; b++) {
-                uint8_t have = b < r->len ? (uint8_t)r->str[b] : 0;
-                present = (have & mask[b]) == mask[b];
-            }
-            results[i] = (uint8_t)present;
-            counted += present;
-            if (present && f->front)
-                sbloom_add_hash(f->front, hashes[i]);
-            continue;
-        }
-        uint64_t s = f->shard_of_cmd[c];
-        size_t at = 0;
-        for (uint64_t j = f->shard_count[s]; j < f->shard_count[s + 1]; j++) {
-            uint32_t i = f->by_shard[j];
-            int was_new = 0;
-            for (uint32_t b = 0; b < f->k; b++, at++)
-                was_new |= r->type == REDIS_REPLY_ARRAY && at < r->elements &&
-                           r->element[at]->type == REDIS_REPLY_INTEGER &&
-                           r->element[at]->integer == 0;
-            /* A command that may have run before (its connection broke): a key it reports as
-             * seen may be seen because of that earlier run, so it counts as new. */
-            if (f->cmds[c].uncertain)
-                was_new = 1;
-            fresh += (uint64_t)was_new;
-            if (results)
-                results[i] = (uint8_t)was_new;
-            if (f->front)
-                sbloom_add_hash(f->front, hashes[i]);
-        }
+    if (op == OP_CONTAINS) {
+        int64_t found = lookup_pass(f, hashes, nask, results);
+        return found < 0 ? found : counted + found;
     }
-    rc_cmds_release(f->cmds, ncmd);
-    f->items_pending += fresh;
-    if (rc)
-        return cluster_failed(f, rc);
-    return op == OP_CONTAINS ? counted : (int64_t)fresh;
+    uint64_t asked = nask, seen = 0;
+    if (f->precheck && nask) {
+        memset(f->present, 0, n);
+        int64_t found = lookup_pass(f, hashes, nask, f->present);
+        if (found < 0)
+            return found;
+        seen = (uint64_t)found;
+        for (size_t i = 0; i < n; i++)
+            if (f->ask[i] && f->present[i]) {
+                f->ask[i] = 0;
+                if (results)
+                    results[i] = 0;
+            }
+        nask = group_asked(f, n);
+    }
+    int64_t fresh = nask || f->items_pending ? add_pass(f, hashes, nask, results, &seen) : 0;
+    /* Pre-check next round when at least half of this round's keys were present. */
+    f->precheck = asked > 0 && 2 * seen >= asked;
+    return fresh;
 }
 
 static int64_t run_hashes(sbloom_redis_t *f, redis_op op, const uint64_t *hashes, size_t n,
@@ -836,6 +904,7 @@ void sbloom_redis_close(sbloom_redis_t *f)
     free(f->block);
     free(f->mask);
     free(f->ask);
+    free(f->present);
     free(f->by_shard);
     free(f->shard_of_cmd);
     free(f->cmds);
