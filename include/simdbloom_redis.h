@@ -126,7 +126,9 @@ SBLOOM_API uint64_t sbloom_redis_hash(const sbloom_redis_t *filter, const void *
 /* Batches, as the local batch calls (simdbloom.h): they return the number of keys new (adds)
  * or present (contains), or a negative error. Keys repeated within a batch are new at their
  * first occurrence only. Any batch size; sent in rounds of 2048 keys, one command per shard
- * (adds) or per key (contains), pipelined to every master at once.
+ * (adds) or per key (contains), pipelined to every master at once. When most keys of a round
+ * were already present, adds first read the keys' blocks (one GETRANGE a key) and send only the
+ * absent keys to BITFIELD.
  * On an error, add_if_new's is_new[i] is 0 only for keys known to be in the table before this
  * call's add; the keys whose outcome is unknown are 1, so a caller that writes every key marked
  * new never loses one. */
