@@ -38,7 +38,6 @@ struct sbloom_redis {
     uint64_t nblocks, shard_blocks;
     char meta_key[160], items_key[168];
     char **shard_keys;
-    size_t *shard_key_lens;
     uint16_t *shard_slots;
     sbloom_t *front;        /* keys known to be in the fleet table, same plan; or NULL */
     sbloom_t *hasher;       /* a one-block filter of the layout: hashes keys as the plan's filter */
@@ -115,15 +114,21 @@ static int bit_layout(sbloom_layout layout)
            layout == SBLOOM_LAYOUT_BLOCK512_K16;
 }
 
-/* One command: argv[0..argc) with lengths from strlen (none of these holds a NUL). */
-static void set_command(rc_cmd *cmd, const char **argv, size_t *argvlen, int argc, uint16_t slot)
+/* One command: argv[0..argc) with their lengths in argvlen, filled by the caller. */
+static void point_command(rc_cmd *cmd, const char **argv, size_t *argvlen, int argc, uint16_t slot)
 {
-    for (int i = 0; i < argc; i++)
-        argvlen[i] = strlen(argv[i]);
     cmd->argc = argc;
     cmd->argv = argv;
     cmd->argvlen = argvlen;
     cmd->slot = slot;
+}
+
+/* The same with the lengths from strlen (none of these arguments holds a NUL). */
+static void set_command(rc_cmd *cmd, const char **argv, size_t *argvlen, int argc, uint16_t slot)
+{
+    for (int i = 0; i < argc; i++)
+        argvlen[i] = strlen(argv[i]);
+    point_command(cmd, argv, argvlen, argc, slot);
 }
 
 /* Runs one command to the slot of `key` and hands back its reply (the caller frees it). */
@@ -250,7 +255,6 @@ static int make_shards_and_scratch(sbloom_redis_t *f)
     f->plan.shard_bytes = f->shard_blocks * f->block_bytes;
     uint64_t shards = f->plan.shards;
     f->shard_keys = calloc(shards, sizeof *f->shard_keys);
-    f->shard_key_lens = calloc(shards, sizeof *f->shard_key_lens);
     f->shard_slots = calloc(shards, sizeof *f->shard_slots);
     f->shard_count = calloc(shards + 1, sizeof *f->shard_count);
     f->block = malloc(ROUND_KEYS * sizeof *f->block);
@@ -265,16 +269,15 @@ static int make_shards_and_scratch(sbloom_redis_t *f)
     f->argv = malloc(max_args * sizeof *f->argv);
     f->argvlen = malloc(max_args * sizeof *f->argvlen);
     f->offsets = malloc((size_t)ROUND_KEYS * MAX_K * OFFSET_CHARS);
-    if (!f->shard_keys || !f->shard_key_lens || !f->shard_slots || !f->shard_count || !f->block ||
-        !f->mask || !f->ask || !f->present || !f->by_shard || !f->shard_of_cmd || !f->cmds ||
-        !f->argv || !f->argvlen || !f->offsets)
+    if (!f->shard_keys || !f->shard_slots || !f->shard_count || !f->block || !f->mask || !f->ask ||
+        !f->present || !f->by_shard || !f->shard_of_cmd || !f->cmds || !f->argv || !f->argvlen ||
+        !f->offsets)
         return fail(f, SBLOOM_E_NOMEM, "out of memory");
     for (uint64_t i = 0; i < shards; i++) {
         char key[192];
         int len = snprintf(key, sizeof key, "sbloom:{%s#%llu}", f->name, (unsigned long long)i);
         if (!(f->shard_keys[i] = strdup(key)))
             return fail(f, SBLOOM_E_NOMEM, "out of memory");
-        f->shard_key_lens[i] = (size_t)len;
         f->shard_slots[i] = rc_slot(key, (size_t)len);
     }
     return 0;
@@ -392,8 +395,9 @@ static size_t append_items_command(sbloom_redis_t *f, size_t ncmd, size_t *arg)
 
 /* Adds: one BITFIELD per shard with keys, SET u1 OFFSET 1 for each bit of each key (Redis
  * numbers a string's bits from the most significant bit of its first byte). */
-static size_t build_adds(sbloom_redis_t *f, size_t nask, size_t *arg)
+static size_t build_adds(sbloom_redis_t *f, size_t *arg)
 {
+    static const char *const set_u1[3] = {"SET", "u1", "1"};
     size_t ncmd = 0;
     uint64_t shards = f->plan.shards;
     for (uint64_t s = 0; s < shards; s++) {
@@ -401,9 +405,10 @@ static size_t build_adds(sbloom_redis_t *f, size_t nask, size_t *arg)
         if (from == to)
             continue;
         const char **argv = f->argv + *arg;
+        size_t *lens = f->argvlen + *arg;
         size_t argc = 0;
-        argv[argc++] = "BITFIELD";
-        argv[argc++] = f->shard_keys[s];
+        argv[argc] = "BITFIELD", lens[argc++] = 8;
+        argv[argc] = f->shard_keys[s], lens[argc++] = strlen(f->shard_keys[s]);
         for (uint64_t j = from; j < to; j++) {
             uint32_t i = f->by_shard[j];
             uint64_t base = (f->block[i] % f->shard_blocks) * f->block_bytes * 8;
@@ -412,19 +417,18 @@ static size_t build_adds(sbloom_redis_t *f, size_t nask, size_t *arg)
             for (uint32_t b = 0; b < f->block_bytes; b++)
                 for (int bit = 0; mask[b] && bit < 8; bit++)
                     if (mask[b] >> bit & 1) {
-                        rc_u64_text(text, base + b * 8u + (7u - (unsigned)bit));
-                        argv[argc++] = "SET";
-                        argv[argc++] = "u1";
-                        argv[argc++] = text;
-                        argv[argc++] = "1";
+                        argv[argc] = set_u1[0], lens[argc++] = 3;
+                        argv[argc] = set_u1[1], lens[argc++] = 2;
+                        argv[argc] = text;
+                        lens[argc++] = rc_u64_text(text, base + b * 8u + (7u - (unsigned)bit));
+                        argv[argc] = set_u1[2], lens[argc++] = 1;
                         text += OFFSET_CHARS;
                     }
         }
-        set_command(&f->cmds[ncmd], argv, f->argvlen + *arg, (int)argc, f->shard_slots[s]);
+        point_command(&f->cmds[ncmd], argv, lens, (int)argc, f->shard_slots[s]);
         f->shard_of_cmd[ncmd++] = (uint32_t)s;
         *arg += argc;
     }
-    (void)nask;
     return ncmd;
 }
 
@@ -436,15 +440,14 @@ static size_t build_lookups(sbloom_redis_t *f, size_t nask, size_t *arg)
         uint64_t s = f->block[i] / f->shard_blocks;
         uint64_t start = (f->block[i] % f->shard_blocks) * f->block_bytes;
         char *text = f->offsets + j * 2 * OFFSET_CHARS;
-        snprintf(text, OFFSET_CHARS, "%llu", (unsigned long long)start);
-        snprintf(text + OFFSET_CHARS, OFFSET_CHARS, "%llu",
-                 (unsigned long long)(start + f->block_bytes - 1));
         const char **argv = f->argv + *arg;
-        argv[0] = "GETRANGE";
-        argv[1] = f->shard_keys[s];
-        argv[2] = text;
+        size_t *lens = f->argvlen + *arg;
+        argv[0] = "GETRANGE", lens[0] = 8;
+        argv[1] = f->shard_keys[s], lens[1] = strlen(f->shard_keys[s]);
+        argv[2] = text, lens[2] = rc_u64_text(text, start);
         argv[3] = text + OFFSET_CHARS;
-        set_command(&f->cmds[j], argv, f->argvlen + *arg, 4, f->shard_slots[s]);
+        lens[3] = rc_u64_text(text + OFFSET_CHARS, start + f->block_bytes - 1);
+        point_command(&f->cmds[j], argv, lens, 4, f->shard_slots[s]);
         f->shard_of_cmd[j] = (uint32_t)s;
         *arg += 4;
     }
@@ -517,13 +520,13 @@ static int64_t lookup_pass(sbloom_redis_t *f, const uint64_t *hashes, size_t nas
     return rc ? cluster_failed(f, rc) : found;
 }
 
-/* BITFIELD SET of each asked key's bits; is_new[i] (if not NULL) from the old bits. Returns the
- * keys new, or a negative error; *seen counts the keys whose bits were all set already. */
-static int64_t add_pass(sbloom_redis_t *f, const uint64_t *hashes, size_t nask, uint8_t *is_new,
-                        uint64_t *seen)
+/* BITFIELD SET of each asked key's bits (grouped by group_asked); is_new[i] (if not NULL) from the
+ * old bits. Returns the keys new, or a negative error; *seen counts the keys whose bits were all
+ * set already. */
+static int64_t add_pass(sbloom_redis_t *f, const uint64_t *hashes, uint8_t *is_new, uint64_t *seen)
 {
     size_t arg = 0;
-    size_t nwork = build_adds(f, nask, &arg);
+    size_t nwork = build_adds(f, &arg);
     int rc = run_commands(f, nwork, arg);
     uint64_t fresh = 0;
     for (size_t c = 0; c < nwork; c++) {
@@ -602,7 +605,7 @@ static int64_t run_round(sbloom_redis_t *f, redis_op op, const uint64_t *hashes,
             }
         nask = group_asked(f, n);
     }
-    int64_t fresh = nask || f->items_pending ? add_pass(f, hashes, nask, results, &seen) : 0;
+    int64_t fresh = nask || f->items_pending ? add_pass(f, hashes, results, &seen) : 0;
     /* Pre-check next round when at least half of this round's keys were present. */
     f->precheck = asked > 0 && 2 * seen >= asked;
     return fresh;
@@ -807,10 +810,10 @@ int sbloom_redis_push(sbloom_redis_t *f, const sbloom_t *local)
                      (unsigned)rand());
             const char **argv = f->argv + arg;
             size_t *lens = f->argvlen + arg;
-            argv[0] = "SET", argv[1] = t, argv[2] = (const char *)bits + from;
-            set_command(&f->cmds[ncmd++], argv, lens, 2, f->shard_slots[i]);
-            f->cmds[ncmd - 1].argc = 3;
-            lens[2] = (size_t)len;
+            argv[0] = "SET", lens[0] = 3;
+            argv[1] = t, lens[1] = strlen(t);
+            argv[2] = (const char *)bits + from, lens[2] = (size_t)len; /* binary: no strlen */
+            point_command(&f->cmds[ncmd++], argv, lens, 3, f->shard_slots[i]);
             argv[3] = "BITOP", argv[4] = "OR", argv[5] = f->shard_keys[i],
             argv[6] = f->shard_keys[i], argv[7] = t;
             set_command(&f->cmds[ncmd++], argv + 3, lens + 3, 5, f->shard_slots[i]);
@@ -898,7 +901,6 @@ void sbloom_redis_close(sbloom_redis_t *f)
     for (uint64_t i = 0; f->shard_keys && i < f->plan.shards; i++)
         free(f->shard_keys[i]);
     free(f->shard_keys);
-    free(f->shard_key_lens);
     free(f->shard_slots);
     free(f->shard_count);
     free(f->block);
