@@ -621,6 +621,10 @@ static const uint32_t sbloom_inline_salts_[16] = {
     0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU,
     0x9efc4947U, 0x5c6bfb31U, 0x6a09e667U, 0xbb67ae85U, 0x3c6ef373U, 0xa54ff53bU,
     0x510e527fU, 0x9b05688dU, 0x1f83d9abU, 0x5be0cd19U};
+/* block512-k8's eight salts paired for one multiply: words 0 and 4, 1 and 5, 2 and 6, 3 and 7. */
+static const uint32_t sbloom_inline_k8_salts_[8] = {0x47b6137bU, 0x705495c7U, 0x44974d91U,
+                                                    0x2df1424bU, 0x8824ad5bU, 0x9efc4947U,
+                                                    0xa2b7289dU, 0x5c6bfb31U};
 
 /* Eight 32-bit words from eight salts (from salt `first`): 1 << ((key * salt) >> 27), tested
  * against the block's eight words at w and, with add, ORed in. */
@@ -644,22 +648,25 @@ static inline int sbloom_inline_probe_(void *blocks, uint64_t nblocks, uint32_t 
     uint64_t block = ((hash >> 32) * nblocks) >> 32;
     uint32_t key = SBLOOM_CAST_(uint32_t, hash);
     if (layout == 2u) { /* SBLOOM_LAYOUT_BLOCK512_K8: 8 words of 64 bits */
-        __m256i shift = _mm256_srli_epi32(
-            _mm256_mullo_epi32(
-                _mm256_set1_epi32(SBLOOM_CAST_(int, key)),
-                _mm256_loadu_si256(SBLOOM_REINTERPRET_(const __m256i *, sbloom_inline_salts_))),
-            26);
+        /* One multiply leaves word l's product in the low half of 64-bit lane l and word l + 4's
+         * in its high half (the salts in that order), so each half's top 6 bits shift a 1 into
+         * place with no widening. */
+        __m256i product = _mm256_mullo_epi32(
+            _mm256_set1_epi32(SBLOOM_CAST_(int, key)),
+            _mm256_loadu_si256(SBLOOM_REINTERPRET_(const __m256i *, sbloom_inline_k8_salts_)));
         __m256i one = _mm256_set1_epi64x(1);
-        __m256i low = _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(shift)));
-        __m256i high =
-            _mm256_sllv_epi64(one, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(shift, 1)));
+        __m256i low = _mm256_sllv_epi64(
+            one, _mm256_and_si256(_mm256_srli_epi64(product, 26), _mm256_set1_epi64x(63)));
+        __m256i high = _mm256_sllv_epi64(one, _mm256_srli_epi64(product, 58));
         __m256i *at = SBLOOM_REINTERPRET_(__m256i *, SBLOOM_CAST_(uint64_t *, blocks) + 8u * block);
         __m256i old_low = _mm256_load_si256(at), old_high = _mm256_load_si256(at + 1);
+        __m256i lacking =
+            _mm256_or_si256(_mm256_andnot_si256(old_low, low), _mm256_andnot_si256(old_high, high));
         if (add) {
             _mm256_store_si256(at, _mm256_or_si256(old_low, low));
             _mm256_store_si256(at + 1, _mm256_or_si256(old_high, high));
         }
-        return _mm256_testc_si256(old_low, low) & _mm256_testc_si256(old_high, high);
+        return _mm256_testz_si256(lacking, lacking); /* no bit of the key missing */
     }
     if (layout == 1u) /* Parquet: 8 words of 32 bits, 32-byte blocks */
         return sbloom_inline_words32_(SBLOOM_CAST_(uint32_t *, blocks) + 8u * block, key, 0, add);
