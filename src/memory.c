@@ -1,7 +1,12 @@
 /*
- * Block memory: zeroed, 64-byte aligned. Large filters come from mmap, whose pages the kernel
- * zeroes lazily (a 1 GiB filter costs nothing until touched) and which can be backed by huge
- * pages, sparing TLB misses on random access; small ones from the heap.
+ * Block memory: zeroed, 64-byte aligned. Large filters come from mmap, backed by huge pages where
+ * the kernel has them (sparing TLB misses on random access), and faulted in at creation
+ * (MADV_POPULATE_WRITE, Linux 5.14 and later; elsewhere, or when the kernel refuses, pages are
+ * faulted on first touch as before). A Bloom filter's keys land on every page within its first
+ * few thousand adds, so laziness saves nothing for long, and a first touch costs more inside the
+ * adds than at creation: Parquet-layout add at 10M keys (12.5 MB), fresh filters, 2.49-2.57
+ * ns a key lazily against 1.75-2.04 populated (/tmp A/B program, three alternated runs, AMD
+ * EPYC); every peer filter zeroes its memory at creation. Small filters come from the heap.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <stdlib.h>
@@ -33,6 +38,9 @@ void *sbloom_blocks_alloc(uint64_t bytes, int *mapped)
             return NULL;
 #ifdef MADV_HUGEPAGE
         madvise(p, (size_t)bytes, MADV_HUGEPAGE); /* a hint: failure is harmless */
+#endif
+#ifdef MADV_POPULATE_WRITE
+        madvise(p, (size_t)bytes, MADV_POPULATE_WRITE); /* likewise: else faulted when touched */
 #endif
         *mapped = 1;
         return p;
