@@ -1,11 +1,12 @@
 /*
- * simdbloom-redis-bench NODES [KEYS [ROUNDS]]: keys/s of the Redis filter's test-and-add and
- * lookup against the pattern of the Scrapy-style Redis Bloom filters (one SETBIT or GETBIT per
- * bit of a key), in one run, on the same cluster, the same keys, the same bits and the same
- * shard strings. Both sides pipeline rounds of 8192 keys to every master at once through the
+ * simdbloom-redis-bench [--json] [--stream FILE] NODES [KEYS [ROUNDS]]: keys/s of the Redis
+ * filter's test-and-add and lookup against the pattern of the Scrapy-style Redis Bloom filters
+ * (one SETBIT or GETBIT per bit of a key), in one run, on the same cluster, the same keys, the
+ * same bits and the same shard strings. Both sides pipeline to every master at once through the
  * same cluster client, each at its best pipeline depth, and no local front (every key goes to
- * Redis). Run by bench/redis-bench,
- * which starts a throwaway cluster; prints one table and, with --json, one JSON object.
+ * Redis). With --stream, also the lines of FILE in order (a crawler's stream, repeats and all):
+ * the work `dedup --redis` sends. Run by bench/redis-bench, which starts a throwaway cluster;
+ * prints one table and, with --json, one JSON object.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +33,9 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* CPU seconds used so far by this process, and by the server processes whose pids are in
- * SIMDBLOOM_BENCH_SERVER_PIDS (space-separated; bench/redis-bench sets it), from /proc. */
+/* CPU seconds used so far by this process, and by the server processes whose pids are in an
+ * environment variable (space-separated; bench/redis-bench sets SIMDBLOOM_BENCH_MASTER_PIDS and
+ * SIMDBLOOM_BENCH_REPLICA_PIDS), from /proc. */
 static double client_cpu(void)
 {
     struct rusage ru;
@@ -42,9 +44,9 @@ static double client_cpu(void)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
-static double servers_cpu(void)
+static double servers_cpu(const char *variable)
 {
-    const char *pids = getenv("SIMDBLOOM_BENCH_SERVER_PIDS");
+    const char *pids = getenv(variable);
     double total = 0;
     long tick = sysconf(_SC_CLK_TCK);
     while (pids && *pids) {
@@ -70,19 +72,31 @@ static double servers_cpu(void)
     return total;
 }
 
+static unsigned count_pids(const char *variable)
+{
+    const char *pids = getenv(variable);
+    unsigned count = 0;
+    for (char *end; pids && *pids; pids = end, count++)
+        if (strtol(pids, &end, 10), end == pids)
+            break;
+    return count;
+}
+
 typedef struct cost {
-    double wall, client, servers;
+    double wall, client, masters, replicas;
 } cost;
 
 static cost cost_now(void)
 {
-    return (cost){now(), client_cpu(), servers_cpu()};
+    return (cost){now(), client_cpu(), servers_cpu("SIMDBLOOM_BENCH_MASTER_PIDS"),
+                  servers_cpu("SIMDBLOOM_BENCH_REPLICA_PIDS")};
 }
 
 static cost cost_since(cost start)
 {
     cost end = cost_now();
-    return (cost){end.wall - start.wall, end.client - start.client, end.servers - start.servers};
+    return (cost){end.wall - start.wall, end.client - start.client, end.masters - start.masters,
+                  end.replicas - start.replicas};
 }
 
 static uint64_t splitmix(uint64_t *s)
@@ -168,25 +182,160 @@ static void run_pattern(rc_cluster *c, const sbloom_redis_plan *plan, const char
     free(slots);
 }
 
+/* The lines of a file (without their newline), and their number; exits on failure. */
+static char **read_lines(const char *path, size_t **lens, size_t *count)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) {
+        perror(path);
+        exit(1);
+    }
+    size_t n = 0, cap = 1024;
+    char **lines = malloc(cap * sizeof *lines);
+    *lens = malloc(cap * sizeof **lens);
+    char *line = NULL;
+    size_t size = 0;
+    for (ssize_t len; (len = getline(&line, &size, in)) >= 0;) {
+        if (len > 0 && line[len - 1] == '\n')
+            len--;
+        if (n == cap) {
+            cap *= 2;
+            lines = realloc(lines, cap * sizeof *lines);
+            *lens = realloc(*lens, cap * sizeof **lens);
+        }
+        lines[n] = malloc((size_t)len + 1);
+        memcpy(lines[n], line, (size_t)len);
+        (*lens)[n++] = (size_t)len;
+    }
+    free(line);
+    fclose(in);
+    *count = n;
+    return lines;
+}
+
+/* Hashes of the lines of `path`, as a filter of `layout` hashes them. */
+static uint64_t *stream_hashes(const char *path, sbloom_layout layout, size_t *count)
+{
+    size_t *lens;
+    char **lines = read_lines(path, &lens, count);
+    sbloom_t *hasher;
+    if (*count == 0 || sbloom_create_bytes(&hasher, 64, layout) != SBLOOM_OK) {
+        fprintf(stderr, "%s: no lines, or no hasher\n", path);
+        exit(1);
+    }
+    uint64_t *hashes = malloc(*count * sizeof *hashes);
+    for (size_t i = 0; i < *count; i++) {
+        hashes[i] = sbloom_hash(hasher, lines[i], lens[i]);
+        free(lines[i]);
+    }
+    sbloom_free(hasher);
+    free(lines);
+    free(lens);
+    return hashes;
+}
+
+/* Opens a fresh filter of `keys` x 10 bits, named after the pid, the round and `side`. */
+static sbloom_redis_t *open_fresh(const sbloom_redis_options *o, size_t keys, int round,
+                                  const char *side, char name[64], sbloom_redis_plan *plan)
+{
+    char err[512];
+    sbloom_redis_t *f;
+    *plan = sbloom_redis_plan_init();
+    plan->layout = SBLOOM_LAYOUT_BLOCK512_K8;
+    plan->bytes = (uint64_t)keys * 10 / 8; /* 10 bits per key */
+    snprintf(name, 64, "bench-%ld-%d-%s", (long)getpid(), round, side);
+    if (sbloom_redis_open(&f, o, name, plan, err, sizeof err)) {
+        fprintf(stderr, "redis: %s\n", err);
+        exit(1);
+    }
+    sbloom_redis_get_plan(f, plan);
+    return f;
+}
+
+static void close_dropped(sbloom_redis_t *f)
+{
+    sbloom_redis_drop(f);
+    sbloom_redis_close(f);
+}
+
+#define CHECK(call, what)                                                                          \
+    do {                                                                                           \
+        if (!(call)) {                                                                             \
+            fprintf(stderr, "redis: %s: %s\n", what, sbloom_redis_message(f[0]));                  \
+            return 1;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+/* Phases, in the order they run in a round. */
+enum {
+    ADD_NEW,
+    SETBIT_NEW,
+    CONTAINS,
+    GETBIT,
+    ADD_PRESENT,
+    SETBIT_PRESENT,
+    BITFIELD_RO,
+    ADD_STREAM,
+    SETBIT_STREAM,
+    PHASES
+};
+
+static const char *const phase_name[PHASES] = {"add_if_new (BITFIELD SET u1 x8, per shard)",
+                                               "8 x SETBIT a key (the usual pattern)",
+                                               "contains (GETRANGE of the block)",
+                                               "8 x GETBIT a key (the usual pattern)",
+                                               "add_if_new, keys present (GETRANGE first)",
+                                               "8 x SETBIT a key, keys present",
+                                               "contains by BITFIELD_RO GET u1 x8 a key",
+                                               "add_if_new, the stream's lines in order",
+                                               "8 x SETBIT a line, the stream"};
+
+static const char *const phase_json[PHASES] = {
+    "add_if_new",     "setbit",      "contains",          "getbit",       "add_if_new_present",
+    "setbit_present", "bitfield_ro", "add_if_new_stream", "setbit_stream"};
+
+/* Keys a second the servers could take with a core each: the busier role's CPU per key, spread
+ * over its processes (a derived figure, from the measured CPU times). */
+static double core_bound_rate(const cost *c, double keys, unsigned masters, unsigned replicas)
+{
+    double per_master = c->masters / masters, per_replica = replicas ? c->replicas / replicas : 0;
+    double busiest = per_master > per_replica ? per_master : per_replica;
+    return busiest > 0 ? keys / busiest : 0;
+}
+
 int main(int argc, char **argv)
 {
     int json = 0;
-    if (argc > 1 && strcmp(argv[1], "--json") == 0) {
-        json = 1;
-        argv++;
-        argc--;
+    const char *stream = NULL;
+    for (;;) {
+        if (argc > 1 && strcmp(argv[1], "--json") == 0) {
+            json = 1;
+            argv++;
+            argc--;
+        } else if (argc > 2 && strcmp(argv[1], "--stream") == 0) {
+            stream = argv[2];
+            argv += 2;
+            argc -= 2;
+        } else {
+            break;
+        }
     }
     if (argc < 2) {
-        fprintf(stderr, "usage: simdbloom-redis-bench [--json] NODES [KEYS [ROUNDS]]\n");
+        fprintf(stderr,
+                "usage: simdbloom-redis-bench [--json] [--stream FILE] NODES [KEYS [ROUNDS]]\n");
         return 2;
     }
     const char *nodes = argv[1];
     size_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 200000;
     int rounds = argc > 3 ? atoi(argv[3]) : 3;
     uint64_t *hashes = malloc(n * sizeof *hashes), seed = 7;
-    uint8_t *res = malloc(n);
     for (size_t i = 0; i < n; i++)
         hashes[i] = splitmix(&seed);
+    size_t lines = 0;
+    uint64_t *line_hashes =
+        stream ? stream_hashes(stream, SBLOOM_LAYOUT_BLOCK512_K8, &lines) : NULL;
+    uint8_t *res = malloc(n > lines ? n : lines);
+    int phases = stream ? PHASES : ADD_STREAM;
 
     sbloom_redis_options o = sbloom_redis_options_init();
     o.nodes = nodes;
@@ -197,93 +346,109 @@ int main(int argc, char **argv)
         fprintf(stderr, "redis: %s\n", err);
         return 1;
     }
-    /* Best of `rounds` (by wall time), each on fresh filters (test-and-add on keys that are all
-     * new). Phases: add_if_new, 8 x SETBIT, contains, 8 x GETBIT. */
-    enum { PHASES = 7 };
-    static const char *const phase[PHASES] = {
-        "add_if_new (BITFIELD SET u1 x8, per shard)", "8 x SETBIT a key (the usual pattern)",
-        "contains (GETRANGE of the block)",           "8 x GETBIT a key (the usual pattern)",
-        "add_if_new, keys present (GETRANGE first)",  "8 x SETBIT a key, keys present",
-        "contains by BITFIELD_RO GET u1 x8 a key"};
+    /* Best of `rounds` (by wall time), each on fresh filters. */
     cost best[PHASES];
     for (int i = 0; i < PHASES; i++)
-        best[i] = (cost){1e30, 0, 0};
+        best[i] = (cost){1e30, 0, 0, 0};
     uint32_t masters = 0;
+    int64_t stream_new = 0;
     for (int r = 0; r < rounds; r++) {
         char name[2][64];
         sbloom_redis_t *f[2];
-        sbloom_redis_plan plan = sbloom_redis_plan_init();
-        plan.layout = SBLOOM_LAYOUT_BLOCK512_K8;
-        plan.bytes = (uint64_t)n * 10 / 8; /* 10 bits per key */
-        for (int side = 0; side < 2; side++) {
-            snprintf(name[side], sizeof name[side], "bench-%ld-%d-%d", (long)getpid(), r, side);
-            if (sbloom_redis_open(&f[side], &o, name[side], &plan, err, sizeof err)) {
-                fprintf(stderr, "redis: %s\n", err);
-                return 1;
-            }
-        }
-        sbloom_redis_get_plan(f[0], &plan);
+        sbloom_redis_plan plan;
+        f[0] = open_fresh(&o, n, r, "filter", name[0], &plan);
+        f[1] = open_fresh(&o, n, r, "pattern", name[1], &plan);
         cost got[PHASES], t = cost_now();
-        if (sbloom_redis_add_if_new_hashes(f[0], hashes, n, res) < 0)
-            return fprintf(stderr, "redis: %s\n", sbloom_redis_message(f[0])), 1;
-        got[0] = cost_since(t);
+        CHECK(sbloom_redis_add_if_new_hashes(f[0], hashes, n, res) >= 0, "add_if_new");
+        got[ADD_NEW] = cost_since(t);
         t = cost_now();
         run_pattern(c, &plan, name[1], hashes, n, PATTERN_SETBIT);
-        got[1] = cost_since(t);
+        got[SETBIT_NEW] = cost_since(t);
         t = cost_now();
-        if (sbloom_redis_contains_hashes(f[0], hashes, n, res) != (int64_t)n)
-            return fprintf(stderr, "redis: lookups disagree: %s\n", sbloom_redis_message(f[0])), 1;
-        got[2] = cost_since(t);
+        CHECK(sbloom_redis_contains_hashes(f[0], hashes, n, res) == (int64_t)n, "lookups disagree");
+        got[CONTAINS] = cost_since(t);
         t = cost_now();
         run_pattern(c, &plan, name[1], hashes, n, PATTERN_GETBIT);
-        got[3] = cost_since(t);
+        got[GETBIT] = cost_since(t);
         /* The same keys again: all present (a fleet whose workers find each other's URLs). */
         t = cost_now();
-        if (sbloom_redis_add_if_new_hashes(f[0], hashes, n, res) != 0)
-            return fprintf(stderr, "redis: keys added twice: %s\n", sbloom_redis_message(f[0])), 1;
-        got[4] = cost_since(t);
+        CHECK(sbloom_redis_add_if_new_hashes(f[0], hashes, n, res) == 0, "keys added twice");
+        got[ADD_PRESENT] = cost_since(t);
         t = cost_now();
         run_pattern(c, &plan, name[1], hashes, n, PATTERN_SETBIT);
-        got[5] = cost_since(t);
+        got[SETBIT_PRESENT] = cost_since(t);
         t = cost_now();
         run_pattern(c, &plan, name[0], hashes, n, PATTERN_BITFIELD_RO);
-        got[6] = cost_since(t);
-        for (int i = 0; i < PHASES; i++)
-            if (got[i].wall < best[i].wall)
-                best[i] = got[i];
+        got[BITFIELD_RO] = cost_since(t);
         sbloom_redis_info info = sbloom_redis_info_init();
         sbloom_redis_get_info(f[0], &info);
         masters = info.masters;
-        for (int side = 0; side < 2; side++) {
-            sbloom_redis_drop(f[side]);
-            sbloom_redis_close(f[side]);
+        for (int side = 0; side < 2; side++)
+            close_dropped(f[side]);
+        if (stream) { /* fresh filters sized for the stream, fed its lines in order */
+            f[0] = open_fresh(&o, lines, r, "stream-filter", name[0], &plan);
+            f[1] = open_fresh(&o, lines, r, "stream-pattern", name[1], &plan);
+            t = cost_now();
+            stream_new = sbloom_redis_add_if_new_hashes(f[0], line_hashes, lines, res);
+            CHECK(stream_new >= 0, "add_if_new");
+            got[ADD_STREAM] = cost_since(t);
+            t = cost_now();
+            run_pattern(c, &plan, name[1], line_hashes, lines, PATTERN_SETBIT);
+            got[SETBIT_STREAM] = cost_since(t);
+            for (int side = 0; side < 2; side++)
+                close_dropped(f[side]);
         }
+        for (int i = 0; i < phases; i++)
+            if (got[i].wall < best[i].wall)
+                best[i] = got[i];
     }
-    double rate[PHASES];
-    for (int i = 0; i < PHASES; i++)
-        rate[i] = (double)n / best[i].wall;
+    unsigned master_procs = count_pids("SIMDBLOOM_BENCH_MASTER_PIDS");
+    unsigned replica_procs = count_pids("SIMDBLOOM_BENCH_REPLICA_PIDS");
+    double keys[PHASES], rate[PHASES], bound[PHASES];
+    for (int i = 0; i < phases; i++) {
+        keys[i] = (double)(i >= ADD_STREAM ? lines : n);
+        rate[i] = keys[i] / best[i].wall;
+        bound[i] =
+            master_procs ? core_bound_rate(&best[i], keys[i], master_procs, replica_procs) : 0;
+    }
     if (json) {
-        printf("{\"keys\": %zu, \"masters\": %u, \"add_if_new_keys_per_s\": %.0f, "
-               "\"setbit_keys_per_s\": %.0f, \"contains_keys_per_s\": %.0f, "
-               "\"getbit_keys_per_s\": %.0f, \"add_if_new_present_keys_per_s\": %.0f, "
-               "\"setbit_present_keys_per_s\": %.0f, \"bitfield_ro_keys_per_s\": %.0f}\n",
-               n, masters, rate[0], rate[1], rate[2], rate[3], rate[4], rate[5], rate[6]);
+        printf("{\"keys\": %zu, \"stream_lines\": %zu, \"stream_new\": %lld, \"masters\": %u, "
+               "\"replicas\": %u",
+               n, lines, (long long)stream_new, masters, replica_procs);
+        for (int i = 0; i < phases; i++)
+            printf(", \"%s\": {\"keys_per_s\": %.0f, \"masters_us_per_key\": %.3f, "
+                   "\"replicas_us_per_key\": %.3f, \"client_us_per_key\": %.3f, "
+                   "\"core_bound_keys_per_s\": %.0f}",
+                   phase_json[i], rate[i], best[i].masters * 1e6 / keys[i],
+                   best[i].replicas * 1e6 / keys[i], best[i].client * 1e6 / keys[i], bound[i]);
+        printf("}\n");
     } else {
-        printf("simdbloom-redis, block512-k8 (8 bits a key), %zu keys, %u masters, best of %d:\n",
-               n, masters, rounds);
-        printf("  %-44s %10s %11s %14s %14s\n", "operation", "keys/s", "per master",
-               "servers us/key", "client us/key");
-        for (int i = 0; i < PHASES; i++)
-            printf("  %-44s %10.0f %11.0f %14.2f %14.2f\n", phase[i], rate[i], rate[i] / masters,
-                   best[i].servers * 1e6 / (double)n, best[i].client * 1e6 / (double)n);
-        printf("  test-and-add: %.2fx the SETBIT pattern (keys present: %.2fx); contains: %.2fx "
-               "the GETBIT pattern\n",
-               rate[0] / rate[1], rate[4] / rate[5], rate[2] / rate[3]);
-        printf("  (servers us/key: CPU time of every server process, replicas included, per key; "
-               "0 when SIMDBLOOM_BENCH_SERVER_PIDS is not set)\n");
+        printf("simdbloom-redis, block512-k8 (8 bits a key), %zu keys, %u masters, %u replicas, "
+               "best of %d:\n",
+               n, masters, replica_procs, rounds);
+        if (stream)
+            printf("stream: %s, %zu lines, %lld new (%.2f%% repeats)\n", stream, lines,
+                   (long long)stream_new, 100.0 * (1.0 - (double)stream_new / (double)lines));
+        printf("  %-44s %10s %10s %9s %9s %9s %12s\n", "operation", "keys/s", "a master", "masters",
+               "replicas", "client", "core-bound");
+        for (int i = 0; i < phases; i++)
+            printf("  %-44s %10.0f %10.0f %9.2f %9.2f %9.2f %12.0f\n", phase_name[i], rate[i],
+                   rate[i] / masters, best[i].masters * 1e6 / keys[i],
+                   best[i].replicas * 1e6 / keys[i], best[i].client * 1e6 / keys[i], bound[i]);
+        printf("  test-and-add: %.2fx the SETBIT pattern (keys present: %.2fx",
+               rate[ADD_NEW] / rate[SETBIT_NEW], rate[ADD_PRESENT] / rate[SETBIT_PRESENT]);
+        if (stream)
+            printf("; the stream: %.2fx", rate[ADD_STREAM] / rate[SETBIT_STREAM]);
+        printf("); contains: %.2fx the GETBIT pattern\n", rate[CONTAINS] / rate[GETBIT]);
+        printf("  with a core per server (core-bound): test-and-add %.2fx, contains %.2fx\n",
+               bound[SETBIT_NEW] > 0 ? bound[ADD_NEW] / bound[SETBIT_NEW] : 0,
+               bound[GETBIT] > 0 ? bound[CONTAINS] / bound[GETBIT] : 0);
+        printf("  (masters, replicas, client: CPU us per key, from /proc; core-bound: keys/s if "
+               "each server had a core, keys / the busiest server's CPU seconds)\n");
     }
     rc_close(c);
     free(hashes);
+    free(line_hashes);
     free(res);
     return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # simdbloom-redis end to end, on throwaway Redis servers bound to 127.0.0.1 on free ports in a
 # temporary directory (ci/redis-cluster), always stopped at the end:
-#   redis_test.sh SOURCE_DIR SIMDBLOOM TEST_REDIS URL_STREAM
+#   redis_test.sh SOURCE_DIR SIMDBLOOM TEST_REDIS URL_STREAM [REDIS_BENCH]
 # 1. the library test (tests/test_redis.c) on a 3-master, 3-replica cluster and on one
 #    password-protected standalone server;
 # 2. two dedup --redis processes at once over overlapping parts of a stream write, between them,
@@ -10,10 +10,12 @@
 # 4. clear errors: unreachable node, wrong or missing password, plan mismatch, a port that does
 #    not speak Redis;
 # 5. slots moved by a reshard in the middle of a dedup run: the output is still exact;
-# 6. a master killed with SIGKILL in the middle of a dedup run: the run completes after the
+# 6. the benchmark (simdbloom-redis-bench, when given) runs on the cluster, its own checks pass,
+#    its JSON has every phase and its stream count matches the stream (nothing about speed);
+# 7. a master killed with SIGKILL in the middle of a dedup run: the run completes after the
 #    failover (or stops with exit 1 and a message), and no distinct line is lost.
 set -uo pipefail
-src=$1 sb=$2 test_redis=$3 stream=$4
+src=$1 sb=$2 test_redis=$3 stream=$4 bench=${5:-}
 . "$src/tests/lib.sh"
 command -v redis-server >/dev/null || { echo "redis-server not installed: skipped"; exit 77; }
 
@@ -45,7 +47,7 @@ pa=$!
 pb=$!
 wait $pa; ra=$?
 wait $pb; rb=$?
-check "both dedup --redis processes succeed" [ "$ra" = 0 ] && [ "$rb" = 0 ]
+check "both dedup --redis processes succeed" [ "$ra$rb" = 00 ]
 sort "$work/out-a" "$work/out-b" >"$work/got"
 check "each distinct line written exactly once by the two processes" cmp -s "$work/want" "$work/got"
 echo "two processes: $(wc -l <"$work/out-a") + $(wc -l <"$work/out-b") lines out, $(wc -l <"$work/want") distinct"
@@ -109,7 +111,23 @@ wait $pm
 check "dedup across a reshard succeeds" [ $? = 0 ]
 check "dedup across a reshard: exactly the distinct lines" cmp -s "$work/want" <(sort "$work/out-m")
 
-# ---- 6. a master killed mid-run (last: it changes the cluster)
+# ---- 6. the benchmark, small and untimed: it checks its own answers (exit 1 if lookups disagree
+# or present keys come back new); here its JSON must hold every phase, and the stream's new
+# lines must be its distinct lines (false positives of 10 bits a line aside).
+if [ -n "$bench" ]; then
+  head -n 4000 "$work/stream" >"$work/bench-stream"
+  distinct=$(awk '!seen[$0]++' "$work/bench-stream" | wc -l)
+  "$bench" --json --stream "$work/bench-stream" "$nodes" 3000 1 >"$work/bench.json"
+  check "simdbloom-redis-bench runs on the cluster" [ $? = 0 ]
+  check "its JSON holds every phase" jq -e '[.add_if_new, .setbit, .contains, .getbit,
+    .add_if_new_present, .setbit_present, .bitfield_ro, .add_if_new_stream, .setbit_stream]
+    | all(.keys_per_s > 0)' "$work/bench.json"
+  new=$(jq .stream_new "$work/bench.json")
+  check "the stream's new lines: $new of $distinct distinct" \
+    [ "$new" -le "$distinct" -a $((new * 100)) -ge $((distinct * 98)) ]
+fi
+
+# ---- 7. a master killed mid-run (last: it changes the cluster)
 # The input pauses after 30,000 lines; the master holding the most shards is killed then; the
 # rest follows. The run must finish once a replica took over (or stop with exit 1 and a message),
 # and every distinct line must be in the output (some may be there twice).
