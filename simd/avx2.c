@@ -68,11 +68,10 @@ static inline __m256i *block512(const void *blocks, uint64_t nblocks, uint64_t h
     return (__m256i *)blocks + 2 * sbk_block_index(hash, nblocks);
 }
 
-/* k8's eight salts (block512_salts[0..7]) in the order one vpmulld leaves them useful: 64-bit
- * lane l holds the product of word l in its low half and of word l + 4 in its high half. A wrong
- * order fails every differential test against the scalar reference. */
-static const uint32_t k8_paired_salts[8] = {0x47b6137bU, 0x705495c7U, 0x44974d91U, 0x2df1424bU,
-                                            0x8824ad5bU, 0x9efc4947U, 0xa2b7289dU, 0x5c6bfb31U};
+/* k8's eight salts paired (words 0 and 4, 1 and 5, ...), so that one vpmulld leaves the product
+ * of word l in the low half of 64-bit lane l and that of word l + 4 in its high half. */
+static const uint32_t k8_paired_salts[8] = {SBK_SALT0, SBK_SALT4, SBK_SALT1, SBK_SALT5,
+                                            SBK_SALT2, SBK_SALT6, SBK_SALT3, SBK_SALT7};
 
 /* Word i's bit index is the top 6 bits of key * salt[i] (32-bit product). Words 0-3 take bits
  * 26-31 of each 64-bit lane (its low product), words 4-7 the lane's top 6 bits (its high
@@ -81,7 +80,8 @@ static const uint32_t k8_paired_salts[8] = {0x47b6137bU, 0x705495c7U, 0x44974d91
 static inline void k8_masks(uint64_t hash, __m256i *lo, __m256i *hi)
 {
     __m256i key = _mm256_set1_epi32((int)(uint32_t)hash);
-    __m256i product = _mm256_mullo_epi32(key, _mm256_loadu_si256((const __m256i *)k8_paired_salts));
+    __m256i salts = _mm256_loadu_si256((const __m256i *)k8_paired_salts);
+    __m256i product = _mm256_mullo_epi32(key, salts);
     __m256i one = _mm256_set1_epi64x(1);
     *lo = _mm256_sllv_epi64(
         one, _mm256_and_si256(_mm256_srli_epi64(product, 26), _mm256_set1_epi64x(63)));

@@ -56,11 +56,19 @@ static inline void sbk_prefetch_owned(const void *p, int prefetchw)
     __builtin_prefetch(p, 1, 3);
 }
 
-/* Parquet's eight salts (format spec, "Split Block Bloom Filters"). */
+/* Parquet's eight salts (format spec, "Split Block Bloom Filters"), one by one: the kernels
+ * take them as SBK_PARQUET_SALTS, and avx2.c also pairs them for block512-k8. */
+#define SBK_SALT0 0x47b6137bU
+#define SBK_SALT1 0x44974d91U
+#define SBK_SALT2 0x8824ad5bU
+#define SBK_SALT3 0xa2b7289dU
+#define SBK_SALT4 0x705495c7U
+#define SBK_SALT5 0x2df1424bU
+#define SBK_SALT6 0x9efc4947U
+#define SBK_SALT7 0x5c6bfb31U
 #define SBK_PARQUET_SALTS                                                                          \
     {                                                                                              \
-        0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU, 0x9efc4947U, \
-            0x5c6bfb31U                                                                            \
+        SBK_SALT0, SBK_SALT1, SBK_SALT2, SBK_SALT3, SBK_SALT4, SBK_SALT5, SBK_SALT6, SBK_SALT7     \
     }
 
 /* Sixteen odd salts for the 512-bit layouts: the Parquet eight, then SHA-256's eight initial
@@ -68,9 +76,9 @@ static inline void sbk_prefetch_owned(const void *p, int prefetchw)
  * that each is odd. The bit of word i is the top bits of (uint32)hash * salt[i]. */
 #define SBK_BLOCK512_SALTS                                                                         \
     {                                                                                              \
-        0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU, 0x9efc4947U, \
-            0x5c6bfb31U, 0x6a09e667U, 0xbb67ae85U, 0x3c6ef373U, 0xa54ff53bU, 0x510e527fU,          \
-            0x9b05688dU, 0x1f83d9abU, 0x5be0cd19U                                                  \
+        SBK_SALT0, SBK_SALT1, SBK_SALT2, SBK_SALT3, SBK_SALT4, SBK_SALT5, SBK_SALT6, SBK_SALT7,    \
+            0x6a09e667U, 0xbb67ae85U, 0x3c6ef373U, 0xa54ff53bU, 0x510e527fU, 0x9b05688dU,          \
+            0x1f83d9abU, 0x5be0cd19U                                                               \
     }
 
 /*
