@@ -69,9 +69,16 @@ static inline __m256i *block512(const void *blocks, uint64_t nblocks, uint64_t h
 }
 
 /* k8's eight salts paired (words 0 and 4, 1 and 5, ...), so that one vpmulld leaves the product
- * of word l in the low half of 64-bit lane l and that of word l + 4 in its high half. */
+ * of word l in the low half of 64-bit lane l and that of word l + 4 in its high half. On a
+ * big-endian host (this file compiled through SIMDe, in test builds) a 64-bit lane's low half is
+ * the higher-numbered 32-bit lane, so each pair is swapped. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+static const uint32_t k8_paired_salts[8] = {SBK_SALT4, SBK_SALT0, SBK_SALT5, SBK_SALT1,
+                                            SBK_SALT6, SBK_SALT2, SBK_SALT7, SBK_SALT3};
+#else
 static const uint32_t k8_paired_salts[8] = {SBK_SALT0, SBK_SALT4, SBK_SALT1, SBK_SALT5,
                                             SBK_SALT2, SBK_SALT6, SBK_SALT3, SBK_SALT7};
+#endif
 
 /* Word i's bit index is the top 6 bits of key * salt[i] (32-bit product). Words 0-3 take bits
  * 26-31 of each 64-bit lane (its low product), words 4-7 the lane's top 6 bits (its high
