@@ -30,8 +30,8 @@
 #define SBK_WORDS64_k8 8
 #define SBK_WORDS64_k16 8
 
-/* Software prefetch as a sliding window (SBK_PREFETCH_AHEAD, SBK_PREFETCH_MIN_BYTES in
- * kernels.h): while key j is probed, the line of key j + AHEAD is requested. */
+/* Software prefetch as a sliding window (sbk_prefetch_ahead, SBK_PREFETCH_MIN_BYTES in
+ * kernels.h): while key j is probed, the line of key j + ahead is requested. */
 
 /* WRITE: 0 for loops that read, 1 for plain writes, 2 for the concurrent mode's atomic writes
  * (sbk_prefetch_owned, with the loop's prefetchw_ read once per batch). */
@@ -56,22 +56,22 @@
         size_t j = 0;                                                                              \
         const int prefetchw_ = (WRITE) == 2 && sbk_have_prefetchw();                               \
         (void)prefetchw_;                                                                          \
-        if (n > SBK_PREFETCH_AHEAD && nblocks * (BLOCK_BYTES) >= SBK_PREFETCH_MIN_BYTES) {         \
-            for (size_t k = 0; k < SBK_PREFETCH_AHEAD; k++)                                        \
+        const uint64_t bytes_ = nblocks * (BLOCK_BYTES);                                           \
+        const size_t ahead_ = sbk_prefetch_ahead(bytes_);                                          \
+        if (n > ahead_ && bytes_ >= SBK_PREFETCH_MIN_BYTES) {                                      \
+            for (size_t k = 0; k < ahead_; k++)                                                    \
                 SBK_PREFETCH_LINE(blocks, nblocks, hashes[k], BLOCK_BYTES, WRITE);                 \
-            size_t steady = n - SBK_PREFETCH_AHEAD;                                                \
+            size_t steady = n - ahead_;                                                            \
             if (results) {                                                                         \
                 for (; j < steady; j++) {                                                          \
-                    SBK_PREFETCH_LINE(blocks, nblocks, hashes[j + SBK_PREFETCH_AHEAD],             \
-                                      BLOCK_BYTES, WRITE);                                         \
+                    SBK_PREFETCH_LINE(blocks, nblocks, hashes[j + ahead_], BLOCK_BYTES, WRITE);    \
                     int answer = PER_KEY(blocks, nblocks, hashes[j]);                              \
                     results[j] = (uint8_t)answer;                                                  \
                     count += (uint64_t)answer;                                                     \
                 }                                                                                  \
             } else {                                                                               \
                 for (; j < steady; j++) {                                                          \
-                    SBK_PREFETCH_LINE(blocks, nblocks, hashes[j + SBK_PREFETCH_AHEAD],             \
-                                      BLOCK_BYTES, WRITE);                                         \
+                    SBK_PREFETCH_LINE(blocks, nblocks, hashes[j + ahead_], BLOCK_BYTES, WRITE);    \
                     count += (uint64_t)PER_KEY(blocks, nblocks, hashes[j]);                        \
                 }                                                                                  \
             }                                                                                      \

@@ -148,6 +148,23 @@ typedef struct sbloom_layout_kernels {
 #endif
 #define SBK_PREFETCH_MIN_BYTES (UINT64_C(512) << 10)
 
+/* Filters of 64 MiB and more live in DRAM on any CPU of this class (L3 of 32 MiB at most per
+ * core complex): their lines take longest, so the window is twice as deep there. In two runs of
+ * ../shared/peers/run.sh at 100M keys (SIZES=100M REPS_LARGE=3, --only avx2,bulk,BASE; AMD
+ * EPYC), block512-k8 AVX2 insert / positive / negative over Boost's bulk multiblock64 measured
+ * 1.14 / 1.11 / 1.13 with 32 and 0.95 / 0.88 / 1.07 with 64. The string driver's pieces
+ * (src/batch.c) stay SBK_PREFETCH_AHEAD long, shorter than either window. */
+#ifndef SBK_PREFETCH_AHEAD_DRAM
+#define SBK_PREFETCH_AHEAD_DRAM 64
+#endif
+#define SBK_PREFETCH_DRAM_BYTES (UINT64_C(64) << 20)
+
+/* The prefetch distance, in keys, for a filter of `bytes`. */
+static inline size_t sbk_prefetch_ahead(uint64_t bytes)
+{
+    return bytes >= SBK_PREFETCH_DRAM_BYTES ? SBK_PREFETCH_AHEAD_DRAM : SBK_PREFETCH_AHEAD;
+}
+
 typedef struct sbloom_kernels {
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
     sbloom_layout_kernels layout[SBK_LAYOUTS];
