@@ -72,8 +72,9 @@ typedef struct sbloom_redis_options {
      * present) is also set in a local filter of the same layout and size, and later calls
      * answer those keys without a round trip. It only ever answers "seen" for keys whose bits
      * are all in the fleet table, so it never turns "seen" into "new" and adds no false
-     * positives. Memory: the filter's size, touched as keys come; the front is used when the
-     * filter is at most front_bytes (0: 1 GiB) and flags lacks SBLOOM_REDIS_NO_FRONT. */
+     * positives. Memory: the filter's size, allocated when the handle opens (and, as every
+     * local filter's, faulted in then on Linux); the front is used when the filter is at most
+     * front_bytes (0: 1 GiB) and flags lacks SBLOOM_REDIS_NO_FRONT. */
     uint64_t front_bytes;
     unsigned flags;
 } sbloom_redis_options;
