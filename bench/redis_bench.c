@@ -44,10 +44,12 @@ static double client_cpu(void)
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
-static double servers_cpu(const char *variable)
+/* The CPU seconds of the processes listed in `variable`; their number in *count when given. */
+static double servers_cpu(const char *variable, unsigned *count)
 {
     const char *pids = getenv(variable);
     double total = 0;
+    unsigned listed = 0;
     long tick = sysconf(_SC_CLK_TCK);
     while (pids && *pids) {
         char *end;
@@ -55,6 +57,7 @@ static double servers_cpu(const char *variable)
         if (end == pids)
             break;
         pids = end;
+        listed++;
         char path[64], buf[1024];
         snprintf(path, sizeof path, "/proc/%ld/stat", pid);
         FILE *f = fopen(path, "r");
@@ -69,17 +72,9 @@ static double servers_cpu(const char *variable)
                         &stime) == 2)
             total += (double)(utime + stime) / (double)tick;
     }
+    if (count)
+        *count = listed;
     return total;
-}
-
-static unsigned count_pids(const char *variable)
-{
-    const char *pids = getenv(variable);
-    unsigned count = 0;
-    for (char *end; pids && *pids; pids = end, count++)
-        if (strtol(pids, &end, 10), end == pids)
-            break;
-    return count;
 }
 
 typedef struct cost {
@@ -88,8 +83,8 @@ typedef struct cost {
 
 static cost cost_now(void)
 {
-    return (cost){now(), client_cpu(), servers_cpu("SIMDBLOOM_BENCH_MASTER_PIDS"),
-                  servers_cpu("SIMDBLOOM_BENCH_REPLICA_PIDS")};
+    return (cost){now(), client_cpu(), servers_cpu("SIMDBLOOM_BENCH_MASTER_PIDS", NULL),
+                  servers_cpu("SIMDBLOOM_BENCH_REPLICA_PIDS", NULL)};
 }
 
 static cost cost_since(cost start)
@@ -258,13 +253,14 @@ static void close_dropped(sbloom_redis_t *f)
     sbloom_redis_close(f);
 }
 
-#define CHECK(call, what)                                                                          \
-    do {                                                                                           \
-        if (!(call)) {                                                                             \
-            fprintf(stderr, "redis: %s: %s\n", what, sbloom_redis_message(f[0]));                  \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
+/* Exits with the filter's message unless `ok` (a failed call, or answers that disagree). */
+static void require(int ok, sbloom_redis_t *f, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "redis: %s: %s\n", what, sbloom_redis_message(f));
+        exit(1);
+    }
+}
 
 /* Phases, in the order they run in a round. */
 enum {
@@ -359,20 +355,22 @@ int main(int argc, char **argv)
         f[0] = open_fresh(&o, n, r, "filter", name[0], &plan);
         f[1] = open_fresh(&o, n, r, "pattern", name[1], &plan);
         cost got[PHASES], t = cost_now();
-        CHECK(sbloom_redis_add_if_new_hashes(f[0], hashes, n, res) >= 0, "add_if_new");
+        require(sbloom_redis_add_if_new_hashes(f[0], hashes, n, res) >= 0, f[0], "add_if_new");
         got[ADD_NEW] = cost_since(t);
         t = cost_now();
         run_pattern(c, &plan, name[1], hashes, n, PATTERN_SETBIT);
         got[SETBIT_NEW] = cost_since(t);
         t = cost_now();
-        CHECK(sbloom_redis_contains_hashes(f[0], hashes, n, res) == (int64_t)n, "lookups disagree");
+        require(sbloom_redis_contains_hashes(f[0], hashes, n, res) == (int64_t)n, f[0],
+                "lookups disagree");
         got[CONTAINS] = cost_since(t);
         t = cost_now();
         run_pattern(c, &plan, name[1], hashes, n, PATTERN_GETBIT);
         got[GETBIT] = cost_since(t);
         /* The same keys again: all present (a fleet whose workers find each other's URLs). */
         t = cost_now();
-        CHECK(sbloom_redis_add_if_new_hashes(f[0], hashes, n, res) == 0, "keys added twice");
+        require(sbloom_redis_add_if_new_hashes(f[0], hashes, n, res) == 0, f[0],
+                "keys added twice");
         got[ADD_PRESENT] = cost_since(t);
         t = cost_now();
         run_pattern(c, &plan, name[1], hashes, n, PATTERN_SETBIT);
@@ -390,7 +388,7 @@ int main(int argc, char **argv)
             f[1] = open_fresh(&o, lines, r, "stream-pattern", name[1], &plan);
             t = cost_now();
             stream_new = sbloom_redis_add_if_new_hashes(f[0], line_hashes, lines, res);
-            CHECK(stream_new >= 0, "add_if_new");
+            require(stream_new >= 0, f[0], "add_if_new");
             got[ADD_STREAM] = cost_since(t);
             t = cost_now();
             run_pattern(c, &plan, name[1], line_hashes, lines, PATTERN_SETBIT);
@@ -402,8 +400,9 @@ int main(int argc, char **argv)
             if (got[i].wall < best[i].wall)
                 best[i] = got[i];
     }
-    unsigned master_procs = count_pids("SIMDBLOOM_BENCH_MASTER_PIDS");
-    unsigned replica_procs = count_pids("SIMDBLOOM_BENCH_REPLICA_PIDS");
+    unsigned master_procs, replica_procs;
+    servers_cpu("SIMDBLOOM_BENCH_MASTER_PIDS", &master_procs);
+    servers_cpu("SIMDBLOOM_BENCH_REPLICA_PIDS", &replica_procs);
     double keys[PHASES], rate[PHASES], bound[PHASES];
     for (int i = 0; i < phases; i++) {
         keys[i] = (double)(i >= ADD_STREAM ? lines : n);

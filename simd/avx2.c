@@ -83,7 +83,8 @@ static const uint32_t k8_paired_salts[8] = {SBK_SALT0, SBK_SALT4, SBK_SALT1, SBK
 /* Word i's bit index is the top 6 bits of key * salt[i] (32-bit product). Words 0-3 take bits
  * 26-31 of each 64-bit lane (its low product), words 4-7 the lane's top 6 bits (its high
  * product): no widening and no extract, 6 vector operations after the multiply instead of 9
- * (block512-k8 contains at 1M keys 1.50 -> 1.25 ns, /tmp A/B, docs/KERNELS.md). */
+ * (`simdbloom bench --isa avx2 --size 1250k`, before and after, alternated twice on an AMD EPYC:
+ * add 2.07-2.11 -> 1.54-1.70 ns, contains 1.48-1.52 -> 1.25-1.53; docs/KERNELS.md). */
 static inline void k8_masks(uint64_t hash, __m256i *lo, __m256i *hi)
 {
     __m256i key = _mm256_set1_epi32((int)(uint32_t)hash);

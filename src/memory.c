@@ -2,11 +2,12 @@
  * Block memory: zeroed, 64-byte aligned. Large filters come from mmap, backed by huge pages where
  * the kernel has them (sparing TLB misses on random access), and faulted in at creation
  * (MADV_POPULATE_WRITE, Linux 5.14 and later; elsewhere, or when the kernel refuses, pages are
- * faulted on first touch as before). A Bloom filter's keys land on every page within its first
- * few thousand adds, so laziness saves nothing for long, and a first touch costs more inside the
- * adds than at creation: Parquet-layout add at 10M keys (12.5 MB), fresh filters, 2.49-2.57
- * ns a key lazily against 1.75-2.04 populated (/tmp A/B program, three alternated runs, AMD
- * EPYC); every peer filter zeroes its memory at creation. Small filters come from the heap.
+ * faulted on first touch as before). Random keys reach every 2 MiB page of a filter within a
+ * few thousand adds, so laziness saves little for long, and a first touch costs more inside the
+ * adds than at creation: Parquet-layout add of 10M keys into fresh 12.5 MB filters took 2.49-2.57
+ * ns a key lazily against 1.75-2.04 populated (a throwaway program timing sbloom_add_hashes on
+ * sbloom_create_bytes filters, the two builds alternated three times, AMD EPYC); every peer
+ * filter zeroes its memory at creation. Small filters come from the heap.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <stdlib.h>
