@@ -51,6 +51,14 @@ extern "C" {
 #define SBLOOM_API
 #endif
 
+/* A lookup only reads memory: the compiler may keep what the caller's loop reads in registers
+ * across it, and run the loop without reloading them per key. */
+#if defined(__GNUC__)
+#define SBLOOM_PURE_ __attribute__((pure))
+#else
+#define SBLOOM_PURE_
+#endif
+
 /* The library's version, as SIMDBLOOM_VERSION_NUMBER and as "MAJOR.MINOR.PATCH". */
 SBLOOM_API unsigned sbloom_version(void);
 SBLOOM_API const char *sbloom_version_string(void);
@@ -201,7 +209,7 @@ SBLOOM_API int sbloom_contains(const sbloom_t *filter, const void *key, size_t l
  * sequential IDs or other raw integers passed here all land in block 0. Pass integers to the
  * _u64 functions below instead. */
 SBLOOM_API int sbloom_add_hash(sbloom_t *filter, uint64_t hash);
-SBLOOM_API int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash);
+SBLOOM_API int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash) SBLOOM_PURE_;
 
 /* Integer keys (IDs, row numbers, any 64-bit value): the key is the string of the value's 8
  * little-endian bytes, hashed as every string key of the layout is (so sbloom_add_u64(f, x) and
@@ -578,8 +586,9 @@ SBLOOM_API const char *sbloom_filter_isa(const sbloom_t *filter);
  * such a CPU), sbloom_add_hash and sbloom_contains_hash are also written out below, so that a
  * loop of single-key calls compiles to the block probe itself, without a call into the library.
  * That is how the fastest filters work (Boost.Bloom, libfilter), and it lets the processor
- * overlap the cache misses of successive keys. The inline code covers the bit layouts (Parquet,
- * block512-k8, block512-k16) of a filter that is not read-only, concurrent or scalable and
+ * overlap the cache misses of successive keys. The inline add covers the bit layouts (Parquet,
+ * block512-k8, block512-k16), the inline lookup Parquet and block512-k8, of a filter that is
+ * not read-only, concurrent or scalable and
  * whose table was not forced to the scalar reference or an emulation (SIMDBLOOM_ISA,
  * sbloom_set_isa): the library marks such filters in their first members, struct
  * sbloom_inline_view, and every other filter takes the library's call. Answers, filter bytes
@@ -601,6 +610,11 @@ typedef struct sbloom_inline_view {
     uint32_t inline_contains; /* the layout an inline lookup may probe, or 0: call the library */
     uint32_t inline_add;      /* the layout an inline add may write, or 0: call the library */
 } sbloom_inline_view;
+
+/* What the inline lookup reads for a NULL filter: no layout, so the library's call answers
+ * (SBLOOM_E_NULL). It lives in the library, so that a compiler cannot fold the NULL test back
+ * into a branch around the view's loads. */
+SBLOOM_API extern const sbloom_inline_view sbloom_inline_null_view;
 
 #if defined(__AVX2__) && !defined(SIMDBLOOM_NO_INLINE)
 
@@ -626,75 +640,132 @@ static const uint32_t sbloom_inline_k8_salts_[8] = {0x47b6137bU, 0x705495c7U, 0x
                                                     0x2df1424bU, 0x8824ad5bU, 0x9efc4947U,
                                                     0xa2b7289dU, 0x5c6bfb31U};
 
-/* Eight 32-bit words from eight salts (from salt `first`): 1 << ((key * salt) >> 27), tested
- * against the block's eight words at w and, with add, ORed in. */
-static inline int sbloom_inline_words32_(uint32_t *w, uint32_t key, int first, int add)
+/* The block of a hash: the multiply-high of its high 32 bits by the block count. */
+static inline uint64_t sbloom_inline_block_(uint64_t hash, uint64_t nblocks)
+{
+    return ((hash >> 32) * nblocks) >> 32;
+}
+
+/* Eight 32-bit words from eight salts (from salt `first`): 1 << ((key * salt) >> 27). */
+static inline __m256i sbloom_inline_bits32_(uint32_t key, int first)
 {
     __m256i salt =
         _mm256_loadu_si256(SBLOOM_REINTERPRET_(const __m256i *, sbloom_inline_salts_ + first));
     __m256i shift =
         _mm256_srli_epi32(_mm256_mullo_epi32(_mm256_set1_epi32(SBLOOM_CAST_(int, key)), salt), 27);
-    __m256i bits = _mm256_sllv_epi32(_mm256_set1_epi32(1), shift);
-    __m256i *at = SBLOOM_REINTERPRET_(__m256i *, w);
+    return _mm256_sllv_epi32(_mm256_set1_epi32(1), shift);
+}
+
+/* block512-k8's eight 64-bit words, in two halves: one multiply leaves word l's product in the
+ * low half of 64-bit lane l and word l + 4's in its high half (the salts in that order), so each
+ * half's top 6 bits shift a 1 into place with no widening. */
+static inline void sbloom_inline_bits_k8_(uint32_t key, __m256i *low, __m256i *high)
+{
+    __m256i product = _mm256_mullo_epi32(
+        _mm256_set1_epi32(SBLOOM_CAST_(int, key)),
+        _mm256_loadu_si256(SBLOOM_REINTERPRET_(const __m256i *, sbloom_inline_k8_salts_)));
+    __m256i one = _mm256_set1_epi64x(1);
+    *low = _mm256_sllv_epi64(one,
+                             _mm256_and_si256(_mm256_srli_epi64(product, 26), _mm256_set1_epi64x(63)));
+    *high = _mm256_sllv_epi64(one, _mm256_srli_epi64(product, 58));
+}
+
+/* Each layout's probe: 1 when every bit of the key is set in its block (before the add, with
+ * add). One function a layout, so that a caller's loop runs only its own layout's code. */
+static inline int sbloom_inline_parquet_(void *blocks, uint64_t nblocks, uint64_t hash, int add)
+{
+    __m256i *at = SBLOOM_REINTERPRET_(__m256i *, blocks) + sbloom_inline_block_(hash, nblocks);
+    __m256i bits = sbloom_inline_bits32_(SBLOOM_CAST_(uint32_t, hash), 0);
     __m256i old = _mm256_load_si256(at);
     if (add)
         _mm256_store_si256(at, _mm256_or_si256(old, bits));
     return _mm256_testc_si256(old, bits); /* no bit of `bits` missing from `old` */
 }
 
-static inline int sbloom_inline_probe_(void *blocks, uint64_t nblocks, uint32_t layout,
-                                       uint64_t hash, int add)
+static inline int sbloom_inline_k8_(void *blocks, uint64_t nblocks, uint64_t hash, int add)
 {
-    uint64_t block = ((hash >> 32) * nblocks) >> 32;
-    uint32_t key = SBLOOM_CAST_(uint32_t, hash);
-    if (layout == 2u) { /* SBLOOM_LAYOUT_BLOCK512_K8: 8 words of 64 bits */
-        /* One multiply leaves word l's product in the low half of 64-bit lane l and word l + 4's
-         * in its high half (the salts in that order), so each half's top 6 bits shift a 1 into
-         * place with no widening. */
-        __m256i product = _mm256_mullo_epi32(
-            _mm256_set1_epi32(SBLOOM_CAST_(int, key)),
-            _mm256_loadu_si256(SBLOOM_REINTERPRET_(const __m256i *, sbloom_inline_k8_salts_)));
-        __m256i one = _mm256_set1_epi64x(1);
-        __m256i low = _mm256_sllv_epi64(
-            one, _mm256_and_si256(_mm256_srli_epi64(product, 26), _mm256_set1_epi64x(63)));
-        __m256i high = _mm256_sllv_epi64(one, _mm256_srli_epi64(product, 58));
-        __m256i *at = SBLOOM_REINTERPRET_(__m256i *, SBLOOM_CAST_(uint64_t *, blocks) + 8u * block);
-        __m256i old_low = _mm256_load_si256(at), old_high = _mm256_load_si256(at + 1);
-        __m256i lacking =
-            _mm256_or_si256(_mm256_andnot_si256(old_low, low), _mm256_andnot_si256(old_high, high));
-        if (add) {
-            _mm256_store_si256(at, _mm256_or_si256(old_low, low));
-            _mm256_store_si256(at + 1, _mm256_or_si256(old_high, high));
-        }
-        return _mm256_testz_si256(lacking, lacking); /* no bit of the key missing */
+    __m256i *at =
+        SBLOOM_REINTERPRET_(__m256i *, blocks) + 2u * sbloom_inline_block_(hash, nblocks);
+    __m256i low, high;
+    __m256i old_low = _mm256_load_si256(at), old_high = _mm256_load_si256(at + 1);
+    __m256i lacking;
+    sbloom_inline_bits_k8_(SBLOOM_CAST_(uint32_t, hash), &low, &high);
+    lacking = _mm256_or_si256(_mm256_andnot_si256(old_low, low), _mm256_andnot_si256(old_high, high));
+    if (add) {
+        _mm256_store_si256(at, _mm256_or_si256(old_low, low));
+        _mm256_store_si256(at + 1, _mm256_or_si256(old_high, high));
     }
-    if (layout == 1u) /* Parquet: 8 words of 32 bits, 32-byte blocks */
-        return sbloom_inline_words32_(SBLOOM_CAST_(uint32_t *, blocks) + 8u * block, key, 0, add);
-    /* block512-k16: 16 words of 32 bits */
-    return sbloom_inline_words32_(SBLOOM_CAST_(uint32_t *, blocks) + 16u * block, key, 0, add) &
-           sbloom_inline_words32_(SBLOOM_CAST_(uint32_t *, blocks) + 16u * block + 8, key, 8, add);
+    return _mm256_testz_si256(lacking, lacking); /* no bit of the key missing */
+}
+
+static inline int sbloom_inline_k16_(void *blocks, uint64_t nblocks, uint64_t hash, int add)
+{
+    __m256i *at =
+        SBLOOM_REINTERPRET_(__m256i *, blocks) + 2u * sbloom_inline_block_(hash, nblocks);
+    __m256i low = sbloom_inline_bits32_(SBLOOM_CAST_(uint32_t, hash), 0);
+    __m256i high = sbloom_inline_bits32_(SBLOOM_CAST_(uint32_t, hash), 8);
+    __m256i old_low = _mm256_load_si256(at), old_high = _mm256_load_si256(at + 1);
+    __m256i lacking =
+        _mm256_or_si256(_mm256_andnot_si256(old_low, low), _mm256_andnot_si256(old_high, high));
+    if (add) {
+        _mm256_store_si256(at, _mm256_or_si256(old_low, low));
+        _mm256_store_si256(at + 1, _mm256_or_si256(old_high, high));
+    }
+    return _mm256_testz_si256(lacking, lacking);
+}
+
+/* A lookup's probe, from the view's blocks and count read beforehand: 1 when every bit of the
+ * key is set, 0 when one is missing; *probed is 0 for a layout the lookup leaves to the library.
+ * It covers Parquet and block512-k8 only: a compiler then finds a loop of lookups small enough
+ * to split into one loop per layout (gcc's -funswitch-loops, at -O3), each as tight as a
+ * single-layout filter's. With block512-k16 too it did not (gcc 12). */
+static inline int sbloom_inline_lookup_(void *blocks, uint64_t nblocks, uint32_t layout,
+                                        uint64_t hash, int *probed)
+{
+    *probed = 1;
+    if (layout == 1u) /* SBLOOM_LAYOUT_PARQUET: 8 words of 32 bits, 32-byte blocks */
+        return sbloom_inline_parquet_(blocks, nblocks, hash, 0);
+    if (layout == 2u) /* SBLOOM_LAYOUT_BLOCK512_K8: 8 words of 64 bits */
+        return sbloom_inline_k8_(blocks, nblocks, hash, 0);
+    *probed = 0;
+    return 0;
 }
 
 static inline int sbloom_add_hash_inline_(sbloom_t *filter, uint64_t hash)
 {
     sbloom_inline_view *view = SBLOOM_REINTERPRET_(sbloom_inline_view *, filter);
-    int fresh;
-    if (!filter || !view->inline_add)
+    uint32_t layout;
+    if (!filter || !(layout = view->inline_add))
         return (sbloom_add_hash)(filter, hash);
-    fresh = !sbloom_inline_probe_(view->blocks, view->nblocks, view->inline_add, hash, 1);
-    /* A branch, not items += fresh: the count then waits for the prediction, not for the
-     * block's cache miss, and the next keys' probes start meanwhile. */
-    if (fresh)
-        view->items++;
-    return fresh;
+    if (layout == 2u) {
+        if (sbloom_inline_k8_(view->blocks, view->nblocks, hash, 1))
+            return 0;
+    } else if (layout == 1u) {
+        if (sbloom_inline_parquet_(view->blocks, view->nblocks, hash, 1))
+            return 0;
+    } else if (sbloom_inline_k16_(view->blocks, view->nblocks, hash, 1)) {
+        return 0;
+    }
+    /* A branch on the key's bits, not items += fresh: the count then waits for the prediction,
+     * not for the block's cache miss, and the next keys' probes start meanwhile. */
+    view->items++;
+    return 1;
 }
 
+/* The view's members are read whether or not the filter is NULL (from sbloom_inline_null_view
+ * then) and before the layout test, and the library's lookup is declared pure: a compiler then
+ * reads them once for a whole loop of lookups, not once a key. */
 static inline int sbloom_contains_hash_inline_(const sbloom_t *filter, uint64_t hash)
 {
-    const sbloom_inline_view *view = SBLOOM_REINTERPRET_(const sbloom_inline_view *, filter);
-    if (!filter || !view->inline_contains)
+    const sbloom_inline_view *view =
+        filter ? SBLOOM_REINTERPRET_(const sbloom_inline_view *, filter) : &sbloom_inline_null_view;
+    void *blocks = view->blocks;
+    uint64_t nblocks = view->nblocks;
+    int probed;
+    int present = sbloom_inline_lookup_(blocks, nblocks, view->inline_contains, hash, &probed);
+    if (!probed)
         return (sbloom_contains_hash)(filter, hash);
-    return sbloom_inline_probe_(view->blocks, view->nblocks, view->inline_contains, hash, 0);
+    return present;
 }
 
 #define sbloom_add_hash(filter, hash) sbloom_add_hash_inline_((filter), (hash))

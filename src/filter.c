@@ -145,6 +145,9 @@ int sbloom_clear(sbloom_t *filter)
 _Static_assert(offsetof(struct sbloom, inline_add) == offsetof(sbloom_inline_view, inline_add),
                "the filter's first members are sbloom_inline_view's");
 
+/* What the header's inline lookup reads for a NULL filter: layout 0, the library's call. */
+const sbloom_inline_view sbloom_inline_null_view = {NULL, 0, 0, 0, 0, 0};
+
 void sbloom_inline_refresh(sbloom_t *f)
 {
     int bit_layout = f->layout == SBLOOM_LAYOUT_PARQUET || f->layout == SBLOOM_LAYOUT_BLOCK512_K8 ||

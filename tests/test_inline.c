@@ -130,6 +130,21 @@ static void library_keeps(void)
     }
     CHECK(sbloom_add_hash(NULL, 1) == SBLOOM_E_NULL &&
           sbloom_contains_hash(NULL, 1) == SBLOOM_E_NULL);
+    /* What the inline lookup reads for NULL sends it to the library; in a loop over filters and
+     * NULLs, each lookup reads its own filter. */
+    CHECK(sbloom_inline_null_view.inline_contains == 0 && sbloom_inline_null_view.inline_add == 0);
+    sbloom_t *g = NULL;
+    CHECK(sbloom_create(&g, 1000, 0.01) == SBLOOM_OK);
+    if (g) {
+        const sbloom_t *order[4] = {g, NULL, g, NULL};
+        int answers[4];
+        CHECK(sbloom_add_hash(g, 7) == 1);
+        for (int i = 0; i < 4; i++)
+            answers[i] = sbloom_contains_hash(order[i], 7);
+        CHECK(answers[0] == 1 && answers[1] == SBLOOM_E_NULL && answers[2] == 1 &&
+              answers[3] == SBLOOM_E_NULL);
+        sbloom_free(g);
+    }
 }
 
 int main(void)
