@@ -665,8 +665,8 @@ static inline void sbloom_inline_bits_k8_(uint32_t key, __m256i *low, __m256i *h
         _mm256_set1_epi32(SBLOOM_CAST_(int, key)),
         _mm256_loadu_si256(SBLOOM_REINTERPRET_(const __m256i *, sbloom_inline_k8_salts_)));
     __m256i one = _mm256_set1_epi64x(1);
-    *low = _mm256_sllv_epi64(one,
-                             _mm256_and_si256(_mm256_srli_epi64(product, 26), _mm256_set1_epi64x(63)));
+    *low = _mm256_sllv_epi64(
+        one, _mm256_and_si256(_mm256_srli_epi64(product, 26), _mm256_set1_epi64x(63)));
     *high = _mm256_sllv_epi64(one, _mm256_srli_epi64(product, 58));
 }
 
@@ -684,13 +684,13 @@ static inline int sbloom_inline_parquet_(void *blocks, uint64_t nblocks, uint64_
 
 static inline int sbloom_inline_k8_(void *blocks, uint64_t nblocks, uint64_t hash, int add)
 {
-    __m256i *at =
-        SBLOOM_REINTERPRET_(__m256i *, blocks) + 2u * sbloom_inline_block_(hash, nblocks);
+    __m256i *at = SBLOOM_REINTERPRET_(__m256i *, blocks) + 2u * sbloom_inline_block_(hash, nblocks);
     __m256i low, high;
     __m256i old_low = _mm256_load_si256(at), old_high = _mm256_load_si256(at + 1);
     __m256i lacking;
     sbloom_inline_bits_k8_(SBLOOM_CAST_(uint32_t, hash), &low, &high);
-    lacking = _mm256_or_si256(_mm256_andnot_si256(old_low, low), _mm256_andnot_si256(old_high, high));
+    lacking =
+        _mm256_or_si256(_mm256_andnot_si256(old_low, low), _mm256_andnot_si256(old_high, high));
     if (add) {
         _mm256_store_si256(at, _mm256_or_si256(old_low, low));
         _mm256_store_si256(at + 1, _mm256_or_si256(old_high, high));
@@ -700,8 +700,7 @@ static inline int sbloom_inline_k8_(void *blocks, uint64_t nblocks, uint64_t has
 
 static inline int sbloom_inline_k16_(void *blocks, uint64_t nblocks, uint64_t hash, int add)
 {
-    __m256i *at =
-        SBLOOM_REINTERPRET_(__m256i *, blocks) + 2u * sbloom_inline_block_(hash, nblocks);
+    __m256i *at = SBLOOM_REINTERPRET_(__m256i *, blocks) + 2u * sbloom_inline_block_(hash, nblocks);
     __m256i low = sbloom_inline_bits32_(SBLOOM_CAST_(uint32_t, hash), 0);
     __m256i high = sbloom_inline_bits32_(SBLOOM_CAST_(uint32_t, hash), 8);
     __m256i old_low = _mm256_load_si256(at), old_high = _mm256_load_si256(at + 1);
@@ -735,16 +734,20 @@ static inline int sbloom_add_hash_inline_(sbloom_t *filter, uint64_t hash)
 {
     sbloom_inline_view *view = SBLOOM_REINTERPRET_(sbloom_inline_view *, filter);
     uint32_t layout;
-    if (!filter || !(layout = view->inline_add))
+    if (!filter)
         return (sbloom_add_hash)(filter, hash);
-    if (layout == 2u) {
-        if (sbloom_inline_k8_(view->blocks, view->nblocks, hash, 1))
-            return 0;
-    } else if (layout == 1u) {
+    layout = view->inline_add;
+    if (layout == 1u) {
         if (sbloom_inline_parquet_(view->blocks, view->nblocks, hash, 1))
             return 0;
-    } else if (sbloom_inline_k16_(view->blocks, view->nblocks, hash, 1)) {
-        return 0;
+    } else if (layout == 2u) {
+        if (sbloom_inline_k8_(view->blocks, view->nblocks, hash, 1))
+            return 0;
+    } else if (layout == 3u) {
+        if (sbloom_inline_k16_(view->blocks, view->nblocks, hash, 1))
+            return 0;
+    } else {
+        return (sbloom_add_hash)(filter, hash);
     }
     /* A branch on the key's bits, not items += fresh: the count then waits for the prediction,
      * not for the block's cache miss, and the next keys' probes start meanwhile. */
