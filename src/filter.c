@@ -164,12 +164,16 @@ uint64_t sbloom_hash(const sbloom_t *filter, const void *key, size_t len)
     return sbloom_hash_bytes(filter->layout, key, len);
 }
 
-/* Single keys call the layout's one-key kernel directly: no batch driver, no loop. */
+/* Single keys call the layout's one-key kernel directly: no batch driver, no loop. A filter the
+ * header's inline calls may take (inline_add, inline_contains: a plain bit layout) is tested
+ * first and goes straight to its kernel, as they do; the other kinds follow, out of line (inlined,
+ * they made the first path set up a stack frame). For string keys this took a URL's sbloom_add
+ * from 9.6 to 8.1 ns (a loop of sbloom_add over the peers' 50,000-URL sample into a block512-k8
+ * filter, best of 40 passes, this 2-core EPYC), against going through sbloom_add_hash's checks. */
 
-int sbloom_add_hash(sbloom_t *filter, uint64_t hash)
+/* Read-only, scalable, concurrent and counting filters, and tables forced off the inline path. */
+__attribute__((noinline)) static int add_other(sbloom_t *filter, uint64_t hash)
 {
-    if (!filter)
-        return SBLOOM_E_NULL;
     if (filter->readonly)
         return SBLOOM_E_READONLY;
     if (filter->stages) {
@@ -183,10 +187,18 @@ int sbloom_add_hash(sbloom_t *filter, uint64_t hash)
     return (int)fresh;
 }
 
-int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash)
+static inline int add_one(sbloom_t *filter, uint64_t hash)
 {
-    if (!filter)
-        return SBLOOM_E_NULL;
+    if (filter->inline_add) {
+        int fresh = filter->kern->insert_one(filter->blocks, filter->nblocks, hash);
+        filter->items += (uint64_t)fresh;
+        return fresh;
+    }
+    return add_other(filter, hash);
+}
+
+__attribute__((noinline)) static int contains_other(const sbloom_t *filter, uint64_t hash)
+{
     if (filter->stages)
         return (int)sbloom_scalable_run((sbloom_t *)filter, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
     if (filter->concurrent)
@@ -194,18 +206,35 @@ int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash)
     return filter->kern->contains_one(filter->blocks, filter->nblocks, hash);
 }
 
+static inline int contains_one(const sbloom_t *filter, uint64_t hash)
+{
+    if (filter->inline_contains)
+        return filter->kern->contains_one(filter->blocks, filter->nblocks, hash);
+    return contains_other(filter, hash);
+}
+
+int sbloom_add_hash(sbloom_t *filter, uint64_t hash)
+{
+    return filter ? add_one(filter, hash) : SBLOOM_E_NULL;
+}
+
+int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash)
+{
+    return filter ? contains_one(filter, hash) : SBLOOM_E_NULL;
+}
+
 int sbloom_add(sbloom_t *filter, const void *key, size_t len)
 {
     if (!filter || (!key && len))
         return SBLOOM_E_NULL;
-    return sbloom_add_hash(filter, sbloom_hash_bytes(filter->layout, key, len));
+    return add_one(filter, sbloom_hash_bytes(filter->layout, key, len));
 }
 
 int sbloom_contains(const sbloom_t *filter, const void *key, size_t len)
 {
     if (!filter || (!key && len))
         return SBLOOM_E_NULL;
-    return sbloom_contains_hash(filter, sbloom_hash_bytes(filter->layout, key, len));
+    return contains_one(filter, sbloom_hash_bytes(filter->layout, key, len));
 }
 
 uint64_t sbloom_hash_u64(const sbloom_t *filter, uint64_t value)
