@@ -665,8 +665,8 @@ static inline void sbloom_inline_bits_k8_(uint32_t key, __m256i *low, __m256i *h
         _mm256_set1_epi32(SBLOOM_CAST_(int, key)),
         _mm256_loadu_si256(SBLOOM_REINTERPRET_(const __m256i *, sbloom_inline_k8_salts_)));
     __m256i one = _mm256_set1_epi64x(1);
-    *low = _mm256_sllv_epi64(
-        one, _mm256_and_si256(_mm256_srli_epi64(product, 26), _mm256_set1_epi64x(63)));
+    /* the low half's top 6 bits moved to the top, then down: no mask constant to build */
+    *low = _mm256_sllv_epi64(one, _mm256_srli_epi64(_mm256_slli_epi64(product, 32), 58));
     *high = _mm256_sllv_epi64(one, _mm256_srli_epi64(product, 58));
 }
 
