@@ -587,13 +587,13 @@ SBLOOM_API const char *sbloom_filter_isa(const sbloom_t *filter);
  * loop of single-key calls compiles to the block probe itself, without a call into the library.
  * That is how the fastest filters work (Boost.Bloom, libfilter), and it lets the processor
  * overlap the cache misses of successive keys. The inline add covers the bit layouts (Parquet,
- * block512-k8, block512-k16), the inline lookup Parquet and block512-k8, of a filter that is
- * not read-only, concurrent or scalable and
- * whose table was not forced to the scalar reference or an emulation (SIMDBLOOM_ISA,
- * sbloom_set_isa): the library marks such filters in their first members, struct
- * sbloom_inline_view, and every other filter takes the library's call. Answers, filter bytes
- * and item counts are the library's, bit for bit. Without AVX2 the calls go to the library,
- * which picks its kernel at run time: plain C here measured slower than that call.
+ * block512-k8, block512-k16), the inline lookup Parquet and block512-k8 (docs/API.md says why),
+ * of a filter that is not read-only, concurrent or scalable and whose table was not forced to
+ * the scalar reference or an emulation (SIMDBLOOM_ISA, sbloom_set_isa): the library marks such
+ * filters in their first members, struct sbloom_inline_view, and every other filter takes the
+ * library's call. Answers, filter bytes and item counts are the library's, bit for bit. Without
+ * AVX2 the calls go to the library, which picks its kernel at run time: plain C here measured
+ * slower than that call.
  *
  * Define SIMDBLOOM_NO_INLINE before including this header to always call the library. The
  * functions stay exported: a function pointer, or the name in parentheses,
@@ -682,14 +682,12 @@ static inline int sbloom_inline_parquet_(void *blocks, uint64_t nblocks, uint64_
     return _mm256_testc_si256(old, bits); /* no bit of `bits` missing from `old` */
 }
 
-static inline int sbloom_inline_k8_(void *blocks, uint64_t nblocks, uint64_t hash, int add)
+/* A 64-byte block as two halves: 1 when every bit of `low` and `high` is set (before the add,
+ * with add, which ORs them in). */
+static inline int sbloom_inline_halves_(__m256i *at, __m256i low, __m256i high, int add)
 {
-    __m256i *at = SBLOOM_REINTERPRET_(__m256i *, blocks) + 2u * sbloom_inline_block_(hash, nblocks);
-    __m256i low, high;
     __m256i old_low = _mm256_load_si256(at), old_high = _mm256_load_si256(at + 1);
-    __m256i lacking;
-    sbloom_inline_bits_k8_(SBLOOM_CAST_(uint32_t, hash), &low, &high);
-    lacking =
+    __m256i lacking =
         _mm256_or_si256(_mm256_andnot_si256(old_low, low), _mm256_andnot_si256(old_high, high));
     if (add) {
         _mm256_store_si256(at, _mm256_or_si256(old_low, low));
@@ -698,19 +696,21 @@ static inline int sbloom_inline_k8_(void *blocks, uint64_t nblocks, uint64_t has
     return _mm256_testz_si256(lacking, lacking); /* no bit of the key missing */
 }
 
+static inline int sbloom_inline_k8_(void *blocks, uint64_t nblocks, uint64_t hash, int add)
+{
+    __m256i low, high;
+    sbloom_inline_bits_k8_(SBLOOM_CAST_(uint32_t, hash), &low, &high);
+    return sbloom_inline_halves_(SBLOOM_REINTERPRET_(__m256i *, blocks) +
+                                     2u * sbloom_inline_block_(hash, nblocks),
+                                 low, high, add);
+}
+
 static inline int sbloom_inline_k16_(void *blocks, uint64_t nblocks, uint64_t hash, int add)
 {
-    __m256i *at = SBLOOM_REINTERPRET_(__m256i *, blocks) + 2u * sbloom_inline_block_(hash, nblocks);
-    __m256i low = sbloom_inline_bits32_(SBLOOM_CAST_(uint32_t, hash), 0);
-    __m256i high = sbloom_inline_bits32_(SBLOOM_CAST_(uint32_t, hash), 8);
-    __m256i old_low = _mm256_load_si256(at), old_high = _mm256_load_si256(at + 1);
-    __m256i lacking =
-        _mm256_or_si256(_mm256_andnot_si256(old_low, low), _mm256_andnot_si256(old_high, high));
-    if (add) {
-        _mm256_store_si256(at, _mm256_or_si256(old_low, low));
-        _mm256_store_si256(at + 1, _mm256_or_si256(old_high, high));
-    }
-    return _mm256_testz_si256(lacking, lacking);
+    return sbloom_inline_halves_(SBLOOM_REINTERPRET_(__m256i *, blocks) +
+                                     2u * sbloom_inline_block_(hash, nblocks),
+                                 sbloom_inline_bits32_(SBLOOM_CAST_(uint32_t, hash), 0),
+                                 sbloom_inline_bits32_(SBLOOM_CAST_(uint32_t, hash), 8), add);
 }
 
 /* A lookup's probe, from the view's blocks and count read beforehand: 1 when every bit of the
