@@ -148,9 +148,10 @@ typedef struct sbloom_layout_kernels {
 #endif
 #define SBK_PREFETCH_MIN_BYTES (UINT64_C(512) << 10)
 
-/* Filters of 64 MiB and more are past the L3 of the CPU this was measured on (32 MiB per core
- * complex) and of most others: their lines come from DRAM and take longest, so the window is
- * twice as deep there. In two runs of
+/* Filters of 64 MiB and more are served from DRAM on the CPU this was measured on (the peer
+ * harness's line-read limit there: 0.9-1.0 ns a line at 1.25 MB, 6.8-12.5 at 125 MB, run
+ * peers-20261123T113319Z; this VM does not report its cache sizes), so the window is twice as
+ * deep there. In two runs of
  * ../shared/peers/run.sh at 100M keys (SIZES=100M REPS_LARGE=3, --only avx2,bulk,BASE; AMD
  * EPYC), block512-k8 AVX2 insert / positive / negative over Boost's bulk multiblock64 measured
  * 1.14 / 1.11 / 1.13 with 32 and 0.95 / 0.88 / 1.07 with 64. The string driver's pieces
