@@ -8,7 +8,8 @@
  * Strings: keys are hashed one chunk ahead of the kernel, and each key's line is requested right
  * after its hash is computed, so the misses of chunk c+1 overlap the hashing of chunk c+1 and the
  * probing of chunk c. The kernel then takes the chunk in pieces no longer than its own prefetch
- * distance, so it does not prefetch those lines a second time.
+ * distance, so it does not prefetch those lines a second time. A filter that lives in the caches
+ * has nothing to prefetch: its keys are hashed in longer chunks, each then probed whole.
  */
 #include <stdlib.h>
 
@@ -22,6 +23,14 @@
 #define SBLOOM_BATCH_CHUNK 64
 #endif
 #define CHUNK SBLOOM_BATCH_CHUNK
+
+/* The same on filters small enough to need no prefetch (PREFETCH_MIN_BYTES): there the chunk sets
+ * no prefetch distance, and a longer one costs fewer passes between the hash loop and the
+ * kernel's. SBLOOM_BATCH_CACHED_CHUNK=N to retune (its hashes live on the stack: 8 bytes a key). */
+#ifndef SBLOOM_BATCH_CACHED_CHUNK
+#define SBLOOM_BATCH_CACHED_CHUNK 512
+#endif
+#define CACHED_CHUNK SBLOOM_BATCH_CACHED_CHUNK
 
 /* Below this size a filter lives in the caches, where out-of-order execution already overlaps
  * the hits and a prefetch only adds instructions (the kernels use the same bound). */
@@ -111,6 +120,21 @@ void sbloom_hash_source(const sbloom_t *f, const sbloom_key_source *src, size_t 
     hash_chunk(f, src, start, n, out, 0);
 }
 
+/* A filter that lives in the caches: nothing to prefetch, so the keys are hashed CACHED_CHUNK at
+ * a time and the kernel takes each piece whole. */
+static uint64_t batch_source_cached(sbloom_t *f, sbloom_batch_op op, const key_source *src,
+                                    size_t n, uint8_t *results)
+{
+    uint64_t hashes[CACHED_CHUNK];
+    uint64_t count = 0;
+    for (size_t start = 0; start < n; start += CACHED_CHUNK) {
+        size_t len = n - start < CACHED_CHUNK ? n - start : CACHED_CHUNK;
+        hash_chunk(f, src, start, len, hashes, 0);
+        count += sbloom_run_chunk(f, op, hashes, len, results ? results + start : NULL);
+    }
+    return count;
+}
+
 static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *src, size_t n,
                              uint8_t *results)
 {
@@ -127,6 +151,8 @@ static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *
     }
     /* (a scalable filter's stages have their own blocks: its batches go whole to its driver) */
     int prefetch = f->stages || f->bytes < PREFETCH_MIN_BYTES ? 0 : writes(op) ? 2 : 1;
+    if (!prefetch)
+        return batch_source_cached(f, op, src, n, results);
     uint64_t buffers[2][CHUNK];
     uint64_t count = 0;
     size_t first = n < CHUNK ? n : CHUNK;
@@ -137,8 +163,7 @@ static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *
         if (next < n)
             hash_chunk(f, src, next, n - next < CHUNK ? n - next : CHUNK, buffers[c ^ 1], prefetch);
         uint8_t *out = results ? results + start : NULL;
-        count += prefetch ? run_prefetched(f, op, buffers[c], len, out)
-                          : sbloom_run_chunk(f, op, buffers[c], len, out);
+        count += run_prefetched(f, op, buffers[c], len, out);
     }
     return count;
 }

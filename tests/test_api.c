@@ -224,6 +224,40 @@ static void no_false_negatives(void)
     free(lens);
 }
 
+/* sbloom_add_if_new_keys over a stream with repeats, against the same keys one at a time. */
+static void strings_across_chunks(sbloom_layout layout, uint64_t bytes, const uint64_t *stream,
+                                  size_t m)
+{
+    const void **keys = malloc(m * sizeof *keys);
+    size_t *lens = malloc(m * sizeof *lens);
+    uint8_t *flags = malloc(m);
+    CHECK(keys && lens && flags);
+    for (size_t i = 0; i < m; i++) {
+        keys[i] = &stream[i]; /* its 8 bytes, in any byte order: the same key for both sides */
+        lens[i] = sizeof stream[i];
+    }
+    sbloom_t *batch, *single;
+    CHECK(sbloom_create_bytes(&batch, bytes, layout) == SBLOOM_OK);
+    CHECK(sbloom_create_bytes(&single, bytes, layout) == SBLOOM_OK);
+    int64_t fresh = sbloom_add_if_new_keys(batch, keys, lens, m, flags);
+    int64_t fresh_single = 0, disagree = 0;
+    for (size_t i = 0; i < m; i++) {
+        int absent = !sbloom_contains(single, keys[i], lens[i]);
+        sbloom_add(single, keys[i], lens[i]);
+        fresh_single += absent;
+        disagree += absent != flags[i];
+    }
+    CHECK(fresh == fresh_single && disagree == 0);
+    CHECK(sbloom_items(batch) == sbloom_items(single));
+    CHECK(memcmp(sbloom_data(batch), sbloom_data(single), bytes) == 0);
+    CHECK(sbloom_contains_keys(batch, keys, lens, m, flags) == (int64_t)m);
+    sbloom_free(batch);
+    sbloom_free(single);
+    free(keys);
+    free(lens);
+    free(flags);
+}
+
 /* Fused test-and-add: new means absent before the call and not earlier in the same batch. */
 static void add_if_new(void)
 {
@@ -272,6 +306,11 @@ static void add_if_new(void)
         CHECK(fresh == fresh_single && disagree == 0);
         CHECK(memcmp(sbloom_data(f), sbloom_data(g), sbloom_bytes(f)) == 0);
         sbloom_free(g);
+        /* The same stream as string keys, through the string driver's two paths: a filter in
+         * the caches (hashed 512 keys at a time) and one past the prefetch bound (64 at a
+         * time, lines requested ahead). */
+        strings_across_chunks(test_layouts[l], sbloom_bytes(f), stream, M);
+        strings_across_chunks(test_layouts[l], UINT64_C(4) << 20, stream, M);
         sbloom_free(f);
     }
 }
