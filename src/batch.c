@@ -3,7 +3,8 @@
  * depends on how many misses are in flight at once.
  *
  * Hashes: the whole batch goes to the kernel, whose loop keeps a sliding window of prefetches
- * (simd/kernel_loops.h: the line of key j + 16 is requested while key j is probed).
+ * (simd/kernel_loops.h: the line of key j + sbk_prefetch_ahead() is requested while key j is
+ * probed, on filters of SBK_PREFETCH_MIN_BYTES and more).
  *
  * Strings: keys are hashed one chunk ahead of the kernel, and each key's line is requested right
  * after its hash is computed, so the misses of chunk c+1 overlap the hashing of chunk c+1 and the
