@@ -18,12 +18,12 @@
 static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
 static const uint32_t block512_salts[16] = SBK_BLOCK512_SALTS;
 
-/* 8 lanes of (key * salt[i]) >> shift, key = low 32 bits of the hash: each lane's bit index. */
-static inline __m256i bit_indexes(uint64_t hash, const uint32_t *salts, int shift)
+/* 8 lanes of (k * salt[i]) >> shift, k = low 32 bits of the hash: each lane's bit index. */
+static inline __m256i bit_indexes(const uint64_t *key, const uint32_t *salts, int shift)
 {
-    __m256i key = _mm256_set1_epi32((int)(uint32_t)hash);
+    __m256i k = _mm256_set1_epi32(sbk_key_low32(key));
     __m256i salt = _mm256_loadu_si256((const __m256i *)salts);
-    return _mm256_srli_epi32(_mm256_mullo_epi32(key, salt), shift);
+    return _mm256_srli_epi32(_mm256_mullo_epi32(k, salt), shift);
 }
 
 /* 8 x 32-bit lanes, lane i = 1 << index_i. */
@@ -45,16 +45,16 @@ static inline __m256i *parquet_block(const void *blocks, uint64_t nblocks, uint6
     return (__m256i *)blocks + sbk_block_index(hash, nblocks);
 }
 
-static inline int parquet_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int parquet_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)
 {
-    __m256i mask = mask32(bit_indexes(hash, parquet_salts, 27));
-    return covers(_mm256_load_si256(parquet_block(blocks, nblocks, hash)), mask);
+    __m256i mask = mask32(bit_indexes(key, parquet_salts, 27));
+    return covers(_mm256_load_si256(parquet_block(blocks, nblocks, *key)), mask);
 }
 
-static inline int parquet_insert(void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int parquet_insert(void *blocks, uint64_t nblocks, const uint64_t *key)
 {
-    __m256i mask = mask32(bit_indexes(hash, parquet_salts, 27));
-    __m256i *p = parquet_block(blocks, nblocks, hash);
+    __m256i mask = mask32(bit_indexes(key, parquet_salts, 27));
+    __m256i *p = parquet_block(blocks, nblocks, *key);
     __m256i block = _mm256_load_si256(p);
     int absent = !covers(block, mask);
     _mm256_store_si256(p, _mm256_or_si256(block, mask));
@@ -85,11 +85,11 @@ static const uint32_t k8_paired_salts[8] = {SBK_SALT0, SBK_SALT4, SBK_SALT1, SBK
  * product): no widening and no extract, 6 vector operations after the multiply instead of 9
  * (`simdbloom bench --isa avx2 --size 1250k`, before and after, alternated twice on an AMD EPYC:
  * add 2.07-2.11 -> 1.54-1.70 ns, contains 1.48-1.52 -> 1.25-1.53; docs/KERNELS.md). */
-static inline void k8_masks(uint64_t hash, __m256i *lo, __m256i *hi)
+static inline void k8_masks(const uint64_t *key, __m256i *lo, __m256i *hi)
 {
-    __m256i key = _mm256_set1_epi32((int)(uint32_t)hash);
+    __m256i k = _mm256_set1_epi32(sbk_key_low32(key));
     __m256i salts = _mm256_loadu_si256((const __m256i *)k8_paired_salts);
-    __m256i product = _mm256_mullo_epi32(key, salts);
+    __m256i product = _mm256_mullo_epi32(k, salts);
     __m256i one = _mm256_set1_epi64x(1);
     *lo = _mm256_sllv_epi64(
         one, _mm256_and_si256(_mm256_srli_epi64(product, 26), _mm256_set1_epi64x(63)));
@@ -124,42 +124,42 @@ static inline int insert_halves(void *blocks, uint64_t nblocks, uint64_t hash, _
 
 /* ---- block512-k16: 16 x 32-bit words = two registers of 8 words ---- */
 
-static inline void k16_masks(uint64_t hash, __m256i *lo, __m256i *hi)
+static inline void k16_masks(const uint64_t *key, __m256i *lo, __m256i *hi)
 {
-    *lo = mask32(bit_indexes(hash, block512_salts, 27));
-    *hi = mask32(bit_indexes(hash, block512_salts + 8, 27));
+    *lo = mask32(bit_indexes(key, block512_salts, 27));
+    *hi = mask32(bit_indexes(key, block512_salts + 8, 27));
 }
 
 /* Probe and insert for the 512-bit layouts: their mask halves, then the shared two-register code.
  */
 #define BLOCK512_PER_KEY(NAME)                                                                     \
-    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)            \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)      \
     {                                                                                              \
         __m256i lo, hi;                                                                            \
-        NAME##_masks(hash, &lo, &hi);                                                              \
-        return probe_halves(blocks, nblocks, hash, lo, hi);                                        \
+        NAME##_masks(key, &lo, &hi);                                                               \
+        return probe_halves(blocks, nblocks, *key, lo, hi);                                        \
     }                                                                                              \
-    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)                 \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, const uint64_t *key)           \
     {                                                                                              \
         __m256i lo, hi;                                                                            \
-        NAME##_masks(hash, &lo, &hi);                                                              \
-        return insert_halves(blocks, nblocks, hash, lo, hi);                                       \
+        NAME##_masks(key, &lo, &hi);                                                               \
+        return insert_halves(blocks, nblocks, *key, lo, hi);                                       \
     }
 
 BLOCK512_PER_KEY(k8)
 BLOCK512_PER_KEY(k16)
 
 /* The masks as the block's bytes, for the concurrent mode's portable forms (kernel_loops.h). */
-static inline void parquet_mask_words(uint64_t hash, uint64_t *words)
+static inline void parquet_mask_words(const uint64_t *key, uint64_t *words)
 {
-    _mm256_store_si256((__m256i *)words, mask32(bit_indexes(hash, parquet_salts, 27)));
+    _mm256_store_si256((__m256i *)words, mask32(bit_indexes(key, parquet_salts, 27)));
 }
 
 #define BLOCK512_MASK_WORDS(NAME)                                                                  \
-    static inline void NAME##_mask_words(uint64_t hash, uint64_t *words)                           \
+    static inline void NAME##_mask_words(const uint64_t *key, uint64_t *words)                     \
     {                                                                                              \
         __m256i lo, hi;                                                                            \
-        NAME##_masks(hash, &lo, &hi);                                                              \
+        NAME##_masks(key, &lo, &hi);                                                               \
         _mm256_store_si256((__m256i *)words, lo);                                                  \
         _mm256_store_si256((__m256i *)words + 1, hi);                                              \
     }
@@ -174,9 +174,9 @@ SBK_DEFINE_BATCH_KERNELS(k16)
 /* ---- counting512: 8 x 64-bit words of 4-bit counters = two registers of 4 words ---- */
 
 /* The bit offsets of the key's counters in words 0-3 and 4-7: 4 * top 4 bits of key * salt. */
-static inline void counting_shifts(uint64_t hash, __m256i shift[2])
+static inline void counting_shifts(const uint64_t *key, __m256i shift[2])
 {
-    __m256i index = _mm256_slli_epi32(bit_indexes(hash, block512_salts, 28), 2);
+    __m256i index = _mm256_slli_epi32(bit_indexes(key, block512_salts, 28), 2);
     shift[0] = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(index));
     shift[1] = _mm256_cvtepu32_epi64(_mm256_extracti128_si256(index, 1));
 }
@@ -209,19 +209,19 @@ static inline __m256i counting_step(__m256i shift, __m256i counters)
     return _mm256_andnot_si256(full, _mm256_sllv_epi64(_mm256_set1_epi64x(1), shift));
 }
 
-static inline int counting_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)
 {
     __m256i shift[2], block[2], counters[2];
-    counting_shifts(hash, shift);
-    counting_load(block512(blocks, nblocks, hash), shift, block, counters);
+    counting_shifts(key, shift);
+    counting_load(block512(blocks, nblocks, *key), shift, block, counters);
     return counting_all_nonzero(counters);
 }
 
-static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_increment(void *blocks, uint64_t nblocks, const uint64_t *key)
 {
     __m256i shift[2], block[2], counters[2];
-    counting_shifts(hash, shift);
-    __m256i *p = block512(blocks, nblocks, hash);
+    counting_shifts(key, shift);
+    __m256i *p = block512(blocks, nblocks, *key);
     counting_load(p, shift, block, counters);
     for (int h = 0; h < 2; h++)
         _mm256_store_si256(p + h, _mm256_add_epi64(block[h], counting_step(shift[h], counters[h])));
@@ -229,11 +229,11 @@ static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t ha
 }
 
 /* Refuses (changes nothing) when a counter is zero; else one less in each lane below 15. */
-static inline int counting_decrement(void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_decrement(void *blocks, uint64_t nblocks, const uint64_t *key)
 {
     __m256i shift[2], block[2], counters[2];
-    counting_shifts(hash, shift);
-    __m256i *p = block512(blocks, nblocks, hash);
+    counting_shifts(key, shift);
+    __m256i *p = block512(blocks, nblocks, *key);
     counting_load(p, shift, block, counters);
     if (!counting_all_nonzero(counters))
         return 0;

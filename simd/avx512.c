@@ -18,11 +18,11 @@ static const uint32_t block512_salts[16] = SBK_BLOCK512_SALTS;
 
 /* ---- parquet: 8 x 32-bit words in one YMM register ---- */
 
-static inline __m256i parquet_mask(uint64_t hash)
+static inline __m256i parquet_mask(const uint64_t *key)
 {
-    __m256i key = _mm256_set1_epi32((int)(uint32_t)hash);
+    __m256i k = _mm256_set1_epi32(sbk_key_low32(key));
     __m256i salt = _mm256_loadu_si256((const __m256i *)parquet_salts);
-    __m256i index = _mm256_srli_epi32(_mm256_mullo_epi32(key, salt), 27);
+    __m256i index = _mm256_srli_epi32(_mm256_mullo_epi32(k, salt), 27);
     return _mm256_sllv_epi32(_mm256_set1_epi32(1), index);
 }
 
@@ -31,16 +31,16 @@ static inline __m256i *parquet_block(const void *blocks, uint64_t nblocks, uint6
     return (__m256i *)blocks + sbk_block_index(hash, nblocks);
 }
 
-static inline int parquet_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int parquet_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)
 {
-    return _mm256_testc_si256(_mm256_load_si256(parquet_block(blocks, nblocks, hash)),
-                              parquet_mask(hash));
+    return _mm256_testc_si256(_mm256_load_si256(parquet_block(blocks, nblocks, *key)),
+                              parquet_mask(key));
 }
 
-static inline int parquet_insert(void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int parquet_insert(void *blocks, uint64_t nblocks, const uint64_t *key)
 {
-    __m256i mask = parquet_mask(hash);
-    __m256i *p = parquet_block(blocks, nblocks, hash);
+    __m256i mask = parquet_mask(key);
+    __m256i *p = parquet_block(blocks, nblocks, *key);
     __m256i block = _mm256_load_si256(p);
     int absent = !_mm256_testc_si256(block, mask);
     _mm256_store_si256(p, _mm256_or_si256(block, mask));
@@ -56,20 +56,20 @@ static inline __m512i *block512(const void *blocks, uint64_t nblocks, uint64_t h
 
 /* k8: the 8 products key * salt[i] in 32-bit lanes, top 6 bits widened to 64-bit lanes, and
  * lane i = 1 << index_i. */
-static inline __m512i k8_mask(uint64_t hash)
+static inline __m512i k8_mask(const uint64_t *key)
 {
-    __m256i key = _mm256_set1_epi32((int)(uint32_t)hash);
+    __m256i k = _mm256_set1_epi32(sbk_key_low32(key));
     __m256i salt = _mm256_loadu_si256((const __m256i *)block512_salts);
-    __m256i index = _mm256_srli_epi32(_mm256_mullo_epi32(key, salt), 26);
+    __m256i index = _mm256_srli_epi32(_mm256_mullo_epi32(k, salt), 26);
     return _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_cvtepu32_epi64(index));
 }
 
 /* k16: 16 products in 32-bit lanes, top 5 bits, lane i = 1 << index_i. */
-static inline __m512i k16_mask(uint64_t hash)
+static inline __m512i k16_mask(const uint64_t *key)
 {
-    __m512i key = _mm512_set1_epi32((int)(uint32_t)hash);
+    __m512i k = _mm512_set1_epi32(sbk_key_low32(key));
     __m512i salt = _mm512_loadu_si512((const void *)block512_salts);
-    __m512i index = _mm512_srli_epi32(_mm512_mullo_epi32(key, salt), 27);
+    __m512i index = _mm512_srli_epi32(_mm512_mullo_epi32(k, salt), 27);
     return _mm512_sllv_epi32(_mm512_set1_epi32(1), index);
 }
 
@@ -81,15 +81,15 @@ static inline __mmask16 missing(__m512i block, __m512i mask)
 }
 
 #define BLOCK512_PER_KEY(NAME)                                                                     \
-    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)            \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)      \
     {                                                                                              \
-        __m512i block = _mm512_load_si512(block512(blocks, nblocks, hash));                        \
-        return missing(block, NAME##_mask(hash)) == 0;                                             \
+        __m512i block = _mm512_load_si512(block512(blocks, nblocks, *key));                        \
+        return missing(block, NAME##_mask(key)) == 0;                                              \
     }                                                                                              \
-    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)                 \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, const uint64_t *key)           \
     {                                                                                              \
-        __m512i mask = NAME##_mask(hash);                                                          \
-        __m512i *p = block512(blocks, nblocks, hash);                                              \
+        __m512i mask = NAME##_mask(key);                                                           \
+        __m512i *p = block512(blocks, nblocks, *key);                                              \
         __m512i block = _mm512_load_si512(p);                                                      \
         __mmask16 lacking = missing(block, mask);                                                  \
         /* Only the lanes that gain a bit are written: a key already present stores nothing,       \
@@ -102,19 +102,19 @@ BLOCK512_PER_KEY(k8)
 BLOCK512_PER_KEY(k16)
 
 /* The masks as the block's bytes, for the concurrent mode's portable forms (kernel_loops.h). */
-static inline void parquet_mask_words(uint64_t hash, uint64_t *words)
+static inline void parquet_mask_words(const uint64_t *key, uint64_t *words)
 {
-    _mm256_store_si256((__m256i *)words, parquet_mask(hash));
+    _mm256_store_si256((__m256i *)words, parquet_mask(key));
 }
 
-static inline void k8_mask_words(uint64_t hash, uint64_t *words)
+static inline void k8_mask_words(const uint64_t *key, uint64_t *words)
 {
-    _mm512_store_si512(words, k8_mask(hash));
+    _mm512_store_si512(words, k8_mask(key));
 }
 
-static inline void k16_mask_words(uint64_t hash, uint64_t *words)
+static inline void k16_mask_words(const uint64_t *key, uint64_t *words)
 {
-    _mm512_store_si512(words, k16_mask(hash));
+    _mm512_store_si512(words, k16_mask(key));
 }
 
 SBK_DEFINE_BATCH_KERNELS(parquet)
@@ -124,11 +124,11 @@ SBK_DEFINE_BATCH_KERNELS(k16)
 /* ---- counting512: 8 x 64-bit words of sixteen 4-bit counters, one ZMM register ---- */
 
 /* Lane i = bit offset of the key's counter in word i: 4 * top 4 bits of key * salt[i]. */
-static inline __m512i counting_shifts(uint64_t hash)
+static inline __m512i counting_shifts(const uint64_t *key)
 {
-    __m256i key = _mm256_set1_epi32((int)(uint32_t)hash);
+    __m256i k = _mm256_set1_epi32(sbk_key_low32(key));
     __m256i salt = _mm256_loadu_si256((const __m256i *)block512_salts);
-    __m256i index = _mm256_srli_epi32(_mm256_mullo_epi32(key, salt), 28);
+    __m256i index = _mm256_srli_epi32(_mm256_mullo_epi32(k, salt), 28);
     return _mm512_slli_epi64(_mm512_cvtepu32_epi64(index), 2);
 }
 
@@ -149,18 +149,18 @@ static inline __mmask8 counting_below_max(__m512i counters)
     return _mm512_cmpneq_epi64_mask(counters, _mm512_set1_epi64(SBK_COUNTER_MAX));
 }
 
-static inline int counting_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)
 {
-    __m512i block = _mm512_load_si512(block512(blocks, nblocks, hash));
-    return counting_nonzero(counting_counters(block, counting_shifts(hash))) == 0xFF;
+    __m512i block = _mm512_load_si512(block512(blocks, nblocks, *key));
+    return counting_nonzero(counting_counters(block, counting_shifts(key))) == 0xFF;
 }
 
 /* One more at the key's counter in each lane below 15: the masked store leaves saturated
  * counters (and their words) untouched. */
-static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_increment(void *blocks, uint64_t nblocks, const uint64_t *key)
 {
-    __m512i shifts = counting_shifts(hash);
-    __m512i *p = block512(blocks, nblocks, hash);
+    __m512i shifts = counting_shifts(key);
+    __m512i *p = block512(blocks, nblocks, *key);
     __m512i block = _mm512_load_si512(p);
     __m512i counters = counting_counters(block, shifts);
     __m512i one = _mm512_sllv_epi64(_mm512_set1_epi64(1), shifts);
@@ -169,10 +169,10 @@ static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t ha
 }
 
 /* Refuses (changes nothing) when a counter is zero; else one less in each lane below 15. */
-static inline int counting_decrement(void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_decrement(void *blocks, uint64_t nblocks, const uint64_t *key)
 {
-    __m512i shifts = counting_shifts(hash);
-    __m512i *p = block512(blocks, nblocks, hash);
+    __m512i shifts = counting_shifts(key);
+    __m512i *p = block512(blocks, nblocks, *key);
     __m512i block = _mm512_load_si512(p);
     __m512i counters = counting_counters(block, shifts);
     if (counting_nonzero(counters) != 0xFF)

@@ -2,10 +2,16 @@
  * The batch loops every instruction set shares. An ISA file writes, per layout, two per-key
  * functions and lets SBK_DEFINE_BATCH_KERNELS build the three table entries from them:
  *
- *   static inline int NAME_probe(const void *blocks, uint64_t nblocks, uint64_t hash);
+ *   static inline int NAME_probe(const void *blocks, uint64_t nblocks, const uint64_t *key);
  *       1 if every bit of the key is set in its block, else 0 (no branch on the answer).
- *   static inline int NAME_insert(void *blocks, uint64_t nblocks, uint64_t hash);
+ *   static inline int NAME_insert(void *blocks, uint64_t nblocks, const uint64_t *key);
  *       sets the key's bits; 1 if at least one was clear before (the key was new).
+ *
+ * `key` is the address of the key's 64-bit hash, not its value: a vector kernel then loads the
+ * hash's low half straight into every lane (a broadcast load, done by a load port), where a value
+ * in a register must first cross to the vector unit (vmovd, then vpbroadcastd). On the AMD EPYC
+ * of docs/KERNELS.md a standalone AVX2 loop of Parquet lookups in L2, compiled at 32 placements,
+ * took a median 0.65 ns a key that way against 0.69, and 0.51-0.55 against 0.60-0.62 unrolled.
  *
  * For the counting layout it writes three per-key functions (NAME_probe as above, counters
  * non-zero for set bits; NAME_increment, 1 if a counter was zero; NAME_decrement, 1 if removed)
@@ -45,6 +51,22 @@
             __builtin_prefetch(line_, (WRITE) != 0, 3);                                            \
     } while (0)
 
+/* The per-key loops run four keys an iteration (SBK_UNROLL). On the AMD EPYC of
+ * docs/KERNELS.md the speed of a loop this short depends on where its code lands in memory: with
+ * avx2.c compiled at 16 different offsets, one key an iteration, the Parquet lookup loop took
+ * 0.67-0.74 ns a key at 12 of them and 1.08-1.17 at the other 4; unrolled by four (and with the
+ * broadcast load above), 0.52-0.58 at all 16 (100K keys in 125 KB of blocks, best of 30).
+ * Compilers without the pragma run one key at a time, and so does the scalar reference, which
+ * defines SBK_UNROLL empty: it is written for reading, and unrolled its code was four times the
+ * size. */
+#ifndef SBK_UNROLL
+#if defined(__GNUC__)
+#define SBK_UNROLL _Pragma("GCC unroll 4")
+#else
+#define SBK_UNROLL
+#endif
+#endif
+
 /* One batch loop over a per-key function returning 0 or 1: the answers go to `results` when it
  * is not NULL, and their sum is returned. Separate loops, so that neither the results pointer
  * nor the prefetch decision is tested per key. WRITE as for SBK_PREFETCH_LINE. */
@@ -63,28 +85,32 @@
                 SBK_PREFETCH_LINE(blocks, nblocks, hashes[k], BLOCK_BYTES, WRITE);                 \
             size_t steady = n - ahead_;                                                            \
             if (results) {                                                                         \
+                SBK_UNROLL                                                                         \
                 for (; j < steady; j++) {                                                          \
                     SBK_PREFETCH_LINE(blocks, nblocks, hashes[j + ahead_], BLOCK_BYTES, WRITE);    \
-                    int answer = PER_KEY(blocks, nblocks, hashes[j]);                              \
+                    int answer = PER_KEY(blocks, nblocks, hashes + j);                             \
                     results[j] = (uint8_t)answer;                                                  \
                     count += (uint64_t)answer;                                                     \
                 }                                                                                  \
             } else {                                                                               \
+                SBK_UNROLL                                                                         \
                 for (; j < steady; j++) {                                                          \
                     SBK_PREFETCH_LINE(blocks, nblocks, hashes[j + ahead_], BLOCK_BYTES, WRITE);    \
-                    count += (uint64_t)PER_KEY(blocks, nblocks, hashes[j]);                        \
+                    count += (uint64_t)PER_KEY(blocks, nblocks, hashes + j);                       \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
         if (results) {                                                                             \
+            SBK_UNROLL                                                                             \
             for (; j < n; j++) {                                                                   \
-                int answer = PER_KEY(blocks, nblocks, hashes[j]);                                  \
+                int answer = PER_KEY(blocks, nblocks, hashes + j);                                 \
                 results[j] = (uint8_t)answer;                                                      \
                 count += (uint64_t)answer;                                                         \
             }                                                                                      \
         } else {                                                                                   \
+            SBK_UNROLL                                                                             \
             for (; j < n; j++)                                                                     \
-                count += (uint64_t)PER_KEY(blocks, nblocks, hashes[j]);                            \
+                count += (uint64_t)PER_KEY(blocks, nblocks, hashes + j);                           \
         }                                                                                          \
         return count;                                                                              \
     }
@@ -95,7 +121,7 @@
  * this header: they are then its own probe and insert. Otherwise they come from one more per-key
  * function of the ISA file,
  *
- *   static inline void NAME_mask_words(uint64_t hash, uint64_t *mask);
+ *   static inline void NAME_mask_words(const uint64_t *key, uint64_t *mask);
  *       the key's bits as the block's bytes would hold them, read as 64-bit words
  *       (SBK_WORDS64_NAME of them; mask is 64-byte aligned),
  *
@@ -108,14 +134,15 @@
 /* The atomic OR of the words a key lacks: safe beside any other writer. A native vector kernel
  * first tests the whole block with its own probe (a present key then costs what a lookup does). */
 #define SBK_DEFINE_OR_LACKING(NAME)                                                                \
-    static inline int NAME##_insert_shared_key(void *blocks, uint64_t nblocks, uint64_t hash)      \
+    static inline int NAME##_insert_shared_key(void *blocks, uint64_t nblocks,                     \
+                                               const uint64_t *key)                                \
     {                                                                                              \
-        if (SBK_NATIVE_VECTOR && NAME##_probe(blocks, nblocks, hash))                              \
+        if (SBK_NATIVE_VECTOR && NAME##_probe(blocks, nblocks, key))                               \
             return 0; /* present: one vector test, nothing written */                              \
         _Alignas(64) uint64_t mask[SBK_WORDS64_##NAME];                                            \
-        NAME##_mask_words(hash, mask);                                                             \
+        NAME##_mask_words(key, mask);                                                              \
         uint64_t *block =                                                                          \
-            (uint64_t *)blocks + SBK_WORDS64_##NAME * sbk_block_index(hash, nblocks);              \
+            (uint64_t *)blocks + SBK_WORDS64_##NAME * sbk_block_index(*key, nblocks);              \
         int absent = 0;                                                                            \
         for (int i = 0; i < SBK_WORDS64_##NAME; i++) {                                             \
             uint64_t lacking = mask[i] & ~__atomic_load_n(block + i, __ATOMIC_RELAXED);            \
@@ -128,19 +155,21 @@
     }
 #if SBK_NATIVE_VECTOR
 #define SBK_DEFINE_SHARED_PER_KEY(NAME)                                                            \
-    static inline int NAME##_probe_shared(const void *blocks, uint64_t nblocks, uint64_t hash)     \
+    static inline int NAME##_probe_shared(const void *blocks, uint64_t nblocks,                    \
+                                          const uint64_t *key)                                     \
     {                                                                                              \
-        return NAME##_probe(blocks, nblocks, hash);                                                \
+        return NAME##_probe(blocks, nblocks, key);                                                 \
     }                                                                                              \
     SBK_DEFINE_OR_LACKING(NAME)
 #else
 #define SBK_DEFINE_SHARED_PER_KEY(NAME)                                                            \
-    static inline int NAME##_probe_shared(const void *blocks, uint64_t nblocks, uint64_t hash)     \
+    static inline int NAME##_probe_shared(const void *blocks, uint64_t nblocks,                    \
+                                          const uint64_t *key)                                     \
     {                                                                                              \
         _Alignas(64) uint64_t mask[SBK_WORDS64_##NAME];                                            \
-        NAME##_mask_words(hash, mask);                                                             \
+        NAME##_mask_words(key, mask);                                                              \
         const uint64_t *block =                                                                    \
-            (const uint64_t *)blocks + SBK_WORDS64_##NAME * sbk_block_index(hash, nblocks);        \
+            (const uint64_t *)blocks + SBK_WORDS64_##NAME * sbk_block_index(*key, nblocks);        \
         uint64_t lacking = 0;                                                                      \
         for (int i = 0; i < SBK_WORDS64_##NAME; i++)                                               \
             lacking |= mask[i] & ~__atomic_load_n(block + i, __ATOMIC_RELAXED);                    \
@@ -153,11 +182,11 @@
 #define SBK_DEFINE_ONE_KEY(NAME, INSERT)                                                           \
     static int NAME##_insert_one(void *blocks, uint64_t nblocks, uint64_t hash)                    \
     {                                                                                              \
-        return INSERT(blocks, nblocks, hash);                                                      \
+        return INSERT(blocks, nblocks, &hash);                                                     \
     }                                                                                              \
     static int NAME##_contains_one(const void *blocks, uint64_t nblocks, uint64_t hash)            \
     {                                                                                              \
-        return NAME##_probe(blocks, nblocks, hash);                                                \
+        return NAME##_probe(blocks, nblocks, &hash);                                               \
     }
 
 #define SBK_DEFINE_BATCH_KERNELS(NAME)                                                             \

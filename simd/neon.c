@@ -75,10 +75,10 @@ static inline void k8_mask(uint64_t hash, uint32x4_t mask[4])
 /* Probe and insert for a block of G groups, given the layout's mask builder. */
 /* The mask as the block's bytes, for the concurrent mode's portable forms (SIMDe on x86). */
 #define NEON_MASK_WORDS(NAME, G)                                                                   \
-    static inline void NAME##_mask_words(uint64_t hash, uint64_t *words)                           \
+    static inline void NAME##_mask_words(const uint64_t *key, uint64_t *words)                     \
     {                                                                                              \
         uint32x4_t mask[G];                                                                        \
-        NAME##_mask(hash, mask);                                                                   \
+        NAME##_mask(*key, mask);                                                                   \
         for (int g = 0; g < (G); g++)                                                              \
             vst1q_u32((uint32_t *)words + 4 * g, mask[g]);                                         \
     }
@@ -89,8 +89,9 @@ static inline void k8_mask(uint64_t hash, uint32x4_t mask[4])
     {                                                                                              \
         return (uint32_t *)blocks + 4 * (G)*sbk_block_index(hash, nblocks);                        \
     }                                                                                              \
-    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)            \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)      \
     {                                                                                              \
+        uint64_t hash = *key;                                                                      \
         uint32x4_t mask[G];                                                                        \
         NAME##_mask(hash, mask);                                                                   \
         const uint32_t *p = NAME##_block(blocks, nblocks, hash);                                   \
@@ -99,8 +100,9 @@ static inline void k8_mask(uint64_t hash, uint32x4_t mask[4])
             lacking = vorrq_u32(lacking, vbicq_u32(mask[g], vld1q_u32(p + 4 * g)));                \
         return vmaxvq_u32(lacking) == 0;                                                           \
     }                                                                                              \
-    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)                 \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, const uint64_t *key)           \
     {                                                                                              \
+        uint64_t hash = *key;                                                                      \
         uint32x4_t mask[G];                                                                        \
         NAME##_mask(hash, mask);                                                                   \
         uint32_t *p = NAME##_block(blocks, nblocks, hash);                                         \
@@ -164,8 +166,9 @@ static inline uint64_t *counting_block(const void *blocks, uint64_t nblocks, uin
     return (uint64_t *)blocks + 8 * sbk_block_index(hash, nblocks);
 }
 
-static inline int counting_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)
 {
+    uint64_t hash = *key;
     int64x2_t shift[4];
     uint64x2_t block[4], counters[4];
     counting_shifts(hash, shift);
@@ -173,8 +176,9 @@ static inline int counting_probe(const void *blocks, uint64_t nblocks, uint64_t 
     return counting_all_nonzero(counters);
 }
 
-static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_increment(void *blocks, uint64_t nblocks, const uint64_t *key)
 {
+    uint64_t hash = *key;
     int64x2_t shift[4];
     uint64x2_t block[4], counters[4];
     counting_shifts(hash, shift);
@@ -186,8 +190,9 @@ static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t ha
 }
 
 /* Refuses (changes nothing) when a counter is zero; else one less in each lane below 15. */
-static inline int counting_decrement(void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_decrement(void *blocks, uint64_t nblocks, const uint64_t *key)
 {
+    uint64_t hash = *key;
     int64x2_t shift[4];
     uint64x2_t block[4], counters[4];
     counting_shifts(hash, shift);

@@ -17,6 +17,8 @@
  */
 #include <string.h>
 
+/* One key a loop iteration: the reference is written for reading (kernel_loops.h, SBK_UNROLL). */
+#define SBK_UNROLL
 #include "kernel_loops.h"
 
 static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;
@@ -113,20 +115,22 @@ static void k16_set(uint32_t *block, const uint32_t mask[16])
 /* The concurrent mode reads the mask as the block's bytes, in 64-bit words (memcpy: the same
  * bytes, whatever the word size). */
 #define SCALAR_PER_KEY(NAME, WORD, W)                                                              \
-    static inline void NAME##_mask_words(uint64_t hash, uint64_t *words)                           \
+    static inline void NAME##_mask_words(const uint64_t *key, uint64_t *words)                     \
     {                                                                                              \
         WORD mask[W];                                                                              \
-        NAME##_mask(hash, mask);                                                                   \
+        NAME##_mask(*key, mask);                                                                   \
         memcpy(words, mask, sizeof mask);                                                          \
     }                                                                                              \
-    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, uint64_t hash)            \
+    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)      \
     {                                                                                              \
+        uint64_t hash = *key;                                                                      \
         WORD mask[W];                                                                              \
         NAME##_mask(hash, mask);                                                                   \
         return NAME##_test(NAME##_block(blocks, nblocks, hash), mask);                             \
     }                                                                                              \
-    static inline int NAME##_insert(void *blocks, uint64_t nblocks, uint64_t hash)                 \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, const uint64_t *key)           \
     {                                                                                              \
+        uint64_t hash = *key;                                                                      \
         WORD mask[W];                                                                              \
         NAME##_mask(hash, mask);                                                                   \
         WORD *block = NAME##_block(blocks, nblocks, hash);                                         \
@@ -155,8 +159,9 @@ static unsigned counter(const uint64_t *block, int i, unsigned shift)
     return (unsigned)(block[i] >> shift) & SBK_COUNTER_MAX;
 }
 
-static inline int counting_probe(const void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)
 {
+    uint64_t hash = *key;
     unsigned shift[8];
     counting_shifts(hash, shift);
     const uint64_t *block = k8_block(blocks, nblocks, hash);
@@ -166,8 +171,9 @@ static inline int counting_probe(const void *blocks, uint64_t nblocks, uint64_t 
     return !zero;
 }
 
-static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_increment(void *blocks, uint64_t nblocks, const uint64_t *key)
 {
+    uint64_t hash = *key;
     unsigned shift[8];
     counting_shifts(hash, shift);
     uint64_t *block = k8_block(blocks, nblocks, hash);
@@ -182,9 +188,10 @@ static inline int counting_increment(void *blocks, uint64_t nblocks, uint64_t ha
     return absent;
 }
 
-static inline int counting_decrement(void *blocks, uint64_t nblocks, uint64_t hash)
+static inline int counting_decrement(void *blocks, uint64_t nblocks, const uint64_t *key)
 {
-    if (!counting_probe(blocks, nblocks, hash))
+    uint64_t hash = *key;
+    if (!counting_probe(blocks, nblocks, key))
         return 0; /* a zero counter: the key was never added; refuse and change nothing */
     unsigned shift[8];
     counting_shifts(hash, shift);

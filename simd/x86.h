@@ -15,6 +15,9 @@
 #ifndef SIMDBLOOM_X86_H
 #define SIMDBLOOM_X86_H
 
+#include <stdint.h>
+#include <string.h>
+
 #ifndef SIMDBLOOM_X86_SIMDE
 #include <immintrin.h>
 #define SBK_X86_TABLE(isa) sbloom_kernels_##isa
@@ -22,8 +25,6 @@
 #else
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>
-#include <stdint.h>
-#include <string.h>
 #define SBK_X86_TABLE(isa) sbloom_kernels_##isa##_simde
 #define SBK_X86_NAME(isa) #isa "-simde"
 
@@ -107,5 +108,22 @@ static inline void sbk_simde_mask_store_epi64(void *p, simde__mmask8 k, simde__m
 #define _mm512_mask_store_epi32(p, k, a) sbk_simde_mask_store_epi32(p, k, a)
 #define _mm512_mask_store_epi64(p, k, a) sbk_simde_mask_store_epi64(p, k, a)
 #endif
+
+/* The low 32 bits of the hash at `key`, read from memory: set1 of it then compiles to a broadcast
+ * load (vpbroadcastd from memory, handled by a load port), not a move from a general register
+ * followed by a broadcast (kernel_loops.h says why the per-key functions take an address). In
+ * memory the low half is the first four bytes on a little-endian host, the last four on a
+ * big-endian one (this file compiled through SIMDe, in test builds). */
+static inline int sbk_key_low32(const uint64_t *key)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    const size_t offset = 4;
+#else
+    const size_t offset = 0;
+#endif
+    int32_t low;
+    memcpy(&low, (const char *)key + offset, sizeof low);
+    return low;
+}
 
 #endif
