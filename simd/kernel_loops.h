@@ -55,10 +55,10 @@
  * docs/KERNELS.md the speed of a loop this short depends on where its code lands in memory: with
  * avx2.c compiled at 16 different offsets, one key an iteration, the Parquet lookup loop took
  * 0.67-0.74 ns a key at 12 of them and 1.08-1.17 at the other 4; unrolled by four (and with the
- * broadcast load above), 0.52-0.58 at all 16 (100K keys in 125 KB of blocks, best of 30).
- * Compilers without the pragma run one key at a time, and so does the scalar reference, which
- * defines SBK_UNROLL empty: it is written for reading, and unrolled its code was four times the
- * size. */
+ * broadcast load above), 0.52-0.58 at all 16 (100K keys in 125 KB of blocks, best of 30;
+ * `bash bench/placement` measures it again). Compilers without the pragma run one key at a time,
+ * and so does the scalar reference, which defines SBK_UNROLL empty: it is written for reading, and
+ * unrolled its code was four times the size. */
 #ifndef SBK_UNROLL
 #if defined(__GNUC__)
 #define SBK_UNROLL _Pragma("GCC unroll 4")
