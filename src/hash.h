@@ -12,13 +12,20 @@
 
 #include "simdbloom.h"
 
-static inline uint64_t sbloom_hash_bytes(sbloom_layout layout, const void *key, size_t len)
+/* The hash of a key whose pointer is not NULL (xxHash must not be handed NULL, even for no
+ * bytes). */
+static inline uint64_t sbloom_hash_nonnull(sbloom_layout layout, const void *key, size_t len)
 {
-    if (len == 0)
-        key = ""; /* xxHash reads nothing then, but must not be handed NULL */
     if (layout == SBLOOM_LAYOUT_PARQUET)
         return XXH64(key, len, 0);
     return XXH3_64bits(key, len);
+}
+
+static inline uint64_t sbloom_hash_bytes(sbloom_layout layout, const void *key, size_t len)
+{
+    if (len == 0)
+        key = ""; /* xxHash reads nothing then */
+    return sbloom_hash_nonnull(layout, key, len);
 }
 
 /* An integer key is the string of its 8 little-endian bytes: the same hash on every host, and

@@ -96,11 +96,12 @@ int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint
 
 /* src/batch.c: the chunked, prefetching batch drivers, for the three operations of the kernel
  * table; they return the kernel's count. A key pointer may be NULL only when its length is 0:
- * sbloom_keys_valid checks that before a batch starts. */
+ * a write checks that with sbloom_keys_valid before its batch starts, and sbloom_batch_keys sets
+ * *valid to 0 (and stops) at a chunk that breaks it, which is how a read finds out. */
 uint64_t sbloom_batch_hashes(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                              uint8_t *results);
 uint64_t sbloom_batch_keys(sbloom_t *f, sbloom_batch_op op, const void *const *keys,
-                           const size_t *lens, size_t n, uint8_t *results);
+                           const size_t *lens, size_t n, uint8_t *results, int *valid);
 uint64_t sbloom_batch_integers(sbloom_t *f, sbloom_batch_op op, const uint64_t *values, size_t n,
                                uint8_t *results);
 int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n);

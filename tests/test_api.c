@@ -258,6 +258,65 @@ static void strings_across_chunks(sbloom_layout layout, uint64_t bytes, const ui
     free(flags);
 }
 
+/* A NULL key with a length is refused wherever it sits in a batch, on every driver: a filter in
+ * the caches (hashed CACHED_CHUNK keys at a time), a large one (hashed ahead and prefetched) and
+ * a parallel batch. Reads find it while hashing, writes before they change anything; a NULL key
+ * of length 0 is the empty key everywhere. */
+static void null_keys_anywhere(void)
+{
+    enum { N = 70000 }; /* above SBLOOM_PARALLEL_MIN_KEYS */
+    static uint64_t words[N];
+    static const void *keys[N];
+    static size_t lens[N];
+    static uint64_t hashes[N];
+    static uint8_t results[N];
+    for (size_t i = 0; i < N; i++) {
+        words[i] = i * 0x9e3779b97f4a7c15u;
+        keys[i] = &words[i];
+        lens[i] = sizeof words[i];
+    }
+    const sbloom_layout layouts[] = {SBLOOM_LAYOUT_PARQUET, SBLOOM_LAYOUT_BLOCK512_K8};
+    const struct {
+        uint64_t bytes;
+        unsigned threads;
+    } drivers[] = {{64u << 10, 1}, {1u << 20, 1}, {1u << 20, 2}};
+    const size_t at[] = {0, 513, 4097, N - 1};
+    for (size_t l = 0; l < 2; l++)
+        for (size_t d = 0; d < 3; d++) {
+            sbloom_t *f;
+            CHECK(sbloom_create_bytes(&f, drivers[d].bytes, layouts[l]) == SBLOOM_OK);
+            CHECK(sbloom_set_threads(f, drivers[d].threads) == SBLOOM_OK);
+            CHECK(sbloom_add_keys(f, keys, lens, N / 2) >= 0);
+            uint64_t items = sbloom_items(f);
+            uint8_t *before = malloc(drivers[d].bytes);
+            CHECK(before != NULL);
+            memcpy(before, sbloom_data(f), drivers[d].bytes);
+            for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
+                size_t i = at[a];
+                keys[i] = NULL; /* claims 8 bytes */
+                CHECK(sbloom_contains_keys(f, keys, lens, N, results) == SBLOOM_E_NULL);
+                CHECK(sbloom_contains_keys(f, keys, lens, N, NULL) == SBLOOM_E_NULL);
+                CHECK(sbloom_hash_keys(f, keys, lens, N, hashes) == SBLOOM_E_NULL);
+                CHECK(sbloom_add_keys(f, keys, lens, N) == SBLOOM_E_NULL);
+                CHECK(sbloom_add_if_new_keys(f, keys, lens, N, results) == SBLOOM_E_NULL);
+                CHECK(sbloom_items(f) == items &&
+                      memcmp(before, sbloom_data(f), drivers[d].bytes) == 0);
+                lens[i] = 0; /* now the empty key */
+                CHECK(sbloom_hash_keys(f, keys, lens, N, hashes) == N &&
+                      hashes[i] == sbloom_hash(f, "", 0) &&
+                      hashes[N / 3] == sbloom_hash(f, keys[N / 3], lens[N / 3]));
+                int64_t present = sbloom_contains_keys(f, keys, lens, N, results);
+                CHECK(present >= N / 2 - 1 && present <= N);
+                CHECK(results[i] == sbloom_contains(f, "", 0) && results[N / 4] == 1);
+                keys[i] = &words[i];
+                lens[i] = sizeof words[i];
+            }
+            CHECK(sbloom_contains_keys(f, keys, lens, N / 2, NULL) == N / 2);
+            free(before);
+            sbloom_free(f);
+        }
+}
+
 /* Fused test-and-add: new means absent before the call and not earlier in the same batch. */
 static void add_if_new(void)
 {
@@ -410,6 +469,7 @@ int main(void)
     lifecycle_and_introspection();
     no_false_negatives();
     add_if_new();
+    null_keys_anywhere();
     instruction_sets();
     out_of_memory();
     return check_report();
