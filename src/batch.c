@@ -168,8 +168,9 @@ static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *
     *valid = 1;
     unsigned threads = sbloom_batch_threads(f, n);
     if (threads > 1) {
-        if (src->keys && !sbloom_keys_valid(src->keys, src->lens, n)) {
-            *valid = 0; /* the workers hash without checking */
+        /* the workers hash without checking (a write has checked already) */
+        if (src->keys && !writes(op) && !sbloom_keys_valid(src->keys, src->lens, n)) {
+            *valid = 0;
             return 0;
         }
         uint64_t *hashes =
