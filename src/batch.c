@@ -77,23 +77,26 @@ uint64_t sbloom_batch_hashes(sbloom_t *f, sbloom_batch_op op, const uint64_t *ha
 
 typedef sbloom_key_source key_source;
 
-/* One hash function over n string keys, in a loop of its own over the caller's arrays. It also
- * checks the keys, which costs less here than in a pass of its own (sbloom_keys_valid: about 0.3
- * ns a URL, docs/KERNELS.md): a NULL key is hashed as the empty one, and LACKING gets its length,
- * so it is non-zero when a NULL key claims bytes. */
-#define HASH_STRINGS(LAYOUT, KEYS, LENS, N, OUT, LACKING)                                          \
-    do {                                                                                           \
-        for (size_t i_ = 0; i_ < (N); i_++) {                                                      \
-            const void *key_ = (KEYS)[i_];                                                         \
-            size_t len_ = (LENS)[i_];                                                              \
-            if (!key_) {                                                                           \
-                (LACKING) |= len_;                                                                 \
-                key_ = "";                                                                         \
-                len_ = 0;                                                                          \
-            }                                                                                      \
-            (OUT)[i_] = sbloom_hash_nonnull(LAYOUT, key_, len_);                                   \
-        }                                                                                          \
-    } while (0)
+/* n string keys hashed with one layout's hash function (a constant at each call, so each call
+ * compiles to a loop of its own). It also checks the keys, which costs less here than in a pass
+ * of its own (sbloom_keys_valid: about 0.3 ns a URL, docs/KERNELS.md): a NULL key is hashed as
+ * the empty one. Returns 0 if a NULL key had a non-zero length, else 1. */
+static inline int hash_strings(sbloom_layout layout, const void *const *keys, const size_t *lens,
+                               size_t n, uint64_t *out)
+{
+    size_t lacking = 0;
+    for (size_t i = 0; i < n; i++) {
+        const void *key = keys[i];
+        size_t len = lens[i];
+        if (!key) {
+            lacking |= len;
+            key = "";
+            len = 0;
+        }
+        out[i] = sbloom_hash_nonnull(layout, key, len);
+    }
+    return lacking == 0;
+}
 
 /* Hashes keys [start, start + n) into out; with prefetch set (0 none, 1 read, 2 write), requests
  * each key's line as soon as its hash is known. Returns 0 if a key was NULL with a non-zero
@@ -101,7 +104,7 @@ typedef sbloom_key_source key_source;
 static int hash_chunk(const sbloom_t *f, const key_source *src, size_t start, size_t n,
                       uint64_t *out, int prefetch)
 {
-    size_t lacking = 0;
+    int valid = 1;
     /* One loop per hash function, so that the choice is made once per chunk, not per key. */
     if (src->values) {
         sbloom_layout hash_of =
@@ -109,19 +112,16 @@ static int hash_chunk(const sbloom_t *f, const key_source *src, size_t start, si
         const uint64_t *values = src->values + start;
         for (size_t i = 0; i < n; i++)
             out[i] = sbloom_hash_integer(hash_of, values[i]);
+    } else if (f->layout == SBLOOM_LAYOUT_PARQUET) {
+        valid = hash_strings(SBLOOM_LAYOUT_PARQUET, src->keys + start, src->lens + start, n, out);
     } else {
-        /* locals: a store to out[] could alias the source's lens[] */
-        const void *const *keys = src->keys + start;
-        const size_t *lens = src->lens + start;
-        if (f->layout == SBLOOM_LAYOUT_PARQUET)
-            HASH_STRINGS(SBLOOM_LAYOUT_PARQUET, keys, lens, n, out, lacking);
-        else
-            HASH_STRINGS(SBLOOM_LAYOUT_BLOCK512_K8, keys, lens, n, out, lacking);
+        valid =
+            hash_strings(SBLOOM_LAYOUT_BLOCK512_K8, src->keys + start, src->lens + start, n, out);
     }
     if (prefetch)
         for (size_t i = 0; i < n; i++)
             prefetch_line(f, out[i], prefetch == 2);
-    return lacking == 0;
+    return valid;
 }
 
 /* The kernel over a chunk whose lines are already requested: in pieces no longer than the
