@@ -162,32 +162,56 @@ static uint64_t batch_source_cached(sbloom_t *f, sbloom_batch_op op, const key_s
     return count;
 }
 
+/* A write of at most CACHED_CHUNK keys to a filter in the caches: its keys hashed whole first
+ * (which checks them, hash_chunk), then added from the hashes, so that a refused batch changes
+ * nothing without a pass of its own over the keys (sbloom_keys_valid). Larger batches still take
+ * that pass: holding all their hashes would need a heap buffer, and a fresh one a call cost more
+ * in page faults than the pass saves (docs/KERNELS.md). Returns 0, having done nothing, for a
+ * larger batch. */
+static int write_hashed_first(sbloom_t *f, sbloom_batch_op op, const key_source *src, size_t n,
+                              uint8_t *results, int *valid, uint64_t *count)
+{
+    if (n > CACHED_CHUNK)
+        return 0;
+    uint64_t hashes[CACHED_CHUNK];
+    *valid = hash_chunk(f, src, 0, n, hashes, 0);
+    *count = *valid ? sbloom_run_chunk(f, op, hashes, n, results) : 0;
+    return 1;
+}
+
+/* Where the keys are checked (a key may be NULL only with length 0): a serial read while hashing
+ * them, and stops at the first chunk that breaks it; a write to a filter in the caches while
+ * hashing them whole, before it adds any (write_hashed_first); any other write, and a parallel
+ * read (whose workers hash without checking), in a pass of their own first. */
 static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *src, size_t n,
                              uint8_t *results, int *valid)
 {
     *valid = 1;
     unsigned threads = sbloom_batch_threads(f, n);
+    /* (a scalable filter's stages have their own blocks: its batches go whole to its driver) */
+    int prefetch = f->stages || f->bytes < PREFETCH_MIN_BYTES ? 0 : writes(op) ? 2 : 1;
+    uint64_t count;
+    if (src->keys && writes(op) && threads <= 1 && !prefetch &&
+        write_hashed_first(f, op, src, n, results, valid, &count))
+        return count;
+    if (src->keys && (writes(op) || threads > 1) && !sbloom_keys_valid(src->keys, src->lens, n)) {
+        *valid = 0;
+        return 0;
+    }
     if (threads > 1) {
-        /* the workers hash without checking (a write has checked already) */
-        if (src->keys && !writes(op) && !sbloom_keys_valid(src->keys, src->lens, n)) {
-            *valid = 0;
-            return 0;
-        }
         uint64_t *hashes =
             n <= SIZE_MAX / sizeof *hashes ? sbloom_malloc(n * sizeof *hashes) : NULL;
         if (hashes) { /* else serially, below */
             sbloom_parallel_hash(f, src, n, hashes, threads);
-            uint64_t count = sbloom_parallel_hashes(f, op, hashes, n, results, threads);
+            count = sbloom_parallel_hashes(f, op, hashes, n, results, threads);
             free(hashes);
             return count;
         }
     }
-    /* (a scalable filter's stages have their own blocks: its batches go whole to its driver) */
-    int prefetch = f->stages || f->bytes < PREFETCH_MIN_BYTES ? 0 : writes(op) ? 2 : 1;
     if (!prefetch)
         return batch_source_cached(f, op, src, n, results, valid);
     uint64_t buffers[2][CHUNK];
-    uint64_t count = 0;
+    count = 0;
     size_t first = n < CHUNK ? n : CHUNK;
     if (!hash_chunk(f, src, 0, first, buffers[0], prefetch)) {
         *valid = 0;
@@ -251,16 +275,14 @@ static int check_hashes(const sbloom_t *f, const uint64_t *hashes, size_t n, int
     return write && f->readonly ? SBLOOM_E_READONLY : SBLOOM_OK;
 }
 
-/* A write checks every key before it changes anything (sbloom_keys_valid); a read leaves that
- * to the hashing (sbloom_batch_keys' valid). */
+/* The keys themselves are checked by the drivers (sbloom_batch_keys' valid), a write's before it
+ * changes anything. */
 static int check_keys(const sbloom_t *f, const void *const *keys, const size_t *lens, size_t n,
                       int write)
 {
     if (!f || ((!keys || !lens) && n))
         return SBLOOM_E_NULL;
-    if (write && f->readonly)
-        return SBLOOM_E_READONLY;
-    return !write || sbloom_keys_valid(keys, lens, n) ? SBLOOM_OK : SBLOOM_E_NULL;
+    return write && f->readonly ? SBLOOM_E_READONLY : SBLOOM_OK;
 }
 
 static int64_t insert_hashes(sbloom_t *f, const uint64_t *hashes, size_t n, uint8_t *is_new)
@@ -279,8 +301,10 @@ static int64_t insert_keys(sbloom_t *f, const void *const *keys, const size_t *l
     int rc = check_keys(f, keys, lens, n, 1);
     if (rc != SBLOOM_OK)
         return rc;
-    int valid; /* checked above */
+    int valid;
     uint64_t fresh = sbloom_batch_keys(f, SBLOOM_OP_INSERT, keys, lens, n, is_new, &valid);
+    if (!valid)
+        return SBLOOM_E_NULL; /* nothing was added */
     sbloom_count_inserted(f, n, fresh);
     return (int64_t)fresh;
 }
@@ -410,8 +434,10 @@ int64_t sbloom_remove_keys(sbloom_t *filter, const void *const *keys, const size
         return rc;
     if (!filter->kern->remove)
         return SBLOOM_E_LAYOUT;
-    int valid; /* checked above */
+    int valid;
     uint64_t gone = sbloom_batch_keys(filter, SBLOOM_OP_REMOVE, keys, lens, n, removed, &valid);
+    if (!valid)
+        return SBLOOM_E_NULL; /* nothing was removed */
     count_removed(filter, gone);
     return (int64_t)gone;
 }

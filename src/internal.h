@@ -96,8 +96,8 @@ int sbloom_filter_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint
 
 /* src/batch.c: the chunked, prefetching batch drivers, for the three operations of the kernel
  * table; they return the kernel's count. A key pointer may be NULL only when its length is 0:
- * a write checks that with sbloom_keys_valid before its batch starts, and sbloom_batch_keys sets
- * *valid to 0 (and stops) at a chunk that breaks it, which is how a read finds out. */
+ * sbloom_batch_keys sets *valid to 0 when one breaks that, a write's before it changes anything,
+ * a read's at the chunk that holds it (where it stops). */
 uint64_t sbloom_batch_hashes(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                              uint8_t *results);
 uint64_t sbloom_batch_keys(sbloom_t *f, sbloom_batch_op op, const void *const *keys,

@@ -317,6 +317,57 @@ static void null_keys_anywhere(void)
         }
 }
 
+/* A write batch short enough to be hashed whole before it is added (CACHED_CHUNK keys, on a
+ * filter in the caches) is checked by that hashing: a NULL key with a length anywhere in it is
+ * refused and nothing changes, for add, test-and-add and the counting layout's remove. The 1 MiB
+ * filters take the other path (a checking pass first), for comparison. */
+static void null_keys_small_writes(void)
+{
+    enum { N = 300 }; /* at most CACHED_CHUNK (src/batch.c) */
+    uint64_t words[N];
+    const void *keys[N];
+    size_t lens[N];
+    uint8_t results[N];
+    for (size_t i = 0; i < N; i++) {
+        words[i] = (i + 1) * 0xc2b2ae3d27d4eb4fu;
+        keys[i] = &words[i];
+        lens[i] = sizeof words[i];
+    }
+    const sbloom_layout layouts[] = {SBLOOM_LAYOUT_PARQUET, SBLOOM_LAYOUT_BLOCK512_K8,
+                                     SBLOOM_LAYOUT_COUNTING512};
+    const uint64_t sizes[] = {64u << 10, 1u << 20};
+    const size_t at[] = {0, 150, N - 1};
+    for (size_t l = 0; l < 3; l++)
+        for (size_t z = 0; z < 2; z++) {
+            sbloom_t *f;
+            CHECK(sbloom_create_bytes(&f, sizes[z], layouts[l]) == SBLOOM_OK);
+            CHECK(sbloom_add_keys(f, keys, lens, N / 2) >= 0);
+            uint64_t items = sbloom_items(f);
+            uint8_t *before = malloc(sizes[z]);
+            CHECK(before != NULL);
+            memcpy(before, sbloom_data(f), sizes[z]);
+            for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
+                size_t i = at[a];
+                keys[i] = NULL; /* claims 8 bytes */
+                memset(results, 7, sizeof results);
+                CHECK(sbloom_add_keys(f, keys, lens, N) == SBLOOM_E_NULL);
+                CHECK(sbloom_add_if_new_keys(f, keys, lens, N, results) == SBLOOM_E_NULL);
+                if (layouts[l] == SBLOOM_LAYOUT_COUNTING512)
+                    CHECK(sbloom_remove_keys(f, keys, lens, N, results) == SBLOOM_E_NULL);
+                CHECK(sbloom_items(f) == items && memcmp(before, sbloom_data(f), sizes[z]) == 0);
+                keys[i] = &words[i];
+            }
+            /* the same batch without the NULL key goes through */
+            CHECK(sbloom_add_if_new_keys(f, keys, lens, N, results) >= 0);
+            CHECK(sbloom_contains_keys(f, keys, lens, N, NULL) == N);
+            if (layouts[l] == SBLOOM_LAYOUT_COUNTING512)
+                CHECK(sbloom_remove_keys(f, keys + N / 2, lens + N / 2, N - N / 2, NULL) ==
+                      N - N / 2);
+            free(before);
+            sbloom_free(f);
+        }
+}
+
 /* Fused test-and-add: new means absent before the call and not earlier in the same batch. */
 static void add_if_new(void)
 {
@@ -470,6 +521,7 @@ int main(void)
     no_false_negatives();
     add_if_new();
     null_keys_anywhere();
+    null_keys_small_writes();
     instruction_sets();
     out_of_memory();
     return check_report();
