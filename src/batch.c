@@ -165,9 +165,9 @@ static uint64_t batch_source_cached(sbloom_t *f, sbloom_batch_op op, const key_s
 /* A write of at most CACHED_CHUNK keys to a filter in the caches: its keys hashed whole first
  * (which checks them, hash_chunk), then added from the hashes, so that a refused batch changes
  * nothing without a pass of its own over the keys (sbloom_keys_valid). Larger batches still take
- * that pass: holding all their hashes would need a heap buffer, and a fresh one a call cost more
- * in page faults than the pass saves (docs/KERNELS.md). Returns 0, having done nothing, for a
- * larger batch. */
+ * that pass: holding all their hashes would need a heap buffer, which cost far more than the pass
+ * saves where the allocator hands freed memory straight back (docs/KERNELS.md). Returns 0, having
+ * done nothing, for a larger batch. */
 static int write_hashed_first(sbloom_t *f, sbloom_batch_op op, const key_source *src, size_t n,
                               uint8_t *results, int *valid, uint64_t *count)
 {
