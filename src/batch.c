@@ -162,27 +162,11 @@ static uint64_t batch_source_cached(sbloom_t *f, sbloom_batch_op op, const key_s
     return count;
 }
 
-/* A write of at most CACHED_CHUNK keys to a filter in the caches: its keys hashed whole first
- * (which checks them, hash_chunk), then added from the hashes, so that a refused batch changes
- * nothing without a pass of its own over the keys (sbloom_keys_valid). Larger batches still take
- * that pass: holding all their hashes would need a heap buffer, which cost far more than the pass
- * saves where the allocator hands freed memory straight back (docs/KERNELS.md). Returns 0, having
- * done nothing, for a larger batch. */
-static int write_hashed_first(sbloom_t *f, sbloom_batch_op op, const key_source *src, size_t n,
-                              uint8_t *results, int *valid, uint64_t *count)
-{
-    if (n > CACHED_CHUNK)
-        return 0;
-    uint64_t hashes[CACHED_CHUNK];
-    *valid = hash_chunk(f, src, 0, n, hashes, 0);
-    *count = *valid ? sbloom_run_chunk(f, op, hashes, n, results) : 0;
-    return 1;
-}
-
-/* Where the keys are checked (a key may be NULL only with length 0): a serial read while hashing
- * them, and stops at the first chunk that breaks it; a write to a filter in the caches while
- * hashing them whole, before it adds any (write_hashed_first); any other write, and a parallel
- * read (whose workers hash without checking), in a pass of their own first. */
+/* Where the keys are checked (a key may be NULL only with length 0): the serial drivers check each
+ * chunk as they hash it, before its kernel runs, and stop at one that breaks it. That serves a read
+ * and a write that fits in the first chunk. A longer write must not change anything before it finds
+ * a bad key, and a parallel batch's workers hash without checking: both take a pass of their own
+ * first (sbloom_keys_valid, about 0.3 ns a URL: docs/KERNELS.md). */
 static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *src, size_t n,
                              uint8_t *results, int *valid)
 {
@@ -190,11 +174,9 @@ static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *
     unsigned threads = sbloom_batch_threads(f, n);
     /* (a scalable filter's stages have their own blocks: its batches go whole to its driver) */
     int prefetch = f->stages || f->bytes < PREFETCH_MIN_BYTES ? 0 : writes(op) ? 2 : 1;
-    uint64_t count;
-    if (src->keys && writes(op) && threads <= 1 && !prefetch &&
-        write_hashed_first(f, op, src, n, results, valid, &count))
-        return count;
-    if (src->keys && (writes(op) || threads > 1) && !sbloom_keys_valid(src->keys, src->lens, n)) {
+    size_t first_chunk = prefetch ? CHUNK : CACHED_CHUNK;
+    if (src->keys && (threads > 1 || (writes(op) && n > first_chunk)) &&
+        !sbloom_keys_valid(src->keys, src->lens, n)) {
         *valid = 0;
         return 0;
     }
@@ -203,7 +185,7 @@ static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *
             n <= SIZE_MAX / sizeof *hashes ? sbloom_malloc(n * sizeof *hashes) : NULL;
         if (hashes) { /* else serially, below */
             sbloom_parallel_hash(f, src, n, hashes, threads);
-            count = sbloom_parallel_hashes(f, op, hashes, n, results, threads);
+            uint64_t count = sbloom_parallel_hashes(f, op, hashes, n, results, threads);
             free(hashes);
             return count;
         }
@@ -211,7 +193,7 @@ static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *
     if (!prefetch)
         return batch_source_cached(f, op, src, n, results, valid);
     uint64_t buffers[2][CHUNK];
-    count = 0;
+    uint64_t count = 0;
     size_t first = n < CHUNK ? n : CHUNK;
     if (!hash_chunk(f, src, 0, first, buffers[0], prefetch)) {
         *valid = 0;
