@@ -228,12 +228,37 @@ uint64_t sbloom_batch_integers(sbloom_t *f, sbloom_batch_op op, const uint64_t *
     return batch_source(f, op, &src, n, results, &valid);
 }
 
-int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n)
+/* 1 when no key of keys[0, n) is NULL with a non-zero length, else 0. */
+static int keys_valid_each(const void *const *keys, const size_t *lens, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (!keys[i] && lens[i])
             return 0;
     return 1;
+}
+
+/* The same, KEYS_BLOCK keys at a time: a block's pointers alone say whether it holds a NULL key
+ * (the top bit of (x - 1) & ~x is set only for x == 0), and only such a block has its lengths
+ * read. The test has no branch and four accumulators, so compilers vectorize it; the pointers are
+ * half the bytes of a pass that also reads every length. 50,000 keys, best of 200, /tmp program
+ * (AMD EPYC, gcc 12 -O3): 0.34 ns a key key by key, 0.15 this way (docs/KERNELS.md). */
+#define KEYS_BLOCK 64
+int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n)
+{
+    enum { TOP = sizeof(uintptr_t) * 8 - 1 };
+    size_t i = 0;
+    for (; n - i >= KEYS_BLOCK; i += KEYS_BLOCK) {
+        uintptr_t null_top[4] = {0, 0, 0, 0};
+        for (size_t j = i; j < i + KEYS_BLOCK; j += 4)
+            for (size_t lane = 0; lane < 4; lane++) {
+                uintptr_t key = (uintptr_t)keys[j + lane];
+                null_top[lane] |= (key - 1) & ~key;
+            }
+        if ((null_top[0] | null_top[1] | null_top[2] | null_top[3]) >> TOP &&
+            !keys_valid_each(keys + i, lens + i, KEYS_BLOCK))
+            return 0;
+    }
+    return keys_valid_each(keys + i, lens + i, n - i);
 }
 
 void sbloom_count_inserted(sbloom_t *f, uint64_t inserted, uint64_t fresh)

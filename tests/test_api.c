@@ -312,6 +312,18 @@ static void null_keys_anywhere(void)
                 lens[i] = sizeof words[i];
             }
             CHECK(sbloom_contains_keys(f, keys, lens, N / 2, NULL) == N / 2);
+            /* a write takes a NULL key of length 0 (the empty key) wherever it sits, a block of
+             * keys that holds it included */
+            for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
+                keys[at[a]] = NULL;
+                lens[at[a]] = 0;
+            }
+            CHECK(sbloom_add_keys(f, keys, lens, N) >= 0);
+            CHECK(sbloom_contains(f, "", 0) == 1 && sbloom_contains_keys(f, keys, lens, N, NULL) == N);
+            for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
+                keys[at[a]] = &words[at[a]];
+                lens[at[a]] = sizeof words[at[a]];
+            }
             free(before);
             sbloom_free(f);
         }
