@@ -319,7 +319,8 @@ static void null_keys_anywhere(void)
                 lens[at[a]] = 0;
             }
             CHECK(sbloom_add_keys(f, keys, lens, N) >= 0);
-            CHECK(sbloom_contains(f, "", 0) == 1 && sbloom_contains_keys(f, keys, lens, N, NULL) == N);
+            CHECK(sbloom_contains(f, "", 0) == 1 &&
+                  sbloom_contains_keys(f, keys, lens, N, NULL) == N);
             for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
                 keys[at[a]] = &words[at[a]];
                 lens[at[a]] = sizeof words[at[a]];
