@@ -34,7 +34,7 @@ struct sbloom_allowlist {
 
 static uint64_t key_hash(const void *key, size_t len)
 {
-    return XXH3_64bits(len ? key : "", len);
+    return sbloom_xxh3(len ? key : "", len);
 }
 
 int sbloom_allowlist_create(sbloom_allowlist_t **out)
@@ -239,7 +239,7 @@ int sbloom_allowlist_save(const sbloom_allowlist_t *a, const char *path)
     sbloom_put_le64(header + 16, a->count);
     sbloom_put_le64(header + 24, payload_bytes(a));
     sbloom_put_le64(header + 32, entries_checksum(a));
-    sbloom_put_le64(header + 56, XXH3_64bits(header, 56));
+    sbloom_put_le64(header + 56, sbloom_xxh3(header, 56));
     return sbloom_write_file(path, header, sizeof header, write_entries, a);
 }
 
@@ -272,7 +272,7 @@ int sbloom_allowlist_load(sbloom_allowlist_t **out, const char *path)
     if (memcmp(header, allow_magic, 8) != 0)
         goto done;
     rc = SBLOOM_E_CORRUPT;
-    if (sbloom_get_le64(header + 56) != XXH3_64bits(header, 56))
+    if (sbloom_get_le64(header + 56) != sbloom_xxh3(header, 56))
         goto done;
     rc = SBLOOM_E_VERSION;
     if (sbloom_get_le32(header + 8) != 1 || sbloom_get_le32(header + 12) != 0)
@@ -295,7 +295,7 @@ int sbloom_allowlist_load(sbloom_allowlist_t **out, const char *path)
     if (sbloom_read_all(fd, body, bytes) < 0)
         goto done;
     rc = SBLOOM_E_CORRUPT;
-    if (XXH3_64bits(body, (size_t)bytes) != sbloom_get_le64(header + 32))
+    if (sbloom_xxh3(body, (size_t)bytes) != sbloom_get_le64(header + 32))
         goto done;
     if ((rc = sbloom_allowlist_create(&a)) != SBLOOM_OK)
         goto done;

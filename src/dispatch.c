@@ -65,6 +65,15 @@ static int always(void)
     return 1;
 }
 
+int sbloom_cpu_has_avx2(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return cpu_has_avx2();
+#else
+    return 0;
+#endif
+}
+
 int sbk_cpu_prefetchw;
 
 /* CPU facts the kernels read besides their table (simd/kernels.h), noted before a table is

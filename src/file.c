@@ -150,7 +150,7 @@ int sbloom_lock_file(const char *path, char *out, size_t cap)
         n = snprintf(out, cap, "%s.lock", target);
     else /* too long a name with the suffix: a short one derived from it */
         n = snprintf(out, cap, "%.*s.sbloom-lock.%016llx", (int)dir_len, target,
-                     (unsigned long long)XXH3_64bits(base, strlen(base)));
+                     (unsigned long long)sbloom_xxh3(base, strlen(base)));
     free(target);
     return n >= 0 && (size_t)n < cap ? SBLOOM_OK : SBLOOM_E_TOO_LARGE;
 }
@@ -388,7 +388,7 @@ int sbloom_load(sbloom_t **out, const char *path)
         rc = SBLOOM_E_IO;
         goto done;
     }
-    if (XXH3_64bits(f->blocks, (size_t)h.payload_bytes) != h.payload_checksum) {
+    if (sbloom_xxh3(f->blocks, (size_t)h.payload_bytes) != h.payload_checksum) {
         rc = SBLOOM_E_CORRUPT;
         goto done;
     }
@@ -486,7 +486,7 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
         rc = sbloom_header_parse(base, size, &h);
     }
     if (rc == SBLOOM_OK && verify &&
-        XXH3_64bits((const uint8_t *)base + SBLOOM_HEADER_BYTES, (size_t)h.payload_bytes) !=
+        sbloom_xxh3((const uint8_t *)base + SBLOOM_HEADER_BYTES, (size_t)h.payload_bytes) !=
             h.payload_checksum)
         rc = SBLOOM_E_CORRUPT;
     if (rc == SBLOOM_OK && h.layout == SBLOOM_LAYOUT_SCALABLE)

@@ -53,7 +53,7 @@ uint64_t sbloom_header_payload_bytes(const uint8_t *header)
 uint64_t sbloom_payload_checksum(const sbloom_t *f)
 {
     if (!swap_needed())
-        return XXH3_64bits(f->blocks, (size_t)f->bytes);
+        return sbloom_xxh3(f->blocks, (size_t)f->bytes);
     /* Big-endian host: checksum the little-endian image, a chunk at a time. */
     XXH3_state_t state;
     XXH3_64bits_reset(&state);
@@ -107,7 +107,7 @@ void sbloom_header_pack(const sbloom_header *h, uint8_t out[SBLOOM_HEADER_BYTES]
     sbloom_put_le64(out + AT_PLANNED_P, fpp_bits);
     sbloom_put_le64(out + AT_PAYLOAD_BYTES, h->payload_bytes);
     sbloom_put_le64(out + AT_PAYLOAD_SUM, h->payload_checksum);
-    sbloom_put_le64(out + AT_HEADER_SUM, XXH3_64bits(out, AT_HEADER_SUM));
+    sbloom_put_le64(out + AT_HEADER_SUM, sbloom_xxh3(out, AT_HEADER_SUM));
 }
 
 int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
@@ -116,7 +116,7 @@ int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
         return file_bytes >= 8 && memcmp(b, magic, 8) != 0 ? SBLOOM_E_FORMAT : SBLOOM_E_TRUNCATED;
     if (memcmp(b + AT_MAGIC, magic, 8) != 0)
         return SBLOOM_E_FORMAT;
-    if (sbloom_get_le64(b + AT_HEADER_SUM) != XXH3_64bits(b, AT_HEADER_SUM))
+    if (sbloom_get_le64(b + AT_HEADER_SUM) != sbloom_xxh3(b, AT_HEADER_SUM))
         return SBLOOM_E_CORRUPT;
     /* From here the header is as its writer made it; what we do not know is a newer writer's. */
     memset(h, 0, sizeof *h);
@@ -188,7 +188,7 @@ int sbloom_serialize(const sbloom_t *filter, void *buf, size_t cap)
         if (rc != SBLOOM_OK)
             return rc;
         sbloom_header_of(filter, &h);
-        h.payload_checksum = XXH3_64bits(payload, (size_t)h.payload_bytes);
+        h.payload_checksum = sbloom_xxh3(payload, (size_t)h.payload_bytes);
         sbloom_header_pack(&h, buf);
         return SBLOOM_OK;
     }
@@ -211,7 +211,7 @@ int sbloom_deserialize(sbloom_t **out, const void *buf, size_t len)
     if (rc != SBLOOM_OK)
         return rc;
     const uint8_t *payload = (const uint8_t *)buf + SBLOOM_HEADER_BYTES;
-    if (XXH3_64bits(payload, (size_t)h.payload_bytes) != h.payload_checksum)
+    if (sbloom_xxh3(payload, (size_t)h.payload_bytes) != h.payload_checksum)
         return SBLOOM_E_CORRUPT;
     if (h.layout == SBLOOM_LAYOUT_SCALABLE)
         return sbloom_scalable_from_payload(out, &h, payload);

@@ -12,13 +12,24 @@
 
 #include "simdbloom.h"
 
+/* XXH3_64bits of more than 240 bytes, with the CPU's widest vector unit (src/hash_long.c). */
+uint64_t sbloom_xxh3_long(const void *data, size_t len);
+
+/* XXH3_64bits(data, len): the short paths inline, the long one through sbloom_xxh3_long. */
+static inline uint64_t sbloom_xxh3(const void *data, size_t len)
+{
+    if (len > XXH3_MIDSIZE_MAX)
+        return sbloom_xxh3_long(data, len);
+    return XXH3_64bits(data, len);
+}
+
 /* The hash of a key whose pointer is not NULL (xxHash must not be handed NULL, even for no
  * bytes). */
 static inline uint64_t sbloom_hash_nonnull(sbloom_layout layout, const void *key, size_t len)
 {
     if (layout == SBLOOM_LAYOUT_PARQUET)
         return XXH64(key, len, 0);
-    return XXH3_64bits(key, len);
+    return sbloom_xxh3(key, len);
 }
 
 static inline uint64_t sbloom_hash_bytes(sbloom_layout layout, const void *key, size_t len)

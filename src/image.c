@@ -93,7 +93,7 @@ int sbloom_attach(sbloom_t **out, void *buf, size_t len, unsigned flags)
         return rc;
     const uint8_t *payload = (const uint8_t *)buf + SBLOOM_HEADER_BYTES;
     if ((flags & SBLOOM_OPEN_VERIFY) &&
-        XXH3_64bits(payload, (size_t)h.payload_bytes) != h.payload_checksum)
+        sbloom_xxh3(payload, (size_t)h.payload_bytes) != h.payload_checksum)
         return SBLOOM_E_CORRUPT;
     return wrap_image(out, buf, &h, (flags & SBLOOM_OPEN_WRITE) != 0);
 }

@@ -81,6 +81,10 @@ const sbloom_kernels *sbloom_kernels_active(int *err);
  * was forced and is the scalar reference or an emulation (tests and benchmarks that force one
  * mean that code); 1 otherwise. */
 int sbloom_kernels_inline_ok(const sbloom_kernels *table);
+/* src/dispatch.c: 1 when this CPU and its OS run AVX2 (and BMI2) code; always 0 off x86. */
+int sbloom_cpu_has_avx2(void);
+/* simd/xxh3_avx2.c (x86 builds): XXH3_64bits compiled with AVX2, for src/hash_long.c. */
+uint64_t sbloom_xxh3_avx2(const void *data, size_t len);
 
 /* src/layout.c: 1 if the value names a layout; bits per word (the block is k words of
  * block_bytes * 8 / k bits); and slots per word (a key takes one slot in each word: a bit, or a

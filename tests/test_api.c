@@ -7,6 +7,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "simdbloom.h"
 #include "check.h"
 
@@ -529,6 +532,38 @@ static void overload_estimate(void)
     }
 }
 
+/* String keys hash as xxHash defines them (XXH3_64bits; XXH64 seed 0 for Parquet) at every
+ * length from 0 to 1100 bytes, from unaligned starts, one at a time and in a batch: above 240
+ * bytes the library runs XXH3's long loop with the CPU's widest vector unit (src/hash_long.c),
+ * and this file's own xxHash, compiled for the baseline, is the reference. */
+static void string_hashes_are_xxhash(void)
+{
+    enum { LONGEST = 1100, KEYS = LONGEST + 1 };
+    static uint8_t bytes[LONGEST + 64];
+    static const void *keys[KEYS];
+    static size_t lens[KEYS];
+    static uint64_t hashes[KEYS];
+    for (size_t i = 0; i < sizeof bytes; i++)
+        bytes[i] = (uint8_t)(i * 131 + (i >> 5) * 7 + 1);
+    sbloom_t *k8, *parquet;
+    CHECK(sbloom_create_bytes(&k8, 64u << 10, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_OK);
+    CHECK(sbloom_create_bytes(&parquet, 64u << 10, SBLOOM_LAYOUT_PARQUET) == SBLOOM_OK);
+    for (size_t len = 0; len < KEYS; len++) {
+        keys[len] = bytes + len % 61;
+        lens[len] = len;
+        CHECK_EQ_U64(sbloom_hash(k8, keys[len], len), XXH3_64bits(keys[len], len));
+        CHECK_EQ_U64(sbloom_hash(parquet, keys[len], len), XXH64(keys[len], len, 0));
+    }
+    CHECK(sbloom_hash_keys(k8, keys, lens, KEYS, hashes) == KEYS);
+    for (size_t len = 0; len < KEYS; len++)
+        CHECK_EQ_U64(hashes[len], XXH3_64bits(keys[len], len));
+    CHECK(sbloom_add_keys(k8, keys, lens, KEYS) >= 0);
+    for (size_t len = 0; len < KEYS; len++)
+        CHECK(sbloom_contains_hash(k8, XXH3_64bits(keys[len], len)) == 1);
+    sbloom_free(k8);
+    sbloom_free(parquet);
+}
+
 int main(void)
 {
     errors_have_names();
@@ -539,6 +574,7 @@ int main(void)
     add_if_new();
     null_keys_anywhere();
     null_keys_small_writes();
+    string_hashes_are_xxhash();
     instruction_sets();
     out_of_memory();
     return check_report();
