@@ -79,7 +79,7 @@ typedef sbloom_key_source key_source;
 
 /* n string keys hashed with one layout's hash function (a constant at each call, so each call
  * compiles to a loop of its own). It also checks the keys, which costs less here than in a pass
- * of its own (sbloom_keys_valid: about 0.3 ns a URL, docs/KERNELS.md): a NULL key is hashed as
+ * of its own (sbloom_keys_valid: about 0.15 ns a URL, docs/KERNELS.md): a NULL key is hashed as
  * the empty one. Returns 0 if a NULL key had a non-zero length, else 1. */
 static inline int hash_strings(sbloom_layout layout, const void *const *keys, const size_t *lens,
                                size_t n, uint64_t *out)
@@ -166,7 +166,7 @@ static uint64_t batch_source_cached(sbloom_t *f, sbloom_batch_op op, const key_s
  * chunk as they hash it, before its kernel runs, and stop at one that breaks it. That serves a read
  * and a write that fits in the first chunk. A longer write must not change anything before it finds
  * a bad key, and a parallel batch's workers hash without checking: both take a pass of their own
- * first (sbloom_keys_valid, about 0.3 ns a URL: docs/KERNELS.md). */
+ * first (sbloom_keys_valid, about 0.15 ns a URL: docs/KERNELS.md). */
 static uint64_t batch_source(sbloom_t *f, sbloom_batch_op op, const key_source *src, size_t n,
                              uint8_t *results, int *valid)
 {
@@ -241,7 +241,7 @@ static int keys_valid_each(const void *const *keys, const size_t *lens, size_t n
  * (the top bit of (x - 1) & ~x is set only for x == 0), and only such a block has its lengths
  * read. The test has no branch and four accumulators, so compilers vectorize it; the pointers are
  * half the bytes of a pass that also reads every length. 50,000 keys, best of 200, /tmp program
- * (AMD EPYC, gcc 12 -O3): 0.34 ns a key key by key, 0.15 this way (docs/KERNELS.md). */
+ * (AMD EPYC, gcc 12 -O3): 0.27-0.34 ns a key key by key, 0.15 this way (docs/KERNELS.md). */
 #define KEYS_BLOCK 64
 int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n)
 {
