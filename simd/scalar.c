@@ -17,8 +17,10 @@
  */
 #include <string.h>
 
-/* One key a loop iteration: the reference is written for reading (kernel_loops.h, SBK_UNROLL). */
+/* One key a loop iteration, and answers counted one at a time: the reference is written for
+ * reading (kernel_loops.h: SBK_UNROLL, sbk_count_answers). */
 #define SBK_UNROLL
+#define SBK_COUNT_BYTES
 #include "kernel_loops.h"
 
 static const uint32_t parquet_salts[8] = SBK_PARQUET_SALTS;

@@ -445,6 +445,53 @@ static void add_if_new(void)
     }
 }
 
+/* A batch's count is the number of 1s among its answers, at every length: the kernels count
+ * eight answers a step in the bytes of a word, emptied every 255 steps, so lengths around 8 and
+ * around 255 * 8 = 2040 are the edges. The all-ones lookups would wrap a byte if it were emptied
+ * one step later. */
+static void answer_counts(void)
+{
+    enum { K = 6000 };
+    static const size_t lengths[] = {0,    1,    7,    8,    9,    15,   16,   17,   63,
+                                     64,   65,   2039, 2040, 2041, 2047, 2048, 2049, 2055,
+                                     4080, 4081, 4087, 4095, 4096, 4097, 5000, 6000};
+    static uint64_t added[K], mixed[K];
+    static uint8_t answers[K];
+    uint64_t state = 2024;
+    for (size_t i = 0; i < K; i++) {
+        added[i] = test_rand(&state);
+        mixed[i] = i % 3 == 0 ? test_rand(&state) : added[i];
+    }
+    for (int l = 0; l < TEST_NLAYOUTS; l++) {
+        sbloom_t *f, *g;
+        CHECK(sbloom_create_for_layout(&f, K, 1e-4, test_layouts[l]) == SBLOOM_OK);
+        CHECK(sbloom_add_hashes(f, added, K) >= 0);
+        for (size_t t = 0; t < sizeof lengths / sizeof *lengths; t++) {
+            size_t n = lengths[t];
+            int64_t ones = 0, mismatched = 0;
+            CHECK(sbloom_contains_hashes(f, added, n, answers) == (int64_t)n);
+            for (size_t i = 0; i < n; i++)
+                ones += answers[i];
+            CHECK(ones == (int64_t)n);
+            int64_t hits = sbloom_contains_hashes(f, mixed, n, answers);
+            ones = 0;
+            for (size_t i = 0; i < n; i++) {
+                ones += answers[i];
+                mismatched += answers[i] != sbloom_contains_hash(f, mixed[i]);
+            }
+            CHECK(hits == ones && mismatched == 0);
+            CHECK(sbloom_create_for_layout(&g, K, 1e-4, test_layouts[l]) == SBLOOM_OK);
+            int64_t fresh = sbloom_add_if_new_hashes(g, mixed, n, answers);
+            ones = 0;
+            for (size_t i = 0; i < n; i++)
+                ones += answers[i];
+            CHECK(fresh == ones && (uint64_t)fresh == sbloom_items(g));
+            sbloom_free(g);
+        }
+        sbloom_free(f);
+    }
+}
+
 static void instruction_sets(void)
 {
     const char *names[8], *before = sbloom_isa();
@@ -572,6 +619,7 @@ int main(void)
     lifecycle_and_introspection();
     no_false_negatives();
     add_if_new();
+    answer_counts();
     null_keys_anywhere();
     null_keys_small_writes();
     string_hashes_are_xxhash();
