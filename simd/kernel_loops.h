@@ -79,8 +79,8 @@
  * column of answers, and is emptied into the total after at most 255 steps, before it could
  * overflow. The byte loop it replaces took 0.09-0.12 ns an answer (gcc widened every byte to 64
  * bits), this 0.01-0.06; block512-k8 test-and-add with AVX2, 100K keys, went 1.18-1.20 -> 1.10
- * ns a key (docs/KERNELS.md). The scalar reference defines SBK_COUNT_BYTES to keep the byte loop,
- * so the differential tests compare this count with a plain one. */
+ * ns a key (AMD EPYC, gcc 12; docs/KERNELS.md). The scalar reference defines SBK_COUNT_BYTES to
+ * keep the byte loop, so the differential tests compare this count with a plain one. */
 static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
 {
     uint64_t count = 0;
