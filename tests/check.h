@@ -56,8 +56,16 @@ static inline uint64_t test_rand(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+/* The bit layouts: one kernel table each, for the tests that compare kernels or bits. */
 static const sbloom_layout test_layouts[] = {SBLOOM_LAYOUT_PARQUET, SBLOOM_LAYOUT_BLOCK512_K8,
                                              SBLOOM_LAYOUT_BLOCK512_K16};
 #define TEST_NLAYOUTS 3
+
+/* Every layout the library has, 1 .. SBLOOM_LAYOUT_COUNT: the counting layout, the scalable
+ * filter and any layout added later. Statistics, estimate and batch tests loop over this, so a
+ * new layout is covered by construction, not by remembering to add it to a list. */
+#define TEST_FOR_EVERY_LAYOUT(layout)                                                              \
+    for (sbloom_layout layout = (sbloom_layout)1; (int)layout <= SBLOOM_LAYOUT_COUNT;              \
+         layout = (sbloom_layout)(layout + 1))
 
 #endif

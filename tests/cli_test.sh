@@ -52,9 +52,17 @@ check "CRLF: CR is not part of the key, output keeps the first form" cmp -s "$tm
 printf 'x\0y\nx\0z\nx\0y\n\xff\xfe\n\xff\xfe\nlast' >"$tmp/binary"
 "$bin" dedup --quiet "$tmp/binary" >"$tmp/out"
 check "NUL bytes and invalid UTF-8 are key bytes" cmp -s "$tmp/out" <(printf 'x\0y\nx\0z\n\xff\xfe\nlast\n')
-printf 'one\ntwo' >"$tmp/nofinal"; printf 'two\nthree\n' >"$tmp/second"
+# The unterminated last line occurs nowhere else first: were it dropped, or glued to the next
+# file's first line, the output (and its order) would differ.
+printf 'one\ntwo' >"$tmp/nofinal"; printf 'three\ntwo\n' >"$tmp/second"
 "$bin" dedup --quiet "$tmp/nofinal" "$tmp/second" >"$tmp/out"
 check "a last line without newline is a line, and is not glued to the next file" cmp -s "$tmp/out" <(printf 'one\ntwo\nthree\n')
+printf 'x\ny' | "$bin" dedup --quiet >"$tmp/out"
+check "an unterminated last line of standard input is written, with a newline" cmp -s "$tmp/out" <(printf 'x\ny\n')
+printf 'a\nb' >"$tmp/keys-nofinal"
+"$bin" build --quiet --expect 100 -o "$tmp/nofinal.sbloom" "$tmp/keys-nofinal" 2>/dev/null
+printf 'a\nb\nc' | "$bin" query --absent "$tmp/nofinal.sbloom" >"$tmp/out"
+check "build and query read an unterminated last line as a line" cmp -s "$tmp/out" <(printf 'c\n')
 head -c 3000000 /dev/zero | tr '\0' 'u' >"$tmp/long"; printf '\nshort\n' >>"$tmp/long"
 head -c 3000000 /dev/zero | tr '\0' 'u' >>"$tmp/long"; printf 'v\n' >>"$tmp/long"
 cat "$tmp/long" "$tmp/long" >"$tmp/long2"

@@ -579,6 +579,54 @@ static void overload_estimate(void)
     }
 }
 
+/* The statistics and the sampled estimate on every layout (the counting filter's 4-bit slots and
+ * the scalable filter's stages included), at the plan and past it: the distinct items within 3%
+ * of the truth, and the false-positive rate within 10% of the rate measured on fresh keys. */
+static void statistics_every_layout(void)
+{
+    enum { PLANNED = 60000, PROBES = 300000 };
+    static uint64_t values[2 * PLANNED];
+    TEST_FOR_EVERY_LAYOUT(layout)
+    {
+        sbloom_t *f = NULL;
+        CHECK(sbloom_create_for_layout(&f, PLANNED, 0.01, layout) == SBLOOM_OK);
+        if (!f)
+            continue;
+        uint64_t seed = 1000 + (uint64_t)layout, added = 0;
+        /* a scalable filter grows instead of filling up: twice its first stage's plan is just
+         * more stages */
+        for (int round = 1; round <= 2; round++) {
+            uint64_t n = round * (uint64_t)PLANNED;
+            for (; added < n; added++)
+                values[added] = test_rand(&seed);
+            CHECK(sbloom_add_u64s(f, values, (size_t)n) >= 0);
+            sbloom_stats full = sbloom_stats_init(), sampled = sbloom_stats_init();
+            CHECK(sbloom_get_stats(f, &full) == SBLOOM_OK);
+            CHECK(sbloom_estimate(f, &sampled) == SBLOOM_OK);
+            uint64_t positives = 0;
+            for (uint64_t i = 0; i < PROBES; i++)
+                positives += (uint64_t)sbloom_contains_u64(f, test_rand(&seed));
+            double measured = (double)positives / PROBES;
+            unsigned long failed = check_failed_count;
+            CHECK(full.fill > 0.0 && full.fill < 1.0);
+            CHECK_REL(full.estimated_items, (double)n, 0.03);
+            CHECK_REL(sampled.estimated_items, (double)n, 0.03);
+            CHECK_REL(full.estimated_fpp, measured, 0.1);
+            CHECK_REL(sampled.estimated_fpp, measured, 0.1);
+            /* at the plan, the planned rate (the spread of filters: 15%); a scalable filter
+             * plans its stages below it, so that their sum stays under it */
+            if (round == 1 && layout != SBLOOM_LAYOUT_SCALABLE)
+                CHECK_REL(full.estimated_fpp, 0.01, 0.15);
+            if (round == 1 || layout == SBLOOM_LAYOUT_SCALABLE)
+                CHECK(full.estimated_fpp <= 0.01 * 1.15);
+            if (check_failed_count != failed)
+                fprintf(stderr, "  in: statistics of %s with %llu items\n",
+                        sbloom_layout_name(layout), (unsigned long long)n);
+        }
+        sbloom_free(f);
+    }
+}
+
 /* String keys hash as xxHash defines them (XXH3_64bits; XXH64 seed 0 for Parquet) at every
  * length from 0 to 1100 bytes, from unaligned starts, one at a time and in a batch: above 240
  * bytes the library runs XXH3's long loop with the CPU's widest vector unit (src/hash_long.c),
@@ -615,6 +663,7 @@ int main(void)
 {
     errors_have_names();
     overload_estimate();
+    statistics_every_layout();
     bad_arguments();
     lifecycle_and_introspection();
     no_false_negatives();

@@ -1,0 +1,366 @@
+/*
+ * Every batch form the library exports, on every layout, checked key by key against the one-key
+ * form it stands for. A batch is a loop of single-key calls that is allowed to be fast; nothing
+ * else may differ: the answers, the count returned, the filter's bytes and item count.
+ *
+ * The sizes are chosen to be multiples of nothing: primes, one either side of every chunk size of
+ * the drivers (64, 512, 1024, 4096, the parallel threshold 65,536) and n = t - 1, t, t + 1 for
+ * every thread count, on filters in the caches and filters large enough to be prefetched, on 1 to
+ * 7 threads, plain and in concurrent mode. batch_forms_listed.sh checks that every batch form of
+ * the header is named here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simdbloom.h"
+#include "check.h"
+
+#define MAX_KEYS 100003u /* a prime above the parallel threshold */
+
+/* One batch of keys in all three shapes: 64-bit hashes, byte strings and integers. About one key in
+ * five repeats an earlier key of the same batch, so that test-and-add sees repeats inside it. */
+typedef struct keyset {
+    uint64_t hashes[MAX_KEYS];
+    uint64_t values[MAX_KEYS];
+    const void *keys[MAX_KEYS];
+    size_t lens[MAX_KEYS];
+    char text[MAX_KEYS][40];
+} keyset;
+
+static void make_keys(keyset *s, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = test_rand(&seed);
+        size_t from = i >= 5 && r % 5 == 0 ? (size_t)(r >> 8) % i : i;
+        if (from != i) { /* a repeat inside the batch */
+            s->hashes[i] = s->hashes[from];
+            s->values[i] = s->values[from];
+            s->keys[i] = s->keys[from];
+            s->lens[i] = s->lens[from];
+            continue;
+        }
+        s->hashes[i] = test_rand(&seed);
+        s->values[i] = test_rand(&seed);
+        /* lengths 0 to 39: the empty key, short keys and keys past one 16-byte lane */
+        size_t len = (size_t)(r >> 32) % 40;
+        for (size_t j = 0; j < len; j++)
+            s->text[i][j] = (char)('a' + (test_rand(&seed) % 26));
+        s->keys[i] = len ? (const void *)s->text[i] : NULL; /* NULL is allowed with length 0 */
+        s->lens[i] = len;
+    }
+}
+
+static keyset batch_keys, probe_keys;
+static uint8_t answers[MAX_KEYS];
+
+static sbloom_t *make_filter(sbloom_layout layout, uint64_t items, unsigned threads, int concurrent)
+{
+    sbloom_t *f = NULL;
+    if (sbloom_create_for_layout(&f, items, 0.01, layout) != SBLOOM_OK)
+        return NULL;
+    CHECK(sbloom_set_threads(f, threads) == SBLOOM_OK);
+    if (concurrent && sbloom_set_concurrent(f, 1) != SBLOOM_OK) {
+        sbloom_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* Both filters hold the same bits, stages and item count: their file images are equal. */
+static int same_filter(const sbloom_t *a, const sbloom_t *b)
+{
+    uint64_t size = sbloom_serialized_size(a);
+    if (size != sbloom_serialized_size(b) || sbloom_items(a) != sbloom_items(b))
+        return 0;
+    uint8_t *x = malloc((size_t)size), *y = malloc((size_t)size);
+    int same = x && y && sbloom_serialize(a, x, (size_t)size) == SBLOOM_OK &&
+               sbloom_serialize(b, y, (size_t)size) == SBLOOM_OK && memcmp(x, y, (size_t)size) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+enum key_kind { HASHES, KEYS, VALUES };
+static const char *const kind_names[] = {"hashes", "keys", "u64s"};
+
+static int single_add(sbloom_t *f, enum key_kind kind, const keyset *s, size_t i)
+{
+    switch (kind) {
+    case HASHES: return sbloom_add_hash(f, s->hashes[i]);
+    case KEYS: return sbloom_add(f, s->keys[i], s->lens[i]);
+    default: return sbloom_add_u64(f, s->values[i]);
+    }
+}
+
+static int single_contains(const sbloom_t *f, enum key_kind kind, const keyset *s, size_t i)
+{
+    switch (kind) {
+    case HASHES: return sbloom_contains_hash(f, s->hashes[i]);
+    case KEYS: return sbloom_contains(f, s->keys[i], s->lens[i]);
+    default: return sbloom_contains_u64(f, s->values[i]);
+    }
+}
+
+static int64_t batch_add(sbloom_t *f, enum key_kind kind, const keyset *s, size_t n)
+{
+    switch (kind) {
+    case HASHES: return sbloom_add_hashes(f, s->hashes, n);
+    case KEYS: return sbloom_add_keys(f, s->keys, s->lens, n);
+    default: return sbloom_add_u64s(f, s->values, n);
+    }
+}
+
+static int64_t batch_add_if_new(sbloom_t *f, enum key_kind kind, const keyset *s, size_t n,
+                                uint8_t *is_new)
+{
+    switch (kind) {
+    case HASHES: return sbloom_add_if_new_hashes(f, s->hashes, n, is_new);
+    case KEYS: return sbloom_add_if_new_keys(f, s->keys, s->lens, n, is_new);
+    default: return sbloom_add_if_new_u64s(f, s->values, n, is_new);
+    }
+}
+
+static int64_t batch_contains(const sbloom_t *f, enum key_kind kind, const keyset *s, size_t n,
+                              uint8_t *results)
+{
+    switch (kind) {
+    case HASHES: return sbloom_contains_hashes(f, s->hashes, n, results);
+    case KEYS: return sbloom_contains_keys(f, s->keys, s->lens, n, results);
+    default: return sbloom_contains_u64s(f, s->values, n, results);
+    }
+}
+
+typedef struct setting {
+    sbloom_layout layout;
+    uint64_t items; /* the plan: small filters live in the caches, large ones are prefetched */
+    unsigned threads;
+    int concurrent;
+} setting;
+
+static void report(const setting *c, const char *form, size_t n)
+{
+    fprintf(stderr, "  in: %s on %s, n %zu, plan %llu, %u threads%s\n", form,
+            sbloom_layout_name(c->layout), n, (unsigned long long)c->items, c->threads,
+            c->concurrent ? ", concurrent" : "");
+}
+
+/* The writes: a batch into one filter, the same keys one at a time into another. */
+static void writes_match(const setting *c, enum key_kind kind, size_t n)
+{
+    sbloom_t *batch = make_filter(c->layout, c->items, c->threads, c->concurrent);
+    sbloom_t *single = make_filter(c->layout, c->items, c->threads, c->concurrent);
+    sbloom_t *fused = make_filter(c->layout, c->items, c->threads, c->concurrent);
+    if (!batch || !single || !fused) { /* a layout without concurrent mode */
+        CHECK(c->concurrent && !batch && !single && !fused);
+        sbloom_free(batch);
+        sbloom_free(single);
+        sbloom_free(fused);
+        return;
+    }
+    unsigned long failed = check_failed_count;
+    /* a first half, so that the second batch meets keys already present */
+    CHECK(batch_add(batch, kind, &batch_keys, n / 2) >= 0);
+    CHECK(batch_add(fused, kind, &batch_keys, n / 2) >= 0);
+    for (size_t i = 0; i < n / 2; i++)
+        single_add(single, kind, &batch_keys, i);
+
+    int64_t new_singles = 0, matches = 1;
+    memset(answers, 0xAA, n);
+    int64_t new_fused = batch_add_if_new(fused, kind, &batch_keys, n, answers);
+    int64_t new_batch = batch_add(batch, kind, &batch_keys, n);
+    for (size_t i = 0; i < n; i++) {
+        int one = single_add(single, kind, &batch_keys, i);
+        new_singles += one;
+        matches &= answers[i] == one;
+    }
+    CHECK(matches);
+    CHECK(new_fused == new_singles);
+    CHECK(new_batch == new_singles);
+    CHECK(same_filter(batch, single));
+    CHECK(same_filter(fused, single));
+    /* test-and-add without answers counts the same */
+    sbloom_t *quiet = make_filter(c->layout, c->items, c->threads, c->concurrent);
+    CHECK(quiet && batch_add(quiet, kind, &batch_keys, n / 2) >= 0);
+    CHECK(quiet && batch_add_if_new(quiet, kind, &batch_keys, n, NULL) == new_singles);
+    CHECK(quiet && same_filter(quiet, single));
+    sbloom_free(quiet);
+
+    /* The reads, on the same filter: absent and present keys, with and without answers. */
+    size_t m = n;
+    int64_t present = 0;
+    matches = 1;
+    memset(answers, 0xAA, m);
+    int64_t got = batch_contains(single, kind, &probe_keys, m, answers);
+    for (size_t i = 0; i < m; i++) {
+        int one = single_contains(single, kind, &probe_keys, i);
+        present += one;
+        matches &= answers[i] == one;
+    }
+    CHECK(matches && got == present);
+    CHECK(batch_contains(single, kind, &probe_keys, m, NULL) == present);
+    CHECK(batch_contains(single, kind, &batch_keys, n, answers) == (int64_t)n); /* all added */
+
+    if (kind == KEYS) { /* sbloom_hash_keys is sbloom_hash key by key */
+        static uint64_t hashes[MAX_KEYS];
+        CHECK(sbloom_hash_keys(single, batch_keys.keys, batch_keys.lens, n, hashes) == (int64_t)n);
+        int same = 1;
+        for (size_t i = 0; i < n; i++)
+            same &= hashes[i] == sbloom_hash(single, batch_keys.keys[i], batch_keys.lens[i]);
+        CHECK(same);
+    }
+    if (check_failed_count != failed)
+        report(c, kind_names[kind], n);
+    sbloom_free(batch);
+    sbloom_free(single);
+    sbloom_free(fused);
+}
+
+/* The allow-list's batch lookup: a key is present when the filter has it and the list does not. */
+static void allowing_matches(const setting *c, size_t n)
+{
+    sbloom_t *f = make_filter(c->layout, c->items, c->threads, 0);
+    sbloom_allowlist_t *allow = NULL;
+    CHECK(f && sbloom_allowlist_create(&allow) == SBLOOM_OK);
+    if (!f || !allow) {
+        sbloom_free(f);
+        sbloom_allowlist_free(allow);
+        return;
+    }
+    unsigned long failed = check_failed_count;
+    CHECK(sbloom_add_keys(f, batch_keys.keys, batch_keys.lens, n) >= 0);
+    /* every third added key, and the last one, are listed as known false positives */
+    for (size_t i = 0; i < n; i += 3)
+        sbloom_allowlist_add(allow, batch_keys.keys[i], batch_keys.lens[i]);
+    if (n)
+        sbloom_allowlist_add(allow, batch_keys.keys[n - 1], batch_keys.lens[n - 1]);
+    int64_t want = 0;
+    int matches = 1;
+    memset(answers, 0xAA, n);
+    int64_t got =
+        sbloom_contains_keys_allowing(f, allow, batch_keys.keys, batch_keys.lens, n, answers);
+    for (size_t i = 0; i < n; i++) {
+        int one = sbloom_contains(f, batch_keys.keys[i], batch_keys.lens[i]) == 1 &&
+                  sbloom_allowlist_contains(allow, batch_keys.keys[i], batch_keys.lens[i]) == 0;
+        want += one;
+        matches &= answers[i] == one;
+    }
+    CHECK(matches && got == want);
+    CHECK(n == 0 || answers[n - 1] == 0); /* the last key is listed */
+    if (check_failed_count != failed)
+        report(c, "contains_keys_allowing", n);
+    sbloom_allowlist_free(allow);
+    sbloom_free(f);
+}
+
+/* Removal: on the counting layout a batch removes exactly what single removes do, refusals
+ * included; every other layout refuses both forms alike. */
+static void removes_match(const setting *c, size_t n)
+{
+    sbloom_t *batch = make_filter(c->layout, c->items, c->threads, 0);
+    sbloom_t *single = make_filter(c->layout, c->items, c->threads, 0);
+    CHECK(batch && single);
+    if (!batch || !single) {
+        sbloom_free(batch);
+        sbloom_free(single);
+        return;
+    }
+    unsigned long failed = check_failed_count;
+    /* the first half of the keys added (twice for every fourth key), then all of them removed: a
+     * key of the second half is refused unless a false positive lets it through */
+    for (size_t i = 0; i < n / 2; i++) {
+        for (int twice = 0; twice <= (i % 4 == 0); twice++) {
+            single_add(batch, KEYS, &batch_keys, i);
+            single_add(single, KEYS, &batch_keys, i);
+        }
+    }
+    int counting = c->layout == SBLOOM_LAYOUT_COUNTING512;
+    for (int form = 0; form < 2; form++) { /* strings, then hashes */
+        if (form == 1)
+            for (size_t i = 0; i < n / 2; i++) {
+                sbloom_add_hash(batch, batch_keys.hashes[i]);
+                sbloom_add_hash(single, batch_keys.hashes[i]);
+            }
+        int64_t removed = 0;
+        int matches = 1, refused_alike = 1;
+        memset(answers, 0xAA, n);
+        int64_t got = form == 0
+                          ? sbloom_remove_keys(batch, batch_keys.keys, batch_keys.lens, n, answers)
+                          : sbloom_remove_hashes(batch, batch_keys.hashes, n, answers);
+        for (size_t i = 0; i < n; i++) {
+            int one = form == 0 ? sbloom_remove(single, batch_keys.keys[i], batch_keys.lens[i])
+                                : sbloom_remove_hash(single, batch_keys.hashes[i]);
+            if (counting) {
+                removed += one == 1;
+                matches &= answers[i] == (one == 1);
+            } else {
+                refused_alike &= one == SBLOOM_E_LAYOUT;
+            }
+        }
+        if (counting) {
+            CHECK(matches && got == removed);
+            CHECK(n < 8 || removed > 0);
+            CHECK(same_filter(batch, single));
+        } else {
+            CHECK(refused_alike && got == SBLOOM_E_LAYOUT);
+        }
+    }
+    if (counting && n) { /* and the integer form, one key */
+        CHECK(sbloom_add_u64(single, batch_keys.values[0]) >= 0);
+        CHECK(sbloom_remove_u64(single, batch_keys.values[0]) == 1);
+    }
+    if (check_failed_count != failed)
+        report(c, "remove_keys/remove_hashes", n);
+    sbloom_free(batch);
+    sbloom_free(single);
+}
+
+static void run_setting(const setting *c, size_t n)
+{
+    for (int kind = HASHES; kind <= VALUES; kind++)
+        writes_match(c, (enum key_kind)kind, n);
+    if (!c->concurrent) {
+        allowing_matches(c, n);
+        removes_match(c, n);
+    }
+}
+
+int main(void)
+{
+    make_keys(&batch_keys, MAX_KEYS, 1);
+    make_keys(&probe_keys, MAX_KEYS, 2);
+    /* Small batches, single-threaded, on a filter in the caches and on a prefetched one: every
+     * size around the drivers' chunks (64 keys prefetched, 512 in the caches, 1024 gathered per
+     * thread, 4096). */
+    static const size_t small[] = {0,  1,   2,   3,   5,   7,    8,    9,    31,   63,  64,
+                                   65, 127, 511, 512, 513, 1023, 1024, 1025, 4095, 4097};
+    static const uint64_t plans[] = {2000, 600000}; /* about 2.4 KiB and 700 KiB at 1% */
+    TEST_FOR_EVERY_LAYOUT(layout)
+    {
+        for (size_t p = 0; p < 2; p++)
+            for (size_t i = 0; i < sizeof small / sizeof *small; i++)
+                for (int concurrent = 0; concurrent <= 1; concurrent++) {
+                    setting c = {layout, plans[p], 1, concurrent};
+                    run_setting(&c, small[i]);
+                }
+        /* n = t - 1, t, t + 1 on t threads: below the parallel threshold, so serial, but the
+         * thread count must not change a thing. */
+        for (unsigned t = 2; t <= 7; t++)
+            for (size_t n = t - 1; n <= t + 1; n++) {
+                setting c = {layout, plans[1], t, 0};
+                run_setting(&c, n);
+            }
+        /* Parallel batches: sizes above the threshold that no thread count divides, on 2 to 7
+         * threads, plain and concurrent. */
+        static const struct {
+            size_t n;
+            unsigned threads;
+        } large[] = {{65537, 2}, {65537, 3}, {MAX_KEYS, 4}, {MAX_KEYS, 7}}; /* n % t: 1, 2, 3, 1 */
+        for (size_t i = 0; i < sizeof large / sizeof *large; i++)
+            for (int concurrent = 0; concurrent <= 1; concurrent++) {
+                setting c = {layout, plans[1], large[i].threads, concurrent};
+                run_setting(&c, large[i].n);
+            }
+    }
+    return check_report();
+}
