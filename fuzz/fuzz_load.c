@@ -12,8 +12,30 @@
 
 static void check_image(const uint8_t *data, size_t size);
 
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Writes the payload checksum (offset 80) and the header checksum (offset 120) of the image at
+ * p, len bytes. */
+static void sign(uint8_t *p, size_t len)
+{
+    uint64_t payload_sum = XXH3_64bits(p + 128, len - 128);
+    for (int i = 0; i < 8; i++)
+        p[80 + i] = (uint8_t)(payload_sum >> (8 * i));
+    uint64_t header_sum = XXH3_64bits(p, 120);
+    for (int i = 0; i < 8; i++)
+        p[120 + i] = (uint8_t)(header_sum >> (8 * i));
+}
+
 /* Checksums stop almost every mutated input at the door; a copy whose checksums are recomputed
- * (as a buggy writer's would be) lets the fuzzer reach the field and geometry checks behind. */
+ * (as a buggy or hostile writer's would be) lets the fuzzer reach the field and geometry checks
+ * behind. A scalable file (layout 5) holds whole filter images: each stage is re-signed first, as
+ * far as the sizes its headers claim fit, then the file. */
 static void check_resigned(const uint8_t *data, size_t size)
 {
     if (size < 128)
@@ -22,12 +44,16 @@ static void check_resigned(const uint8_t *data, size_t size)
     if (!copy)
         return;
     memcpy(copy, data, size);
-    uint64_t payload_sum = XXH3_64bits(copy + 128, size - 128);
-    for (int i = 0; i < 8; i++)
-        copy[80 + i] = (uint8_t)(payload_sum >> (8 * i));
-    uint64_t header_sum = XXH3_64bits(copy, 120);
-    for (int i = 0; i < 8; i++)
-        copy[120 + i] = (uint8_t)(header_sum >> (8 * i));
+    if (copy[16] == 5 && copy[17] == 0 && copy[18] == 0 && copy[19] == 0) {
+        for (size_t at = 128; size - at >= 128;) {
+            uint64_t stage_payload = le64(copy + at + 72);
+            if (stage_payload > size - at - 128)
+                break;
+            sign(copy + at, (size_t)(128 + stage_payload));
+            at += (size_t)(128 + stage_payload);
+        }
+    }
+    sign(copy, size);
     check_image(copy, size);
     free(copy);
 }
@@ -48,6 +74,32 @@ static void require_round_trip(const uint8_t *data, size_t size, const sbloom_t 
     if (sbloom_serialize(f, again, size) != SBLOOM_OK || memcmp(again, data, size) != 0)
         abort();
     free(again);
+}
+
+/* Whatever loads has fields that no arithmetic can trip on: statistics are numbers, a rate is at
+ * most 1, a fold ends (its capacity search once spun on a plan of 2^64 - 1 items), and an add
+ * does not wrap the item count. */
+static void require_sane_fields(const sbloom_t *f)
+{
+    sbloom_stats stats = sbloom_stats_init();
+    if (sbloom_get_stats(f, &stats) != SBLOOM_OK || !(stats.estimated_fpp >= 0.0) ||
+        stats.estimated_fpp > 1.0 || !(stats.fill >= 0.0) || stats.fill > 1.0)
+        abort();
+    uint64_t factors[4];
+    if (sbloom_fold_factors(f, factors, 4) > 0) {
+        sbloom_t *folded = NULL;
+        if (sbloom_fold(&folded, f, factors[0]) != SBLOOM_OK ||
+            sbloom_planned_items(folded) > sbloom_planned_items(f))
+            abort();
+        sbloom_free(folded);
+    }
+    sbloom_t *copy = NULL;
+    if (sbloom_clone(&copy, f) == SBLOOM_OK) {
+        uint64_t before = sbloom_items(copy);
+        if (sbloom_add_u64(copy, 12345) < 0 || sbloom_items(copy) < before)
+            abort();
+        sbloom_free(copy);
+    }
 }
 
 /* The keys every loaded filter is probed with, on each instruction set. */
@@ -72,7 +124,9 @@ static void require_attach_agrees(const uint8_t *data, size_t size, const sbloom
         free(image);
         return;
     }
-    if ((rc == SBLOOM_OK) != (loaded != NULL) || (rc != SBLOOM_OK && attached != NULL))
+    /* a scalable filter's stages are separate filters: loaded, never attached in place */
+    int attachable = loaded != NULL && sbloom_get_layout(loaded) != SBLOOM_LAYOUT_SCALABLE;
+    if ((rc == SBLOOM_OK) != attachable || (rc != SBLOOM_OK && attached != NULL))
         abort();
     if (attached && sbloom_contains_hashes(attached, probes, 16, NULL) != found)
         abort();
@@ -91,6 +145,7 @@ static void check_image(const uint8_t *data, size_t size)
         require_attach_agrees(data, size, NULL, probes, 0);
     } else {
         require_round_trip(data, size, f);
+        require_sane_fields(f);
         int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
         int64_t found = sbloom_contains_hashes(f, probes, 16, NULL);
         require_attach_agrees(data, size, f, probes, found);

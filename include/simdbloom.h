@@ -90,6 +90,12 @@ enum {
 
 /* A short, static, human-readable description of an error code (never NULL). */
 SBLOOM_API const char *sbloom_strerror(int code);
+/* What the last file or image this thread read (sbloom_load, _map, _deserialize, _attach) was
+ * found to have wrong, in words that name the field: "header checksum mismatch", "inconsistent
+ * header: k 0 for block512-k8", "planned 1000000000 items at rate 0.01 need more than its 64
+ * bytes". Empty when the last read succeeded or has nothing to add to sbloom_strerror. Never
+ * NULL; valid until this thread's next read. */
+SBLOOM_API const char *sbloom_error_detail(void);
 
 /* ---- Layouts ------------------------------------------------------------------------------ */
 

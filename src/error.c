@@ -1,5 +1,30 @@
-/* Error codes and their names. */
-#include "simdbloom.h"
+/* Error codes and their names, and the detail of the last failed read of a file. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+/* One per thread: a caller reads it right after the call that failed. */
+static _Thread_local char detail[256];
+
+const char *sbloom_error_detail(void)
+{
+    return detail;
+}
+
+void sbloom_clear_detail(void)
+{
+    detail[0] = '\0';
+}
+
+int sbloom_fail_with(int code, const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vsnprintf(detail, sizeof detail, format, args);
+    va_end(args);
+    return code;
+}
 
 const char *sbloom_strerror(int code)
 {
@@ -14,7 +39,7 @@ const char *sbloom_strerror(int code)
     case SBLOOM_E_IO: return "file input/output failed";
     case SBLOOM_E_FORMAT: return "not a simdbloom filter file";
     case SBLOOM_E_VERSION: return "filter file of an unknown format version or hash function";
-    case SBLOOM_E_CORRUPT: return "filter file damaged (checksum mismatch)";
+    case SBLOOM_E_CORRUPT: return "filter file damaged (a checksum or a field is wrong)";
     case SBLOOM_E_TRUNCATED: return "filter file truncated (size does not match its header)";
     case SBLOOM_E_INCOMPATIBLE: return "filters have different layouts or sizes";
     case SBLOOM_E_READONLY: return "filter is a read-only mapping";

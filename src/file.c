@@ -389,7 +389,7 @@ int sbloom_load(sbloom_t **out, const char *path)
         goto done;
     }
     if (sbloom_xxh3(f->blocks, (size_t)h.payload_bytes) != h.payload_checksum) {
-        rc = SBLOOM_E_CORRUPT;
+        rc = sbloom_payload_mismatch();
         goto done;
     }
     if (sbloom_host_is_big_endian())
@@ -488,7 +488,7 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
     if (rc == SBLOOM_OK && verify &&
         sbloom_xxh3((const uint8_t *)base + SBLOOM_HEADER_BYTES, (size_t)h.payload_bytes) !=
             h.payload_checksum)
-        rc = SBLOOM_E_CORRUPT;
+        rc = sbloom_payload_mismatch();
     if (rc == SBLOOM_OK && h.layout == SBLOOM_LAYOUT_SCALABLE)
         rc = SBLOOM_E_LAYOUT; /* its stages are loaded, not mapped (sbloom_load) */
     sbloom_t *f = NULL;

@@ -110,31 +110,51 @@ void sbloom_header_pack(const sbloom_header *h, uint8_t out[SBLOOM_HEADER_BYTES]
     sbloom_put_le64(out + AT_HEADER_SUM, sbloom_xxh3(out, AT_HEADER_SUM));
 }
 
+/* Keys a filter can have counted: a key of a bit layout counts when it sets a bit, so never more
+ * than the filter has bits. A counting filter counts every add (a duplicate too) and its counters
+ * saturate, so no count is impossible; it is bounded far below the point where an add wraps. */
+static uint64_t max_items(const sbloom_header *h)
+{
+    if (h->layout == SBLOOM_LAYOUT_COUNTING512 || h->layout == SBLOOM_LAYOUT_SCALABLE)
+        return UINT64_C(1) << 62; /* a scalable filter's stages are checked one by one */
+    return h->payload_bytes * 8 /
+           (sbloom_layout_word_bits(h->layout) / sbloom_layout_slots(h->layout));
+}
+
+/* Plans are made by sbloom_plan_for_layout, so the filter's bytes meet its planned rate at its
+ * planned items; a plan that needs more than the filter holds is a forged or damaged header. The
+ * slack allows for another C library's last bit in log and lgamma. */
+#define PLAN_SLACK 1.000001
+
 int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
 {
+    sbloom_clear_detail();
     if (file_bytes < SBLOOM_HEADER_BYTES)
         return file_bytes >= 8 && memcmp(b, magic, 8) != 0 ? SBLOOM_E_FORMAT : SBLOOM_E_TRUNCATED;
     if (memcmp(b + AT_MAGIC, magic, 8) != 0)
         return SBLOOM_E_FORMAT;
-    if (sbloom_get_le64(b + AT_HEADER_SUM) != sbloom_xxh3(b, AT_HEADER_SUM))
-        return SBLOOM_E_CORRUPT;
+    if (sbloom_xxh3(b, AT_HEADER_SUM) != sbloom_get_le64(b + AT_HEADER_SUM))
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "header checksum mismatch");
     /* From here the header is as its writer made it; what we do not know is a newer writer's. */
     memset(h, 0, sizeof *h);
     h->version = sbloom_get_le32(b + AT_VERSION);
     if (h->version != SBLOOM_FORMAT_VERSION ||
         sbloom_get_le32(b + AT_HEADER_BYTES) != SBLOOM_HEADER_BYTES)
-        return SBLOOM_E_VERSION;
+        return sbloom_fail_with(SBLOOM_E_VERSION, "format version %u, header of %u bytes",
+                                h->version, sbloom_get_le32(b + AT_HEADER_BYTES));
     for (int i = AT_RESERVED; i < AT_HEADER_SUM; i++)
         if (b[i] != 0)
-            return SBLOOM_E_VERSION;
+            return sbloom_fail_with(SBLOOM_E_VERSION, "reserved header byte %d is set", i);
     h->layout = (sbloom_layout)sbloom_get_le32(b + AT_LAYOUT);
     if (!sbloom_layout_known(h->layout))
-        return SBLOOM_E_LAYOUT;
+        return sbloom_fail_with(SBLOOM_E_LAYOUT, "unknown layout %u", (unsigned)h->layout);
+    const char *layout = sbloom_layout_name(h->layout);
     h->hash_function = sbloom_get_le32(b + AT_HASH);
     h->hash_seed = sbloom_get_le64(b + AT_SEED);
     uint32_t want_hash = h->layout == SBLOOM_LAYOUT_PARQUET ? HASH_XXH64 : HASH_XXH3_64;
     if (h->hash_function != want_hash || h->hash_seed != 0)
-        return SBLOOM_E_VERSION;
+        return sbloom_fail_with(SBLOOM_E_VERSION, "hash function %u seed %llu for %s",
+                                h->hash_function, (unsigned long long)h->hash_seed, layout);
     h->nblocks = sbloom_get_le64(b + AT_NBLOCKS);
     h->k = sbloom_get_le32(b + AT_K);
     h->flags = sbloom_get_le32(b + AT_FLAGS);
@@ -144,18 +164,49 @@ int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
     memcpy(&h->planned_fpp, &fpp_bits, 8);
     h->payload_bytes = sbloom_get_le64(b + AT_PAYLOAD_BYTES);
     h->payload_checksum = sbloom_get_le64(b + AT_PAYLOAD_SUM);
+    /* A consistent checksum over inconsistent fields: a bad writer, or a forger. */
     uint64_t block_bytes = sbloom_layout_block_bytes(h->layout);
-    if (h->k != sbloom_layout_k(h->layout) || h->nblocks == 0 ||
-        h->nblocks > SBLOOM_MAX_BYTES / block_bytes ||
-        h->payload_bytes != h->nblocks * block_bytes || (h->flags & ~1u) != 0)
-        return SBLOOM_E_CORRUPT; /* a consistent checksum over inconsistent fields: a bad writer */
+    if (h->k != sbloom_layout_k(h->layout))
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "inconsistent header: k %u for %s", h->k, layout);
+    if (h->nblocks == 0 || h->nblocks > SBLOOM_MAX_BYTES / block_bytes)
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "inconsistent header: %llu blocks of %s",
+                                (unsigned long long)h->nblocks, layout);
+    if (h->payload_bytes != h->nblocks * block_bytes)
+        return sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                "inconsistent header: %llu payload bytes for %llu blocks of %llu",
+                                (unsigned long long)h->payload_bytes,
+                                (unsigned long long)h->nblocks, (unsigned long long)block_bytes);
+    if ((h->flags & ~1u) != 0)
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "inconsistent header: unknown flags 0x%x",
+                                h->flags);
     int planned = (h->flags & 1u) != 0;
     if (planned ? !(h->planned_items > 0 && h->planned_fpp > 0.0 && h->planned_fpp < 1.0)
-                : (h->planned_items != 0 || fpp_bits != 0))
-        return SBLOOM_E_CORRUPT; /* the plan is all there (flag set) or all zero */
+                : (h->planned_items != 0 || fpp_bits != 0)) /* all there (flag set) or all zero */
+        return sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                "inconsistent header: plan flag %d with %llu items at rate %g",
+                                planned, (unsigned long long)h->planned_items, h->planned_fpp);
+    if (planned && h->layout != SBLOOM_LAYOUT_SCALABLE &&
+        !(sbloom_blocked_fpp(h->layout, h->payload_bytes, h->planned_items) <=
+          h->planned_fpp * PLAN_SLACK))
+        return sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                "inconsistent header: planned %llu items at rate %g need more "
+                                "than its %llu bytes",
+                                (unsigned long long)h->planned_items, h->planned_fpp,
+                                (unsigned long long)h->payload_bytes);
+    if (h->items > max_items(h))
+        return sbloom_fail_with(
+            SBLOOM_E_CORRUPT, "inconsistent header: %llu items in %llu bytes of %s",
+            (unsigned long long)h->items, (unsigned long long)h->payload_bytes, layout);
     if (file_bytes != SBLOOM_HEADER_BYTES + h->payload_bytes)
-        return SBLOOM_E_TRUNCATED;
+        return sbloom_fail_with(SBLOOM_E_TRUNCATED, "%llu bytes; its header says %llu",
+                                (unsigned long long)file_bytes,
+                                (unsigned long long)(SBLOOM_HEADER_BYTES + h->payload_bytes));
     return SBLOOM_OK;
+}
+
+int sbloom_payload_mismatch(void)
+{
+    return sbloom_fail_with(SBLOOM_E_CORRUPT, "payload checksum mismatch");
 }
 
 void sbloom_header_apply(const sbloom_header *h, sbloom_t *f)
@@ -212,7 +263,7 @@ int sbloom_deserialize(sbloom_t **out, const void *buf, size_t len)
         return rc;
     const uint8_t *payload = (const uint8_t *)buf + SBLOOM_HEADER_BYTES;
     if (sbloom_xxh3(payload, (size_t)h.payload_bytes) != h.payload_checksum)
-        return SBLOOM_E_CORRUPT;
+        return sbloom_payload_mismatch();
     if (h.layout == SBLOOM_LAYOUT_SCALABLE)
         return sbloom_scalable_from_payload(out, &h, payload);
     sbloom_t *f;

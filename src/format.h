@@ -41,6 +41,8 @@ void sbloom_header_pack(const sbloom_header *h, uint8_t out[SBLOOM_HEADER_BYTES]
  * version, layout, hash, geometry, and that file_bytes is exactly header + payload.
  */
 int sbloom_header_parse(const uint8_t *bytes, uint64_t file_bytes, sbloom_header *h);
+/* SBLOOM_E_CORRUPT, with the detail that the payload's checksum does not match. */
+int sbloom_payload_mismatch(void);
 /* XXH3-64 of the payload as stored in the file (little-endian words). */
 uint64_t sbloom_payload_checksum(const sbloom_t *f);
 /* Moves a validated header's counters and plan into a new filter. */

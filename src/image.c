@@ -94,7 +94,7 @@ int sbloom_attach(sbloom_t **out, void *buf, size_t len, unsigned flags)
     const uint8_t *payload = (const uint8_t *)buf + SBLOOM_HEADER_BYTES;
     if ((flags & SBLOOM_OPEN_VERIFY) &&
         sbloom_xxh3(payload, (size_t)h.payload_bytes) != h.payload_checksum)
-        return SBLOOM_E_CORRUPT;
+        return sbloom_payload_mismatch();
     return wrap_image(out, buf, &h, (flags & SBLOOM_OPEN_WRITE) != 0);
 }
 

@@ -89,6 +89,11 @@ uint64_t sbloom_xxh3_avx2(const void *data, size_t len);
 /* src/layout.c: 1 if the value names a layout; bits per word (the block is k words of
  * block_bytes * 8 / k bits); and slots per word (a key takes one slot in each word: a bit, or a
  * 4-bit counter). */
+/* src/error.c: the detail sbloom_error_detail reports. sbloom_fail_with sets it (printf-style)
+ * and returns code; reads clear it first. */
+void sbloom_clear_detail(void);
+int sbloom_fail_with(int code, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
 int sbloom_layout_known(sbloom_layout layout);
 uint32_t sbloom_layout_word_bits(sbloom_layout layout);
 uint32_t sbloom_layout_slots(sbloom_layout layout);

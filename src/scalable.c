@@ -18,6 +18,7 @@
  * complete filter image (its own header and payload), oldest first.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,9 +35,10 @@
 
 static const sbloom_layout_kernels no_kernels; /* a scalable filter has no blocks of its own */
 
+/* first * 2^i, or UINT64_MAX where that does not fit (no plan can then be made for it). */
 static uint64_t stage_items(uint64_t first, uint32_t i)
 {
-    return first << i;
+    return i < 64 && first <= (UINT64_MAX >> i) ? first << i : UINT64_MAX;
 }
 
 static double stage_rate(double p, uint32_t i)
@@ -332,8 +334,9 @@ int sbloom_scalable_write_payload(const sbloom_t *f, uint8_t *out)
 int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload)
 {
     *out = NULL;
-    if (!(h->flags & 1u))
-        return SBLOOM_E_CORRUPT; /* a scalable filter always has its plan */
+    if (!(h->flags & 1u)) /* a scalable filter always has its plan */
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "inconsistent header: a scalable filter "
+                                                  "without its plan");
     sbloom_t *f;
     int rc = new_scalable(&f, h->planned_items, h->planned_fpp);
     if (rc != SBLOOM_OK)
@@ -342,20 +345,26 @@ int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const u
     while (rc == SBLOOM_OK && at < h->payload_bytes) {
         uint64_t left = h->payload_bytes - at;
         if (f->nstages == MAX_STAGES || left < SBLOOM_HEADER_BYTES) {
-            rc = SBLOOM_E_CORRUPT;
+            rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "stage %u: %s", f->nstages,
+                                  left < SBLOOM_HEADER_BYTES ? "truncated" : "one stage too many");
             break;
         }
         /* the stage's own size, from its header (checked by deserialize against its checksum) */
         uint64_t stage_payload = sbloom_header_payload_bytes(payload + at);
         if (stage_payload > left - SBLOOM_HEADER_BYTES) {
-            rc = SBLOOM_E_CORRUPT;
+            rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "stage %u: %llu bytes, more than is left",
+                                  f->nstages, (unsigned long long)stage_payload);
             break;
         }
         uint64_t size = SBLOOM_HEADER_BYTES + stage_payload;
         sbloom_t *stage;
         rc = sbloom_deserialize(&stage, payload + at, (size_t)size);
-        if (rc != SBLOOM_OK)
+        if (rc != SBLOOM_OK) { /* each stage is a whole filter, its size and plan checked */
+            char why[200];
+            snprintf(why, sizeof why, "%s", sbloom_error_detail());
+            sbloom_fail_with(rc, "stage %u: %s", f->nstages, why[0] ? why : sbloom_strerror(rc));
             break;
+        }
         uint32_t i = f->nstages;
         f->stages[f->nstages++] = stage;
         f->isa = stage->isa;
@@ -364,12 +373,17 @@ int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const u
              stage->layout != SBLOOM_LAYOUT_BLOCK512_K16) ||
             stage->planned_items != stage_items(f->first_items, i) ||
             stage->planned_fpp != stage_rate(f->planned_fpp, i))
-            rc = SBLOOM_E_CORRUPT;
+            rc = sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                  "stage %u: layout %s, %llu items at rate %g, not this filter's "
+                                  "stage %u",
+                                  i, sbloom_layout_name(stage->layout),
+                                  (unsigned long long)stage->planned_items, stage->planned_fpp, i);
         items += stage->items;
         at += size;
     }
     if (rc == SBLOOM_OK && (f->nstages == 0 || items != h->items))
-        rc = SBLOOM_E_CORRUPT;
+        rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "header counts %llu items, its stages %llu",
+                              (unsigned long long)h->items, (unsigned long long)items);
     if (rc != SBLOOM_OK) {
         sbloom_scalable_free(f);
         return rc == SBLOOM_E_TRUNCATED || rc == SBLOOM_E_FORMAT ? SBLOOM_E_CORRUPT : rc;

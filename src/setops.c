@@ -68,7 +68,7 @@ static uint64_t capacity_at_rate(const sbloom_t *f, uint64_t limit, double rate)
         return 0;
     uint64_t lo = 0, hi = limit;
     while (lo < hi) {
-        uint64_t mid = lo + (hi - lo + 1) / 2;
+        uint64_t mid = lo + (hi - lo - 1) / 2 + 1; /* above lo, at most hi: never wraps */
         if (sbloom_blocked_fpp(f->layout, f->bytes, mid) <= rate)
             lo = mid;
         else

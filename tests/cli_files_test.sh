@@ -34,6 +34,13 @@ cp "$tmp/a.sbloom" "$tmp/bad.sbloom"
 printf '\xff' | dd of="$tmp/bad.sbloom" bs=1 seek=5000 conv=notrunc 2>/dev/null
 "$bin" info "$tmp/bad.sbloom" >/dev/null 2>"$tmp/err"; rc=$?
 check "info on a damaged file: exit 1 and says so" bash -c "[ $rc -eq 1 ] && grep -q checksum '$tmp/err'"
+check "the damage is named in one line: the payload's checksum" \
+  bash -c "[ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q 'payload checksum mismatch' '$tmp/err'"
+cp "$tmp/a.sbloom" "$tmp/bad-header.sbloom"
+printf '\x07' | dd of="$tmp/bad-header.sbloom" bs=1 seek=40 conv=notrunc 2>/dev/null
+"$bin" info "$tmp/bad-header.sbloom" >/dev/null 2>"$tmp/err"
+check "a header field changed under its checksum: the header's checksum is named" \
+  grep -q 'header checksum mismatch' "$tmp/err"
 "$bin" query "$tmp/bad.sbloom" "$tmp/a" >"$tmp/out" 2>/dev/null; rc=$?
 check "query refuses a damaged filter and prints nothing" bash -c "[ $rc -eq 1 ] && [ ! -s '$tmp/out' ]"
 head -c 100 "$tmp/a.sbloom" >"$tmp/short.sbloom"

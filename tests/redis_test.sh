@@ -89,6 +89,26 @@ bus=$(( $(head -n 1 "$cluster/masters") + 10000 )) # the cluster bus: not the Re
 expect_error "not a Redis server" "is it a Redis server" \
   "$sb" info --redis "127.0.0.1:$bus" --name x --retry 1
 expect_error "no such filter" "no filter named" "$sb" info --redis "$nodes" --name absent
+# Forged plans (anyone who can write the keyspace can write them): refused with exit 1 before a
+# line is written, naming the field. A shard of 2^64 - 1 blocks once made the shard count 0 and
+# the worker read past its arrays (ASan) or wrote every line, repeats included (Release).
+node=$(head -n 1 "$cluster/masters")
+forge_plan() { # forge_plan NAME FIELDS: stores a plan in the filter's meta key
+  redis-cli -c -p "$node" set "sbloom:{$1}" "simdbloom-redis 1 $2" >/dev/null
+}
+forge_plan t4 "layout=block512-k8 bytes=6400 shard_blocks=18446744073709551615 planned_items=1000 planned_fpp=0.01"
+forge_plan t5 "layout=block512-k8 bytes=6400 shard_blocks=0 planned_items=1000 planned_fpp=0.01"
+forge_plan t6 "layout=block512-k8 bytes=6400 shard_blocks=10 planned_items=100000000 planned_fpp=0.01"
+forge_plan t7 "layout=block512-k8 bytes=6400 shard_blocks=10 planned_items=1000 planned_fpp=1.5"
+forge_plan t8 "layout=block512-k8 bytes=6401 shard_blocks=10 planned_items=1000 planned_fpp=0.01"
+forge_plan t9 "layout=block512-k8 bytes=68719476736 shard_blocks=1 planned_items=1000 planned_fpp=0.01"
+forge_plan t10 "layout=block512-k8 bytes=6400 shard_blocks=200 planned_items=1000 planned_fpp=0.01"
+for t in t4:shard_blocks t5:shard_blocks t6:planned_items t7:planned_fpp t8:bytes t9:shards t10:shard_blocks; do
+  name=${t%%:*} field=${t#*:}
+  "$sb" dedup --redis "$nodes" --name "$name" <"$work/a" >"$work/out" 2>"$work/err"
+  rc=$?
+  check "forged plan $name: exit 1 ($rc), no line written, the error names $field"     bash -c "[ $rc = 1 ] && [ ! -s '$work/out' ] && [ \$(grep -c . '$work/err') = 1 ] && grep -q 'damaged plan: .*$field' '$work/err'"
+done
 # A standalone server is a one-node cluster; REDISCLI_AUTH gives the password as for redis-cli.
 out=$(REDISCLI_AUTH=pw-$$ "$sb" dedup --quiet --redis "$single" --name solo <"$work/a" | wc -l)
 check "standalone server with REDISCLI_AUTH" [ "$out" = "$(awk '!seen[$0]++' "$work/a" | wc -l)" ]

@@ -224,6 +224,110 @@ static void forged_headers(void)
     sbloom_free(f);
 }
 
+/* Re-signs a whole image: the payload's checksum, then the header's. */
+static void resign(uint8_t *buf, size_t len)
+{
+    sbloom_put_le64(buf + 80, XXH3_64bits(buf + 128, len - 128));
+    sbloom_put_le64(buf + 120, XXH3_64bits(buf, 120));
+}
+
+static void put_double(uint8_t *at, double value)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, 8);
+    sbloom_put_le64(at, bits);
+}
+
+/* The deserialize of buf fails with want, and the detail names the field (contains `field`). */
+static int refused_naming(const uint8_t *buf, size_t len, int want, const char *field)
+{
+    sbloom_t *g = NULL;
+    int rc = sbloom_deserialize(&g, buf, len);
+    int ok = rc == want && g == NULL && strstr(sbloom_error_detail(), field) != NULL;
+    if (!ok)
+        fprintf(stderr, "  got %d (%s), want %d naming \"%s\"\n", rc, sbloom_error_detail(), want,
+                field);
+    sbloom_free(g);
+    return ok;
+}
+
+/* Headers whose checksums are right but whose fields are absurd: each refused with
+ * SBLOOM_E_CORRUPT and a detail that names the field, before any arithmetic on it can overflow. */
+static void forged_plans(void)
+{
+    TEST_FOR_EVERY_LAYOUT(layout)
+    {
+        if (layout == SBLOOM_LAYOUT_SCALABLE)
+            continue; /* below, stage by stage */
+        sbloom_t *f = filled(layout, 1000, 3);
+        size_t len;
+        uint8_t *clean = image_of(f, &len), *buf = malloc(len);
+        sbloom_t *g = NULL;
+        CHECK(sbloom_deserialize(&g, clean, len) == SBLOOM_OK && sbloom_error_detail()[0] == 0);
+        sbloom_free(g);
+        memcpy(buf, clean, len); /* the plan of 2^64 - 1 items that once made fold spin */
+        forge(buf, 56, UINT64_MAX, 8);
+        CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, "planned 18446744073709551615 items"));
+        memcpy(buf, clean, len); /* a plan a hundred times what the bytes can hold */
+        forge(buf, 56, 100000, 8);
+        CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, "need more than its"));
+        memcpy(buf, clean, len); /* an item count that would wrap at the next add */
+        forge(buf, 48, UINT64_MAX, 8);
+        CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, "18446744073709551615 items"));
+        memcpy(buf, clean, len); /* a rate of 1, then NaN */
+        put_double(buf + 64, 1.0);
+        forge(buf, 8, 1, 4);
+        CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, "at rate 1"));
+        put_double(buf + 64, NAN);
+        forge(buf, 8, 1, 4);
+        CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, "at rate nan"));
+        memcpy(buf, clean, len);
+        forge(buf, 40, 0, 4);
+        char want[64];
+        snprintf(want, sizeof want, "k 0 for %s", sbloom_layout_name(layout));
+        CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, want));
+        memcpy(buf, clean, len); /* and the payload's checksum is named as such */
+        buf[len - 1] ^= 1;
+        CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, "payload checksum"));
+        memcpy(buf, clean, len);
+        buf[60] ^= 1;
+        CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, "header checksum"));
+        free(clean);
+        free(buf);
+        sbloom_free(f);
+    }
+
+    /* A scalable file whose two stages are one 64-byte block each, planned for 1e9 and 2e9 items:
+     * its checksums are all right, and it once loaded and then dropped lines as duplicates. */
+    size_t stage_len = 128 + 64, len = 128 + 2 * stage_len;
+    uint8_t *buf = calloc(1, len);
+    for (int i = 0; i < 2; i++) {
+        sbloom_t *stage = NULL;
+        CHECK(sbloom_create_bytes(&stage, 64, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_OK);
+        uint8_t *image = buf + 128 + (size_t)i * stage_len;
+        CHECK(sbloom_serialize(stage, image, stage_len) == SBLOOM_OK);
+        sbloom_put_le32(image + 44, 1);                            /* planned */
+        sbloom_put_le64(image + 56, UINT64_C(1000000000) << i);    /* 1e9, 2e9 items */
+        put_double(image + 64, 0.01 * 0.5 * (i == 0 ? 1.0 : 0.5)); /* the stage rates */
+        sbloom_put_le64(image + 120, XXH3_64bits(image, 120));
+        sbloom_free(stage);
+    }
+    sbloom_t *model = NULL; /* the outer header: a real scalable filter's, then forged */
+    CHECK(sbloom_create_scalable(&model, 1000, 0.01) == SBLOOM_OK);
+    size_t model_len;
+    uint8_t *model_image = image_of(model, &model_len);
+    memcpy(buf, model_image, 128);
+    sbloom_put_le64(buf + 32, (len - 128) / 64);
+    sbloom_put_le64(buf + 48, 0);
+    sbloom_put_le64(buf + 56, 1000000000);
+    sbloom_put_le64(buf + 72, len - 128);
+    resign(buf, len);
+    CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, "stage 0: inconsistent header: planned"));
+    free(model_image);
+    sbloom_free(model);
+    free(buf);
+}
+
 /* Counts the temporary files a save left in the test directory, removing them if asked. */
 static int temp_files(int remove)
 {
@@ -483,6 +587,7 @@ int main(void)
     round_trips();
     truncation_and_flips();
     forged_headers();
+    forged_plans();
     killed_writer();
     full_disk();
     byte_swapping();

@@ -324,6 +324,9 @@ int filter_error(const char *doing, const char *path, int rc)
                 file_kind(path));
     else if (rc == SBLOOM_E_IO)
         fprintf(stderr, "simdbloom: cannot %s %s: %s\n", doing, path, strerror(errno));
+    else if (sbloom_error_detail()[0]) /* what the file has wrong, naming the field */
+        fprintf(stderr, "simdbloom: cannot %s %s: %s: %s\n", doing, path, sbloom_strerror(rc),
+                sbloom_error_detail());
     else
         fprintf(stderr, "simdbloom: cannot %s %s: %s\n", doing, path, sbloom_strerror(rc));
     return EXIT_RUNTIME;

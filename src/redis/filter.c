@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "plan.h"
 #include "simdbloom_redis.h"
 
 /* Keys per pipelined round. On the 3-master, 3-replica cluster of bench/redis-bench, rounds of
@@ -20,13 +21,10 @@
  * against 165,032-206,278 for 1024 and 178,855-183,522 for 8192, and the servers' CPU from
  * 6.4-7.5 to 5.75-6.6 us a key. */
 #define ROUND_KEYS 2048
-#define SHARD_MAX_BYTES (UINT64_C(64) << 20)
-#define SHARD_MIN_COUNT 64 /* shards a filter is cut into at least (if it has the blocks) */
-#define GROUP_SHARDS 8     /* shards copied per round by push and pull */
+#define GROUP_SHARDS 8 /* shards copied per round by push and pull */
 #define DEFAULT_FRONT_BYTES (UINT64_C(1) << 30)
 #define MAX_K 16
 #define OFFSET_CHARS 24
-#define META_FORMAT_VERSION 1
 
 typedef enum { OP_ADD, OP_ADD_IF_NEW, OP_CONTAINS } redis_op;
 
@@ -108,12 +106,6 @@ static int valid_name(const char *name)
     return 1;
 }
 
-static int bit_layout(sbloom_layout layout)
-{
-    return layout == SBLOOM_LAYOUT_PARQUET || layout == SBLOOM_LAYOUT_BLOCK512_K8 ||
-           layout == SBLOOM_LAYOUT_BLOCK512_K16;
-}
-
 /* One command: argv[0..argc) with their lengths in argvlen, filled by the caller. */
 static void point_command(rc_cmd *cmd, const char **argv, size_t *argvlen, int argc, uint16_t slot)
 {
@@ -156,52 +148,29 @@ static int run_one(sbloom_redis_t *f, redisReply **reply, const char *key, int a
 
 static void format_meta(const sbloom_redis_t *f, char *buf, size_t cap)
 {
-    snprintf(buf, cap,
-             "simdbloom-redis %d layout=%s bytes=%llu shard_blocks=%llu planned_items=%llu "
-             "planned_fpp=%.17g",
-             META_FORMAT_VERSION, sbloom_layout_name(f->plan.layout),
-             (unsigned long long)f->plan.bytes, (unsigned long long)f->shard_blocks,
-             (unsigned long long)f->plan.planned_items, f->plan.planned_fpp);
+    rp_plan plan = {f->plan.layout, f->plan.bytes, f->shard_blocks, f->plan.planned_items,
+                    f->plan.planned_fpp};
+    rp_format(&plan, buf, cap);
 }
 
 /* Fills the plan from a stored meta value; SBLOOM_REDIS_E_PLAN if it is not one. */
 static int parse_meta(sbloom_redis_t *f, const char *text)
 {
-    int version;
-    char layout[32];
-    unsigned long long bytes, shard_blocks, items;
-    double fpp;
-    if (sscanf(text,
-               "simdbloom-redis %d layout=%31s bytes=%llu shard_blocks=%llu planned_items=%llu "
-               "planned_fpp=%lf",
-               &version, layout, &bytes, &shard_blocks, &items, &fpp) != 6)
+    rp_plan plan;
+    char why[300];
+    switch (rp_parse(text, &plan, why, sizeof why)) {
+    case RP_OK: break;
+    case RP_NOT_A_PLAN:
         return fail(f, SBLOOM_REDIS_E_PLAN, "%s holds no simdbloom filter plan", f->meta_key);
-    if (version != META_FORMAT_VERSION)
-        return fail(f, SBLOOM_REDIS_E_PLAN,
-                    "filter %s has format version %d; this build knows version %d", f->name,
-                    version, META_FORMAT_VERSION);
-    int lay = sbloom_layout_from_name(layout);
-    if (lay < 0 || !bit_layout((sbloom_layout)lay) || shard_blocks == 0 || bytes == 0 ||
-        bytes % sbloom_layout_block_bytes((sbloom_layout)lay) != 0 || bytes > SBLOOM_MAX_BYTES)
-        return fail(f, SBLOOM_REDIS_E_PLAN, "filter %s has a damaged plan: %s", f->name, text);
-    f->plan.layout = (sbloom_layout)lay;
-    f->plan.bytes = bytes;
-    f->plan.planned_items = items;
-    f->plan.planned_fpp = items ? fpp : NAN;
-    f->shard_blocks = shard_blocks;
+    case RP_VERSION: return fail(f, SBLOOM_REDIS_E_PLAN, "filter %s has %s", f->name, why);
+    default: return fail(f, SBLOOM_REDIS_E_PLAN, "filter %s has a damaged plan: %s", f->name, why);
+    }
+    f->plan.layout = plan.layout;
+    f->plan.bytes = plan.bytes;
+    f->plan.planned_items = plan.planned_items;
+    f->plan.planned_fpp = plan.planned_fpp;
+    f->shard_blocks = plan.shard_blocks;
     return 0;
-}
-
-/* Shards of at most 64 MiB, and at least 64 of them where the filter has the blocks, so that
- * even a small filter spreads over the masters. */
-static void plan_shards(sbloom_redis_t *f)
-{
-    uint32_t bb = sbloom_layout_block_bytes(f->plan.layout);
-    uint64_t nblocks = f->plan.bytes / bb;
-    uint64_t shards = (f->plan.bytes + SHARD_MAX_BYTES - 1) / SHARD_MAX_BYTES;
-    if (shards < SHARD_MIN_COUNT)
-        shards = nblocks < SHARD_MIN_COUNT ? nblocks : SHARD_MIN_COUNT;
-    f->shard_blocks = (nblocks + shards - 1) / shards;
 }
 
 /* The stored plan (or, with want, the plan created from it when none is stored yet). */
@@ -310,9 +279,10 @@ int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options,
                  "bad filter name '%s': 1 to 128 printable characters, no space, '{' or '}'", name);
         return SBLOOM_E_INVALID;
     }
-    if (plan && (!bit_layout(plan->layout) || plan->bytes == 0 || plan->bytes > SBLOOM_MAX_BYTES)) {
+    if (plan &&
+        (!rp_bit_layout(plan->layout) || plan->bytes == 0 || plan->bytes > SBLOOM_MAX_BYTES)) {
         snprintf(err, errcap, "%s",
-                 !bit_layout(plan->layout)
+                 !rp_bit_layout(plan->layout)
                      ? "a Redis filter takes a bit layout: parquet, block512-k8 or block512-k16"
                      : "the plan's size must be 1 byte to 64 GiB");
         return plan->bytes > SBLOOM_MAX_BYTES ? SBLOOM_E_TOO_LARGE : SBLOOM_E_LAYOUT;
@@ -331,7 +301,7 @@ int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options,
         f->plan.bytes = (plan->bytes + bb - 1) / bb * bb;
         if (!f->plan.planned_items)
             f->plan.planned_fpp = NAN;
-        plan_shards(f);
+        f->shard_blocks = rp_shard_blocks_for(f->plan.layout, f->plan.bytes);
     }
     const char *password = options->password ? options->password : getenv("REDISCLI_AUTH");
     if (password && !*password)
