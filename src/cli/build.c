@@ -7,11 +7,14 @@
 
 static const char build_help[] =
     "usage: simdbloom build [--expect N] [--fpp P] [--layout L | --counting] [--normalize url]\n"
-    "                       [--threads N] [--quiet] -o FILTER [FILE...]\n"
+    "                       [--threads N] [--no-wait] [--quiet] -o FILTER [FILE...]\n"
     "\n"
     "Makes a filter planned for N distinct lines at false-positive rate P (defaults 10M, 1e-6)\n"
     "and adds every line of the input (standard input when no FILE); a trailing CR is not part of\n"
-    "a key. Saves it crash-safely to FILTER.\n"
+    "a key. Saves it crash-safely to FILTER, replacing what was there.\n"
+    "One writer at a time: the command holds the lock on FILTER.lock that add holds, from the\n"
+    "start to the save; it waits for another writer, or with --no-wait fails at once (exit 1)\n"
+    "naming the holder.\n"
     "  --counting   a counting filter, layout counting512 (4-bit counters, about 4.5x the memory\n"
     "               at 1%): lines can later be taken out with 'simdbloom remove'\n"
     "Example: simdbloom build --expect 2M --fpp 1e-4 -o seen.sbloom urls.txt\n";
@@ -81,7 +84,7 @@ int cmd_build(int argc, char **argv)
     cli_options o;
     int rc = parse_options("build", build_help, argc, argv,
                            OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_OUTPUT |
-                               OPT_NORMALIZE | OPT_THREADS | OPT_COUNTING,
+                               OPT_NORMALIZE | OPT_THREADS | OPT_COUNTING | OPT_NO_WAIT,
                            &o);
     if (rc >= 0)
         return rc;
@@ -94,8 +97,15 @@ int cmd_build(int argc, char **argv)
     sbloom_t *filter;
     if ((rc = create_planned(&o, &filter)) != EXIT_OK)
         return rc;
+    int lock;
+    if ((rc = filter_lock(o.output, "build", LOCK_FILTER_EXCLUSIVE, o.no_wait, o.quiet, &lock)) !=
+        EXIT_OK) {
+        sbloom_free(filter);
+        return rc;
+    }
     rc = add_and_save("build", filter, o.output, &o, o.nargs, o.args);
     sbloom_free(filter);
+    filter_unlock(lock);
     return rc;
 }
 

@@ -240,7 +240,8 @@ static const char pull_help[] =
     "\n"
     "Copies the fleet filter NAME from Redis into the filter file FILTER (saved crash-safely):\n"
     "same layout, size, plan and item count, so the file answers as the fleet table did when\n"
-    "each shard was read (shards are read one after another while others may still add).\n"
+    "each shard was read (shards are read one after another while others may still add). The\n"
+    "save waits for a writer of FILTER (the lock on FILTER.lock that add holds).\n"
     "Options as for push. Exit status: 0 done, 1 error, 2 usage error.\n";
 
 int cmd_pull(int argc, char **argv)
@@ -263,7 +264,13 @@ int cmd_pull(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     sbloom_redis_close(f);
+    int lock;
+    if ((rc = filter_lock(o.output, "pull", LOCK_FILTER_EXCLUSIVE, 0, o.quiet, &lock)) != EXIT_OK) {
+        sbloom_free(local);
+        return rc;
+    }
     rc = sbloom_save(local, o.output);
+    filter_unlock(lock);
     if (rc != SBLOOM_OK) {
         sbloom_free(local);
         return filter_error("save", o.output, rc);

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Every command that writes a filter file takes the lock add takes (FILTER.lock), so that no
+# writer's work is silently lost: merge -o, fold -o and build -o, each raced against a writer that
+# holds the file (dedup --state, dedup --shared, add, each held mid-run by an input that has not
+# ended). The racing command fails at once with --no-wait, naming the holder; without it, it
+# waits, and runs when the holder has saved: its result is complete (the holder's keys are in it
+# when the racing command reads the file it writes).
+# usage: cli_locks_test.sh SIMDBLOOM_BINARY
+set -u
+bin=$1
+tmp=$(mktemp -d)
+holder_pid= writer_pid=
+cleanup() {
+  [ -n "$holder_pid" ] && kill "$holder_pid" 2>/dev/null
+  [ -n "$writer_pid" ] && kill "$writer_pid" 2>/dev/null
+  exec 3>&- 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+
+seq -f 'first-%g' 1 3000 >"$tmp/first"   # in F before the race
+seq -f 'held-%g' 1 3000 >"$tmp/held"     # what the holder adds while it holds F
+seq -f 'other-%g' 1 3000 >"$tmp/other"   # in the other filter merged in
+seq -f 'built-%g' 1 3000 >"$tmp/built"   # what build -o writes
+
+locked() { ! flock -n "$1.lock" true; } # someone holds FILTER.lock (shared or exclusive)
+# present FILTER FILE: every line of FILE is in FILTER
+present() { [ -z "$("$bin" query --quiet --absent "$1" "$2")" ]; }
+
+for writer in merge fold build; do
+  for holder in state shared add; do
+    what="$writer -o while $holder holds the file"
+    F=$tmp/f.sbloom
+    rm -f "$F" "$F.lock" "$tmp/fifo" "$tmp/err"
+    "$bin" build --quiet --expect 20000 --fpp 1e-6 -o "$F" "$tmp/first"
+    "$bin" build --quiet --expect 20000 --fpp 1e-6 -o "$tmp/o.sbloom" "$tmp/other"
+    mkfifo "$tmp/fifo"
+    case $holder in
+    state) "$bin" dedup --quiet --expect 20000 --fpp 1e-6 --state "$F" <"$tmp/fifo" >/dev/null & ;;
+    shared) "$bin" dedup --quiet --expect 20000 --fpp 1e-6 --shared "$F" <"$tmp/fifo" >/dev/null & ;;
+    add) "$bin" add --quiet "$F" <"$tmp/fifo" & ;;
+    esac
+    holder_pid=$!
+    exec 3>"$tmp/fifo" # the holder's input stays open: it holds the file until it is closed
+    for _ in $(seq 100); do locked "$F" && break; sleep 0.05; done
+    check "$what: the holder has the lock" locked "$F"
+    case $writer in
+    merge) cmd=("$bin" merge --quiet -o "$F" "$F" "$tmp/o.sbloom") ;;
+    fold) cmd=("$bin" fold --quiet --fpp 0.5 -o "$F" "$F") ;;
+    build) cmd=("$bin" build --quiet --expect 20000 -o "$F" "$tmp/built") ;;
+    esac
+    "${cmd[@]:0:2}" --no-wait "${cmd[@]:2}" 2>"$tmp/err" 3>&-
+    rc=$?
+    check "$what: --no-wait fails at once (exit $rc), naming the holder" \
+      bash -c "[ $rc -eq 1 ] && [ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q 'in use by pid [0-9]*: simdbloom' '$tmp/err'"
+    "${cmd[@]}" 2>"$tmp/err" 3>&- &
+    writer_pid=$!
+    sleep 0.3
+    check "$what: without --no-wait it waits" kill -0 "$writer_pid"
+    cat "$tmp/held" >&3
+    exec 3>&-
+    wait "$holder_pid"
+    hrc=$?
+    holder_pid=
+    wait "$writer_pid"
+    wrc=$?
+    writer_pid=
+    check "$what: both succeed (holder $hrc, $writer $wrc)" [ "$hrc$wrc" = 00 ]
+    case $writer in
+    merge)
+      check "$what: the merge holds the holder's keys" present "$F" "$tmp/held"
+      check "$what: the merge holds the other filter's keys" present "$F" "$tmp/other"
+      check "$what: and the file's first keys" present "$F" "$tmp/first" ;;
+    fold)
+      check "$what: the folded file holds the holder's keys" present "$F" "$tmp/held"
+      check "$what: and the file's first keys" present "$F" "$tmp/first" ;;
+    build)
+      check "$what: the file is build's, whole" present "$F" "$tmp/built"
+      check "$what: and only build's" bash -c "[ \$('$bin' query --quiet '$F' '$tmp/first' | wc -l) -le 1 ]" ;;
+    esac
+    rm -f "$tmp/fifo"
+  done
+done
+finish
