@@ -9,6 +9,7 @@
 set -u
 bin=$1
 tmp=$(mktemp -d)
+export SIMDBLOOM_CLAIMS_DIR=$tmp # the claims journals of --shared and --redis workers
 holder_pid= writer_pid=
 cleanup() {
   [ -n "$holder_pid" ] && kill "$holder_pid" 2>/dev/null
@@ -82,4 +83,49 @@ for writer in merge fold build; do
     rm -f "$tmp/fifo"
   done
 done
+# Messages that name the cause. A file that dedup --shared workers are writing is live, not
+# damaged: readers say who holds it.
+F=$tmp/live.sbloom
+rm -f "$tmp/fifo"
+mkfifo "$tmp/fifo"
+"$bin" dedup --quiet --expect 20000 --fpp 1e-6 --shared "$F" <"$tmp/fifo" >/dev/null &
+holder_pid=$!
+exec 3>"$tmp/fifo"
+head -n 100 "$tmp/held" >&3
+for _ in $(seq 100); do
+  "$bin" info "$F" >/dev/null 2>"$tmp/err" || break
+  sleep 0.05
+done
+for reader in info query merge; do
+  case $reader in
+  info) "$bin" info "$F" >/dev/null 2>"$tmp/err" ;;
+  query) "$bin" query "$F" "$tmp/held" >/dev/null 2>"$tmp/err" ;;
+  merge) "$bin" merge -o "$tmp/m.sbloom" "$F" "$F" 2>"$tmp/err" ;;
+  esac
+  rc=$?
+  check "$reader of a live --shared file: exit 1 ($rc), one line naming the worker, not damage" \
+    bash -c "[ $rc -eq 1 ] && [ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q 'in use by pid [0-9]*: simdbloom dedup --shared' '$tmp/err' && ! grep -q damaged '$tmp/err'"
+done
+exec 3>&-
+wait "$holder_pid"
+holder_pid=
+check "once the worker has ended, the file reads" "$bin" info "$F"
+
+# Out of memory names what did not fit (ASan and TSan builds cannot start under the limit: not
+# checked there).
+bash -c "ulimit -v 60000 && exec '$bin' dedup --quiet --expect 10M '$tmp/first'" >/dev/null 2>"$tmp/err"
+rc=$?
+if grep -q -e Sanitizer -e 'qemu' "$tmp/err"; then
+  echo "memory message: not checked under this build ($(head -c 80 "$tmp/err"))"
+else
+  check "dedup beside a filter that fills memory: exit 1 ($rc), the buffer and the filter named" \
+    bash -c "[ $rc -eq 1 ] && [ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q 'not enough memory to read .*: its 4.0 MiB buffer does not fit beside the 46.8 MiB filter' '$tmp/err'"
+fi
+bash -c "ulimit -v 40000 && exec '$bin' build --quiet --expect 10M -o '$tmp/big.sbloom' '$tmp/first'" \
+  >/dev/null 2>"$tmp/err"
+rc=$?
+if ! grep -q -e Sanitizer -e 'qemu' "$tmp/err"; then
+  check "build of a filter larger than memory: exit 1 ($rc), its size named" \
+    bash -c "[ $rc -eq 1 ] && grep -q 'not enough memory for a 46.8 MiB filter (10000000 items' '$tmp/err'"
+fi
 finish

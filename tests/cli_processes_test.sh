@@ -12,6 +12,7 @@ bin=$1
 . "$(dirname "$0")/lib.sh"
 skip() { echo "SKIP: $*"; }
 tmp=$(mktemp -d)
+export SIMDBLOOM_CLAIMS_DIR=$tmp # the claims journals of --shared and --redis workers
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 

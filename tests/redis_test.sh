@@ -20,6 +20,7 @@ src=$1 sb=$2 test_redis=$3 stream=$4 bench=${5:-}
 command -v redis-server >/dev/null || { echo "redis-server not installed: skipped"; exit 77; }
 
 work=$(mktemp -d)
+export SIMDBLOOM_CLAIMS_DIR=$work # the claims journals of --shared and --redis workers
 cluster=$work/cluster standalone=$work/standalone
 cleanup() {
   "$src/ci/redis-cluster" stop "$cluster"
@@ -146,6 +147,31 @@ if [ -n "$bench" ]; then
   check "the stream's new lines: $new of $distinct distinct" \
     [ "$new" -le "$distinct" -a $((new * 100)) -ge $((distinct * 98)) ]
 fi
+
+# ---- 6b. a fleet worker killed with SIGKILL behind a slow reader: the same command run again
+# writes every line it had claimed (its journal, in SIMDBLOOM_CLAIMS_DIR), so that the two runs lose
+# no distinct line, and repeat at most one claim window (4,096 lines).
+slow() { while n=$(head -c 16384 | tee -a "$1" | wc -c) && [ "$n" -gt 0 ]; do sleep 0.005; done; }
+for k in 3000 20000; do
+  : >"$work/k1"
+  "$sb" dedup --quiet --redis "$nodes" --name "killed$k" --expect 1M "$work/stream" | slow "$work/k1" &
+  pipeline=$!
+  worker=$(pgrep -n -f "name killed$k")
+  for _ in $(seq 400); do [ "$(wc -l <"$work/k1")" -ge "$k" ] && break; sleep 0.025; done
+  kill -9 "$worker"
+  wait "$pipeline"
+  [ -n "$(tail -c 1 "$work/k1")" ] && sed -i '$d' "$work/k1" # a line cut short by the kill
+  "$sb" dedup --redis "$nodes" --name "killed$k" --expect 1M "$work/stream" >"$work/k2" 2>"$work/kerr"
+  rk=$?
+  check "fleet worker killed after $k lines: the rerun succeeds ($rk)" [ "$rk" = 0 ]
+  check "fleet worker killed after $k lines: run and rerun lose no distinct line" \
+    cmp -s "$work/want" <(sort -u "$work/k1" "$work/k2")
+  twice=$(sort "$work/k1" "$work/k2" | uniq -d | wc -l)
+  check "fleet worker killed after $k lines: $twice lines twice, at most one window" [ "$twice" -le 4096 ]
+  check "fleet worker killed after $k lines: the rerun wrote the dead worker's claims" \
+    grep -q "claimed by a worker that was killed" "$work/kerr"
+done
+check "no fleet journal is left" bash -c "[ -z \"\$(ls -A '$work' | grep sbloom-claims)\" ]"
 
 # ---- 7. a master killed mid-run (last: it changes the cluster)
 # The input pauses after 30,000 lines; the master holding the most shards is killed then; the

@@ -319,7 +319,13 @@ static const char *file_kind(const char *path)
 
 int filter_error(const char *doing, const char *path, int rc)
 {
-    if (rc == SBLOOM_E_NOT_REGULAR)
+    char holder[256];
+    if (rc == SBLOOM_E_CORRUPT && filter_shared_holder(path, holder, sizeof holder))
+        fprintf(stderr,
+                "simdbloom: cannot %s %s: in use by %s, whose changes are not yet in the file's "
+                "checksums (they are when the last --shared worker ends)\n",
+                doing, path, holder);
+    else if (rc == SBLOOM_E_NOT_REGULAR)
         fprintf(stderr, "simdbloom: cannot %s %s: it is %s, not a regular file\n", doing, path,
                 file_kind(path));
     else if (rc == SBLOOM_E_IO)
@@ -337,8 +343,17 @@ static int planned_result(const cli_options *o, int rc, const char *what)
 {
     if (rc == SBLOOM_OK)
         return EXIT_OK;
-    fprintf(stderr, "simdbloom: cannot create a %s for %llu items at rate %g: %s\n", what,
-            (unsigned long long)o->expect, o->fpp, sbloom_strerror(rc));
+    sbloom_plan plan = sbloom_plan_init();
+    char size[32];
+    int planned = (o->layout ? sbloom_plan_for_layout(o->expect, o->fpp, o->layout, &plan)
+                             : sbloom_plan_for(o->expect, o->fpp, &plan)) == SBLOOM_OK;
+    if (rc == SBLOOM_E_NOMEM && planned) /* the size is what the user can act on */
+        fprintf(stderr, "simdbloom: not enough memory for a %s %s (%llu items at rate %g)\n",
+                human_bytes(plan.bytes, size, sizeof size), what, (unsigned long long)o->expect,
+                o->fpp);
+    else
+        fprintf(stderr, "simdbloom: cannot create a %s for %llu items at rate %g: %s\n", what,
+                (unsigned long long)o->expect, o->fpp, sbloom_strerror(rc));
     /* Out of memory or an unusable SIMDBLOOM_ISA is the machine's fault, not the command's. */
     return rc == SBLOOM_E_NOMEM || rc == SBLOOM_E_ISA ? EXIT_RUNTIME : EXIT_USAGE;
 }

@@ -82,6 +82,9 @@ int create_planned(const cli_options *o, sbloom_t **out);
 enum { LOCK_FILTER_EXCLUSIVE = 0, LOCK_FILTER_SHARED = 1 };
 int filter_lock(const char *path, const char *command, int mode, int no_wait, int quiet, int *fd);
 int filter_lock_change(int fd, int mode, int no_wait);
+/* 1 if dedup --shared workers hold FILTER's lock now (the file is live: its header and checksum
+ * are brought up to date when the last one ends), with the holder's note in note. */
+int filter_shared_holder(const char *path, char *note, size_t cap);
 void filter_unlock(int fd);
 
 /* overload.c: if the filter holds clearly more distinct keys than planned (estimated from its
@@ -186,6 +189,24 @@ typedef struct line_reader {
 } line_reader;
 
 /* Opens path ("-" = standard input); 0 on success, -1 with errno set. */
+/* src/cli/claims.c: the journal of the lines a worker of a shared table has claimed and not yet
+ * written, so that a rerun after a kill writes them (see the file's comment). claims_open takes
+ * the journal named by key in dir, adopting those of dead workers; per window of lines:
+ * claims_intend (all its hashes), the test-and-add, claims_taken (those it claimed), the lines
+ * handed to the output (with claims_owed true for a line owed by a dead worker: write it), and
+ * claims_written. Each returns 0, or -1 with errno. */
+typedef struct claims claims;
+int claims_open(claims **out, const char *dir, const char *key);
+int claims_intend(claims *c, const uint64_t *hashes, size_t n);
+int claims_taken(claims *c, const uint64_t *hashes, const uint8_t *is_new, size_t n);
+int claims_owed(claims *c, uint64_t hash);
+int claims_written(claims *c);
+uint64_t claims_adopted(const claims *c);
+uint64_t claims_still_owed(const claims *c);
+void claims_close(claims *c);
+
+/* The reader's buffer to start with: it grows only for a line longer than itself. */
+#define LINE_READER_BUFFER (UINT64_C(4) << 20)
 int line_reader_open(line_reader *r, const char *path);
 /* Up to max lines into lines/lens, valid until the next call; returns the count, 0 at the end,
  * -1 with errno set on a read error or when memory runs out. */

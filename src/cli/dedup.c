@@ -7,7 +7,11 @@
  * every line the saved state knows was already written: after a crash, a rerun over the same
  * input emits again at most the lines written since the last checkpoint, and never loses one.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,7 +47,11 @@ static const char dedup_help_files[] =
     "  --shared FILTER     several dedup processes at once on one live filter file, mapped and\n"
     "                      shared: each distinct line is written by exactly one of them. Created\n"
     "                      from --expect/--fpp/--layout (default --expect 10M) by whichever\n"
-    "                      starts first\n"
+    "                      starts first. A worker killed (even by kill -9) loses nothing: the\n"
+    "                      same command run again writes every line it had claimed and not\n"
+    "                      written (its journal: /dev/shm/.sbloom-claims-*, or beside FILTER\n"
+    "                      where there is no /dev/shm; $SIMDBLOOM_CLAIMS_DIR to choose),\n"
+    "                      repeating at most the 4096 lines it was writing\n"
     "  --no-wait           with --state or --shared: fail (exit 1) instead of waiting for a\n"
     "                      writer that holds FILTER (an add, or another --state run)\n"
     "  --checkpoint SECS   with --state, also save every SECS seconds; after a crash, rerunning\n"
@@ -61,7 +69,9 @@ static const char dedup_help_rest[] =
     "                      processes on any hosts write each distinct line once between them.\n"
     "                      The table is created from --expect/--fpp/--layout (default --expect\n"
     "                      10M) by whichever starts first; a later one with another plan is\n"
-    "                      refused. After a failover a line may be written twice, never lost\n"
+    "                      refused. After a failover a line may be written twice, never lost.\n"
+    "                      A killed worker loses nothing after the same command runs again on\n"
+    "                      this host, as with --shared\n"
     "  --name NAME         with --redis: the table's name in Redis\n"
     "  --pass P            with --redis: the password (default: $REDISCLI_AUTH)\n"
     "  --retry S           with --redis: seconds to retry while the cluster fails over (30)\n"
@@ -106,8 +116,64 @@ typedef struct dedup_run {
     uint64_t lines_out; /* lines found new (and handed to the writer) */
     const char *state, *shared;
     double checkpoint, last_saved;
+    claims *claims; /* --shared, --redis: the lines this worker claimed and has not yet written */
+    uint64_t owed_written; /* lines a killed worker had claimed, written by this one */
     uint8_t is_new[65536];
 } dedup_run;
+
+/* Lines a worker of a shared table claims at a time: its journal holds at most this many, and a
+ * rerun after a kill repeats at most this many of the lines it had written. */
+#define CLAIM_WINDOW 4096
+
+static int journal_failed(void)
+{
+    fprintf(stderr, "simdbloom: cannot write the claims journal: %s\n", strerror(errno));
+    return EXIT_RUNTIME;
+}
+
+/* A window of a shared table's batch: journal, claim, write out, journal again (claims.c). The
+ * lines a killed worker had claimed are written when met, as if new. */
+static int claim_window(dedup_run *r, const line_batch *b, size_t at, size_t len)
+{
+    const uint64_t *hashes = b->hashes + at;
+    uint8_t *is_new = r->is_new + at;
+    if (claims_intend(r->claims, hashes, len) < 0)
+        return journal_failed();
+    int64_t fresh;
+#ifdef SIMDBLOOM_WITH_REDIS
+    if (r->fleet) {
+        /* On an error, is_new marks every line the fleet may have taken: they are written
+         * before the run stops, so a line can be repeated but never lost. */
+        if ((fresh = fleet_add_if_new(r->fleet, hashes, len, is_new)) < 0) {
+            for (size_t i = 0; i < len; i++)
+                if (is_new[i] && line_writer_put(&r->out, b->lines[at + i], b->lens[at + i]) < 0)
+                    return EXIT_RUNTIME;
+            if (line_writer_flush(&r->out) == 0)
+                claims_written(r->claims);
+            return EXIT_RUNTIME;
+        }
+    } else
+#endif
+        fresh = sbloom_add_if_new_hashes(r->filter, hashes, len, is_new);
+    if (fresh < 0) {
+        fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
+        return EXIT_RUNTIME;
+    }
+    if (claims_taken(r->claims, hashes, is_new, len) < 0)
+        return journal_failed();
+    for (size_t i = 0; i < len; i++) {
+        int owed = claims_owed(r->claims, hashes[i]);
+        if ((is_new[i] || owed) && line_writer_put(&r->out, b->lines[at + i], b->lens[at + i]) < 0)
+            return EXIT_RUNTIME;
+        r->owed_written += owed && !is_new[i];
+        r->lines_out += owed && !is_new[i];
+    }
+    r->lines_out += (uint64_t)fresh;
+    /* handed to the file or pipe before the journal lets the claims go */
+    if (line_writer_flush(&r->out) < 0)
+        return EXIT_RUNTIME;
+    return claims_written(r->claims) < 0 ? journal_failed() : EXIT_OK;
+}
 
 /* Flush (and fsync, when the output is a file) first, then save: the state never knows a line
  * that was not written, even across a power cut. */
@@ -128,20 +194,15 @@ static int dedup_batch(void *ctx, const line_batch *b)
     const char **lines = b->lines;
     const size_t *lens = b->lens;
     size_t n = b->n;
-    int64_t fresh;
-#ifdef SIMDBLOOM_WITH_REDIS
-    if (r->fleet) {
-        /* On an error, is_new marks every line the fleet may have taken: they are written
-         * before the run stops, so a line can be repeated but never lost. */
-        if ((fresh = fleet_add_if_new(r->fleet, b->hashes, n, r->is_new)) < 0) {
-            for (size_t i = 0; i < n; i++)
-                if (r->is_new[i] && line_writer_put(&r->out, lines[i], lens[i]) < 0)
-                    break;
-            return EXIT_RUNTIME;
+    if (r->claims) {
+        for (size_t at = 0; at < n; at += CLAIM_WINDOW) {
+            int rc = claim_window(r, b, at, n - at < CLAIM_WINDOW ? n - at : CLAIM_WINDOW);
+            if (rc != EXIT_OK)
+                return rc;
         }
-    } else
-#endif
-        fresh = sbloom_add_if_new_hashes(r->filter, b->hashes, n, r->is_new);
+        return EXIT_OK;
+    }
+    int64_t fresh = sbloom_add_if_new_hashes(r->filter, b->hashes, n, r->is_new);
     if (fresh < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
         return EXIT_RUNTIME;
@@ -270,6 +331,76 @@ static int close_shared(const char *path, int lock, sbloom_t *filter)
     return rc;
 }
 
+/* mkdir -p, private to the user (0700) for the folders it makes. */
+static int make_directories(const char *path)
+{
+    char part[PATH_MAX];
+    snprintf(part, sizeof part, "%s", path);
+    for (char *p = part + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char was = *p;
+            *p = '\0';
+            if (mkdir(part, 0700) != 0 && errno != EEXIST)
+                return -1;
+            *p = was;
+            if (!was)
+                return 0;
+        }
+    }
+}
+
+/* The claims journal's folder: memory (/dev/shm), which outlives the process, which is all it is
+ * for, and costs a rewrite nothing (on ext4 the journal's rewrites doubled a --shared run's
+ * time); where there is none, for --shared beside the filter, for --redis in
+ * $XDG_STATE_HOME/simdbloom (or ~/.local/state/simdbloom). Its name comes from the filter's lock
+ * file (absolute) or the fleet filter's name, so that the same command run again finds it. */
+static int open_claims(const cli_options *o, claims **out)
+{
+    char dir[PATH_MAX], key[2 * PATH_MAX + 8], lock[PATH_MAX];
+    if (o->shared) {
+        int rc = sbloom_lock_file(o->shared, lock, sizeof lock);
+        if (rc != SBLOOM_OK)
+            return filter_error("lock", o->shared, rc);
+        char *slash = strrchr(lock, '/');
+        const char *base = slash ? slash + 1 : lock;
+        if (slash == lock)
+            snprintf(dir, sizeof dir, "/");
+        else if (slash)
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - lock), lock);
+        else
+            snprintf(dir, sizeof dir, ".");
+        char absolute[PATH_MAX];
+        if (!realpath(dir, absolute))
+            snprintf(absolute, sizeof absolute, "%s", dir);
+        snprintf(key, sizeof key, "%s/%s", absolute, base);
+    } else {
+        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        if (state && state[0] == '/')
+            snprintf(dir, sizeof dir, "%s/simdbloom", state);
+        else if (home && home[0])
+            snprintf(dir, sizeof dir, "%s/.local/state/simdbloom", home);
+        else
+            snprintf(dir, sizeof dir, "/tmp/simdbloom-%ld", (long)getuid());
+        snprintf(key, sizeof key, "redis:%s", o->redis_name);
+    }
+    const char *memory = getenv("SIMDBLOOM_CLAIMS_DIR"); /* tests: a folder of their own */
+    if (!memory)
+        memory = "/dev/shm";
+    if (access(memory, W_OK | X_OK) == 0)
+        snprintf(dir, sizeof dir, "%s", memory);
+    else if (make_directories(dir) < 0) {
+        fprintf(stderr, "simdbloom: cannot make the folder of the claims journal %s: %s\n", dir,
+                strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    if (claims_open(out, dir, key) < 0) {
+        fprintf(stderr, "simdbloom: cannot open the claims journal in %s: %s\n", dir,
+                strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
 int cmd_dedup(int argc, char **argv)
 {
     cli_options o;
@@ -292,8 +423,11 @@ int cmd_dedup(int argc, char **argv)
     dedup_run run = {0};
     const char *locked = o.state ? o.state : o.shared;
     int lock = -1;
-    if (locked && (rc = filter_lock(locked, "dedup", LOCK_FILTER_EXCLUSIVE, o.no_wait, o.quiet,
-                                    &lock)) != EXIT_OK)
+    /* --shared workers hold the lock together; only the one that creates the file holds it
+     * alone, while it does (open_shared) */
+    int mode = o.shared && access(o.shared, F_OK) == 0 ? LOCK_FILTER_SHARED : LOCK_FILTER_EXCLUSIVE;
+    if (locked && (rc = filter_lock(locked, o.shared ? "dedup --shared" : "dedup", mode, o.no_wait,
+                                    o.quiet, &lock)) != EXIT_OK)
         return rc;
     if (o.state)
         rc = open_state(&o, &run.filter);
@@ -305,6 +439,12 @@ int cmd_dedup(int argc, char **argv)
 #endif
     else
         rc = create_for_dedup(&o, &run.filter);
+    if (rc == EXIT_OK && (o.shared || o.redis) && (rc = open_claims(&o, &run.claims)) != EXIT_OK) {
+#ifdef SIMDBLOOM_WITH_REDIS
+        fleet_close(run.fleet);
+#endif
+        sbloom_free(run.filter);
+    }
     if (rc != EXIT_OK) {
         filter_unlock(lock);
         return rc;
@@ -350,6 +490,17 @@ int cmd_dedup(int argc, char **argv)
     }
     if (!o.quiet)
         print_summary(run.filter, &s, &run, now_seconds() - started);
+    if (!o.quiet && run.owed_written)
+        fprintf(stderr,
+                "simdbloom dedup: %llu of the lines were claimed by a worker that was killed "
+                "before it wrote them\n",
+                (unsigned long long)run.owed_written);
+    if (!o.quiet && claims_still_owed(run.claims))
+        fprintf(stderr,
+                "simdbloom dedup: %llu lines claimed by a killed worker were not in this input; "
+                "the next run keeps looking for them\n",
+                (unsigned long long)claims_still_owed(run.claims));
+    claims_close(run.claims);
     line_writer_close(&run.out);
 #ifdef SIMDBLOOM_WITH_REDIS
     fleet_close(run.fleet);

@@ -103,3 +103,18 @@ void filter_unlock(int fd)
     if (fd >= 0)
         close(fd); /* closing the only descriptor releases the flock */
 }
+
+int filter_shared_holder(const char *path, char *note, size_t cap)
+{
+    char name[PATH_MAX];
+    if (sbloom_lock_file(path, name, sizeof name) != SBLOOM_OK)
+        return 0;
+    int fd = open(name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return 0; /* no lock file: nobody ever wrote the filter through it */
+    int held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    if (held)
+        read_note(fd, note, cap);
+    close(fd); /* releases the lock if this probe got it */
+    return held && strstr(note, "--shared") != NULL;
+}

@@ -26,7 +26,7 @@ int line_reader_open(line_reader *r, const char *path)
         if (r->fd < 0)
             return -1;
     }
-    r->cap = 4 * READ_BLOCK;
+    r->cap = (size_t)LINE_READER_BUFFER;
     r->buf = malloc(r->cap);
     if (!r->buf) {
         if (r->fd != STDIN_FILENO)

@@ -164,7 +164,16 @@ static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void 
     static uint64_t hashes[BATCH];
     line_reader reader;
     if (line_reader_open(&reader, path) < 0) {
-        fprintf(stderr, "simdbloom: cannot open %s: %s\n", path, strerror(errno));
+        if (errno == ENOMEM) { /* the file opened; its read buffer did not fit */
+            char buffer[32], filter[32];
+            fprintf(stderr,
+                    "simdbloom: not enough memory to read %s: its %s buffer does not fit beside "
+                    "the %s filter\n",
+                    path, human_bytes(LINE_READER_BUFFER, buffer, sizeof buffer),
+                    human_bytes(s->filter ? sbloom_bytes(s->filter) : 0, filter, sizeof filter));
+        } else {
+            fprintf(stderr, "simdbloom: cannot open %s: %s\n", path, strerror(errno));
+        }
         return EXIT_RUNTIME;
     }
     reader.idle = s->idle;
