@@ -1,5 +1,6 @@
 /* The Redis Cluster client of simdbloom-redis: see cluster.h. */
 #include "cluster.h"
+#include "replies.h"
 
 #include <errno.h>
 #include <hiredis/hiredis.h>
@@ -121,19 +122,17 @@ static int add_node(rc_cluster *c, const char *host, int port)
     return c->nnodes++;
 }
 
+/* add_node for rc_slot_map. */
+static int node_of(void *c, const char *host, int port)
+{
+    return add_node(c, host, port);
+}
+
 static void drop_connection(rc_cluster *c, int i)
 {
     if (c->nodes[i].ctx)
         redisFree(c->nodes[i].ctx);
     c->nodes[i].ctx = NULL;
-}
-
-/* A reply error's text starts with this word. */
-static int error_is(const redisReply *r, const char *word)
-{
-    size_t n = strlen(word);
-    return r->type == REDIS_REPLY_ERROR && r->len >= n && strncmp(r->str, word, n) == 0 &&
-           (r->len == n || r->str[n] == ' ');
 }
 
 /* Connects to node i (and authenticates) if it has no connection. 0, or an error code with the
@@ -165,11 +164,11 @@ static int ensure_connected(rc_cluster *c, int i)
                  : rc_fail(c, SBLOOM_REDIS_E_CONNECT,
                            "%s:%d failed at the greeting (%s): is it a Redis server?", n->host,
                            n->port, ctx->errstr);
-    } else if (error_is(r, "NOAUTH") || error_is(r, "WRONGPASS") ||
+    } else if (rc_error_is(r, "NOAUTH") || rc_error_is(r, "WRONGPASS") ||
                (r->type == REDIS_REPLY_ERROR && c->password)) {
         rc = rc_fail(c, SBLOOM_REDIS_E_AUTH, "%s:%d refused the login: %s%s", n->host, n->port,
                      r->str, c->password ? "" : " (give the password: --pass, or REDISCLI_AUTH)");
-    } else if (r->type == REDIS_REPLY_ERROR && error_is(r, "LOADING")) {
+    } else if (r->type == REDIS_REPLY_ERROR && rc_error_is(r, "LOADING")) {
         rc = rc_fail(c, SBLOOM_REDIS_E_CONNECT, "%s:%d is loading its data", n->host, n->port);
     } else if (r->type == REDIS_REPLY_ERROR) {
         rc = rc_fail(c, SBLOOM_REDIS_E_PROTOCOL, "%s:%d answered %s", n->host, n->port, r->str);
@@ -217,33 +216,8 @@ static int topology_from(rc_cluster *c, int i)
         return rc;
     }
     int16_t map[RC_SLOTS];
-    for (int s = 0; s < RC_SLOTS; s++)
-        map[s] = -1;
-    for (size_t e = 0; e < r->elements; e++) {
-        redisReply *range = r->element[e];
-        if (range->type != REDIS_REPLY_ARRAY || range->elements < 3 ||
-            range->element[0]->type != REDIS_REPLY_INTEGER ||
-            range->element[1]->type != REDIS_REPLY_INTEGER ||
-            range->element[2]->type != REDIS_REPLY_ARRAY || range->element[2]->elements < 2)
-            continue;
-        redisReply *master = range->element[2];
-        if (master->element[0]->type != REDIS_REPLY_STRING ||
-            master->element[1]->type != REDIS_REPLY_INTEGER)
-            continue;
-        /* An empty host is the node we asked; "?" an endpoint it does not know. */
-        const char *host = master->element[0]->len ? master->element[0]->str : c->nodes[i].host;
-        if (strcmp(host, "?") == 0)
-            continue;
-        int node = add_node(c, host, (int)master->element[1]->integer);
-        long long from = range->element[0]->integer, to = range->element[1]->integer;
-        for (long long s = from; node >= 0 && s <= to && s < RC_SLOTS; s++)
-            if (s >= 0)
-                map[s] = (int16_t)node;
-    }
+    int missing = rc_slot_map(r, c->nodes[i].host, node_of, c, map);
     freeReplyObject(r);
-    int missing = 0;
-    for (int s = 0; s < RC_SLOTS; s++)
-        missing += map[s] < 0;
     memcpy(c->slot_node, map, sizeof map);
     c->standalone = 0;
     if (missing)
@@ -413,17 +387,11 @@ enum { RC_DONE, RC_RETRY_NOW, RC_RETRY_LATER, RC_FATAL };
 /* "MOVED 3999 127.0.0.1:6381" / "ASK 3999 127.0.0.1:6381": the node it names, added if new. */
 static int redirect_node(rc_cluster *c, const redisReply *r)
 {
-    const char *sp = strchr(r->str, ' ');
-    sp = sp ? strchr(sp + 1, ' ') : NULL;
-    if (!sp)
+    char host[300];
+    int port;
+    if (rc_redirect_target(r->str, r->len, host, sizeof host, &port) < 0)
         return -1;
-    char addr[300];
-    snprintf(addr, sizeof addr, "%s", sp + 1);
-    char *colon = strrchr(addr, ':');
-    if (!colon)
-        return -1;
-    *colon = '\0';
-    return add_node(c, addr, atoi(colon + 1));
+    return add_node(c, host, port);
 }
 
 /* Classifies a reply (the command was executed, or refused before it ran). */
@@ -435,23 +403,24 @@ static int judge_reply(rc_cluster *c, rc_cmd *cmd, redisReply *r, int node, int 
         return RC_DONE;
     }
     int verdict = RC_FATAL;
-    if (error_is(r, "MOVED")) {
+    if (rc_error_is(r, "MOVED")) {
         int target = redirect_node(c, r);
         if (target >= 0)
             c->slot_node[cmd->slot] = (int16_t)target;
         *refresh = 1; /* a slot moved: others may have too */
         verdict = RC_RETRY_NOW;
-    } else if (error_is(r, "ASK")) {
+    } else if (rc_error_is(r, "ASK")) {
         cmd->ask_node = redirect_node(c, r);
         verdict = cmd->ask_node >= 0 ? RC_RETRY_NOW : RC_FATAL;
-    } else if (error_is(r, "TRYAGAIN") || error_is(r, "CLUSTERDOWN") || error_is(r, "LOADING") ||
-               error_is(r, "MASTERDOWN") || error_is(r, "READONLY")) {
+    } else if (rc_error_is(r, "TRYAGAIN") || rc_error_is(r, "CLUSTERDOWN") ||
+               rc_error_is(r, "LOADING") || rc_error_is(r, "MASTERDOWN") ||
+               rc_error_is(r, "READONLY")) {
         /* READONLY: a master we knew became a replica (a failover): learn the new map. */
         *refresh = 1;
         rc_fail(c, SBLOOM_REDIS_E_CLUSTER, "%s:%d: %s", c->nodes[node].host, c->nodes[node].port,
                 r->str);
         verdict = RC_RETRY_LATER;
-    } else if (error_is(r, "NOAUTH") || error_is(r, "WRONGPASS")) {
+    } else if (rc_error_is(r, "NOAUTH") || rc_error_is(r, "WRONGPASS")) {
         *fatal = rc_fail(c, SBLOOM_REDIS_E_AUTH, "%s:%d refused the login: %s", c->nodes[node].host,
                          c->nodes[node].port, r->str);
     } else {
