@@ -81,6 +81,14 @@ static void require_round_trip(const uint8_t *data, size_t size, const sbloom_t 
  * does not wrap the item count. */
 static void require_sane_fields(const sbloom_t *f)
 {
+    /* a plan its bytes can carry (each stage's, for a scalable filter) */
+    for (uint32_t i = 0; i < sbloom_stages(f); i++) {
+        const sbloom_t *stage = sbloom_stage(f, i);
+        uint64_t planned = sbloom_planned_items(stage);
+        if (planned && !(sbloom_blocked_fpp(sbloom_get_layout(stage), sbloom_bytes(stage),
+                                            planned) <= sbloom_planned_fpp(stage) * 1.000001))
+            abort();
+    }
     sbloom_stats stats = sbloom_stats_init();
     if (sbloom_get_stats(f, &stats) != SBLOOM_OK || !(stats.estimated_fpp >= 0.0) ||
         stats.estimated_fpp > 1.0 || !(stats.fill >= 0.0) || stats.fill > 1.0)
