@@ -174,7 +174,8 @@ static int slot_write(claims *c, const uint64_t *flight, size_t nflight)
     for (size_t i = 0; i < c->owed_cap; i++)
         if (c->owed[i])
             w[k++] = c->owed[i];
-    memcpy(w + k, flight, nflight * sizeof *flight);
+    if (nflight)
+        memcpy(w + k, flight, nflight * sizeof *flight);
     k += nflight;
     c->seq++;
     w[0] = SLOT_MAGIC;
