@@ -30,6 +30,20 @@ static const char fold_help[] =
 static int merge_locked(const cli_options *o);
 static int fold_locked(const cli_options *o);
 
+/* Runs the command with OUT's lock held, the lock add takes: taken before the inputs are read,
+ * since OUT may be one of them. */
+static int with_output_locked(const cli_options *o, const char *command,
+                              int (*run)(const cli_options *))
+{
+    int lock;
+    int rc = filter_lock(o->output, command, LOCK_FILTER_EXCLUSIVE, o->no_wait, o->quiet, &lock);
+    if (rc != EXIT_OK)
+        return rc;
+    rc = run(o);
+    filter_unlock(lock);
+    return rc;
+}
+
 int cmd_merge(int argc, char **argv)
 {
     cli_options o;
@@ -41,14 +55,7 @@ int cmd_merge(int argc, char **argv)
         return usage_error("merge", "-o OUT is missing");
     if (o.nargs < 2)
         return usage_error("merge", "merge takes two or more FILTERs (to copy one, use cp)");
-    /* Locked before the inputs are read: OUT may be one of them. */
-    int lock;
-    if ((rc = filter_lock(o.output, "merge", LOCK_FILTER_EXCLUSIVE, o.no_wait, o.quiet, &lock)) !=
-        EXIT_OK)
-        return rc;
-    rc = merge_locked(&o);
-    filter_unlock(lock);
-    return rc;
+    return with_output_locked(&o, "merge", merge_locked);
 }
 
 static int merge_locked(const cli_options *o)
@@ -99,13 +106,7 @@ int cmd_fold(int argc, char **argv)
         return rc;
     if (!o.output || !o.fpp_given || o.nargs != 1)
         return usage_error("fold", "fold takes --fpp P, -o OUT and one FILTER");
-    int lock; /* before FILTER is read: OUT may be FILTER */
-    if ((rc = filter_lock(o.output, "fold", LOCK_FILTER_EXCLUSIVE, o.no_wait, o.quiet, &lock)) !=
-        EXIT_OK)
-        return rc;
-    rc = fold_locked(&o);
-    filter_unlock(lock);
-    return rc;
+    return with_output_locked(&o, "fold", fold_locked);
 }
 
 static int fold_locked(const cli_options *o)
