@@ -26,11 +26,18 @@ seq -f 'other-%g' 1 3000 >"$tmp/other"   # in the other filter merged in
 seq -f 'built-%g' 1 3000 >"$tmp/built"   # what build -o writes
 
 locked() { ! flock -n "$1.lock" true; } # someone holds FILTER.lock (shared or exclusive)
+# A shared read-write mapping needs a little-endian host: on s390x --shared is refused, said so.
+holders="state shared add" shared=1
+echo x | "$bin" dedup --shared "$tmp/probe.sbloom" >/dev/null 2>"$tmp/err"
+if grep -q "not supported by this build or host" "$tmp/err"; then
+  echo "SKIP: big-endian host: dedup --shared refuses (as documented), its races not run"
+  holders="state add" shared=0
+fi
 # present FILTER FILE: every line of FILE is in FILTER
 present() { [ -z "$("$bin" query --quiet --absent "$1" "$2")" ]; }
 
 for writer in merge fold build; do
-  for holder in state shared add; do
+  for holder in $holders; do
     what="$writer -o while $holder holds the file"
     F=$tmp/f.sbloom
     rm -f "$F" "$F.lock" "$tmp/fifo" "$tmp/err"
@@ -86,6 +93,7 @@ done
 # Messages that name the cause. A file that dedup --shared workers are writing is live, not
 # damaged: readers say who holds it.
 F=$tmp/live.sbloom
+if [ "$shared" = 1 ]; then
 rm -f "$tmp/fifo"
 mkfifo "$tmp/fifo"
 "$bin" dedup --quiet --expect 20000 --fpp 1e-6 --shared "$F" <"$tmp/fifo" >/dev/null &
@@ -109,7 +117,8 @@ done
 exec 3>&-
 wait "$holder_pid"
 holder_pid=
-check "once the worker has ended, the file reads" "$bin" info "$F"
+check "once the worker has ended, the file reads" bash -c "'$bin' info '$F' >/dev/null"
+fi
 
 # Out of memory names what did not fit (ASan and TSan builds cannot start under the limit: not
 # checked there).
