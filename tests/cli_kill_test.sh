@@ -36,7 +36,8 @@ for k in 2000 15000 40000; do
   : >"$tmp/out1"
   "$bin" dedup --quiet --shared "$F" --expect 1M "$stream" | slow "$tmp/out1" &
   pipeline=$!
-  worker=$(pgrep -n -f "dedup --quiet --shared $F")
+  worker=
+  for _ in $(seq 200); do worker=$(pgrep -n -f "dedup --quiet --shared $F") && break; sleep 0.025; done
   pids+=("$pipeline" "$worker")
   for _ in $(seq 400); do [ "$(lines "$tmp/out1")" -ge "$k" ] && break; sleep 0.025; done
   kill -9 "$worker" 2>/dev/null

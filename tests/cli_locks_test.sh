@@ -100,8 +100,8 @@ mkfifo "$tmp/fifo"
 holder_pid=$!
 exec 3>"$tmp/fifo"
 head -n 100 "$tmp/held" >&3
-for _ in $(seq 100); do
-  "$bin" info "$F" >/dev/null 2>"$tmp/err" || break
+for _ in $(seq 100); do # until the worker has made the file and changed it
+  "$bin" info "$F" >/dev/null 2>"$tmp/err" || ! grep -q "in use by" "$tmp/err" || break
   sleep 0.05
 done
 for reader in info query merge; do

@@ -156,7 +156,8 @@ for k in 3000 20000; do
   : >"$work/k1"
   "$sb" dedup --quiet --redis "$nodes" --name "killed$k" --expect 1M "$work/stream" | slow "$work/k1" &
   pipeline=$!
-  worker=$(pgrep -n -f "name killed$k")
+  worker=
+  for _ in $(seq 200); do worker=$(pgrep -n -f "name killed$k") && break; sleep 0.025; done
   for _ in $(seq 400); do [ "$(wc -l <"$work/k1")" -ge "$k" ] && break; sleep 0.025; done
   kill -9 "$worker"
   wait "$pipeline"
