@@ -33,11 +33,23 @@ static int node_of(void *ctx, const char *host, int port)
     return n->count++;
 }
 
+/* The map between two guards that no slot range may reach. */
+static struct {
+    int16_t before[1024];
+    int16_t map[RC_SLOTS];
+    int16_t after[1024];
+} slots;
+
 static void check_reply(const redisReply *r)
 {
-    static int16_t map[RC_SLOTS];
+    int16_t *map = slots.map;
+    memset(slots.before, 0x5a, sizeof slots.before);
+    memset(slots.after, 0x5a, sizeof slots.after);
     nodes n = {.count = 0};
     int missing = rc_slot_map(r, "asked.example", node_of, &n, map);
+    for (size_t i = 0; i < 1024; i++)
+        if (slots.before[i] != 0x5a5a || slots.after[i] != 0x5a5a)
+            abort(); /* a range outside 0..16383 was written */
     if (r->type != REDIS_REPLY_ARRAY ? missing != -1 : missing < 0 || missing > RC_SLOTS)
         abort();
     if (missing >= 0) {

@@ -10,9 +10,10 @@ bin=$1
 stream=$2
 tmp=$(mktemp -d)
 export SIMDBLOOM_CLAIMS_DIR=$tmp # the claims journals of --shared and --redis workers
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+worker=
+cleanup() { # only this script's own jobs, and a worker not yet reaped: never a stale PID
+  [ -n "$worker" ] && kill -9 "$worker" 2>/dev/null
+  kill -9 $(jobs -p) 2>/dev/null
   exec 3>&- 2>/dev/null
   rm -rf "$tmp"
 }
@@ -38,10 +39,10 @@ for k in 2000 15000 40000; do
   pipeline=$!
   worker=
   for _ in $(seq 200); do worker=$(pgrep -n -f "dedup --quiet --shared $F") && break; sleep 0.025; done
-  pids+=("$pipeline" "$worker")
   for _ in $(seq 400); do [ "$(lines "$tmp/out1")" -ge "$k" ] && break; sleep 0.025; done
   kill -9 "$worker" 2>/dev/null
   wait "$pipeline" 2>/dev/null
+  worker=
   written=$(lines "$tmp/out1")
   check "kill after $k lines: killed mid-run ($written of $(wc -l <"$tmp/distinct") written)" \
     [ "$written" -lt "$(wc -l <"$tmp/distinct")" ]
@@ -67,7 +68,6 @@ done
 F=$tmp/live.sbloom
 mkfifo "$tmp/fifo"
 "$bin" dedup --quiet --shared "$F" --expect 1M <"$tmp/fifo" >"$tmp/live-out" &
-pids+=("$!")
 live=$!
 exec 3>"$tmp/fifo"
 head -n 1000 "$stream" >&3
