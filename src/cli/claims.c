@@ -55,6 +55,8 @@ struct claims {
     uint64_t adopted;   /* hashes taken over from dead workers' journals */
     uint64_t *scratch;  /* a slot's image */
     size_t scratch_cap; /* in hashes */
+    uint64_t *claimed;  /* claims_taken's list of a window's claimed hashes */
+    size_t claimed_cap;
 };
 
 /* FNV-1a: a short, fixed name for any key (a path, a fleet name). */
@@ -301,16 +303,18 @@ int claims_intend(claims *c, const uint64_t *hashes, size_t n)
 
 int claims_taken(claims *c, const uint64_t *hashes, const uint8_t *is_new, size_t n)
 {
-    uint64_t *mine = malloc((n ? n : 1) * sizeof *mine);
-    if (!mine)
-        return -1;
+    if (n > c->claimed_cap) { /* grown once, to the window's size */
+        uint64_t *grown = realloc(c->claimed, n * sizeof *grown);
+        if (!grown)
+            return -1;
+        c->claimed = grown;
+        c->claimed_cap = n;
+    }
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (is_new[i])
-            mine[m++] = hashes[i];
-    int rc = slot_write(c, mine, m);
-    free(mine);
-    return rc;
+            c->claimed[m++] = hashes[i];
+    return slot_write(c, c->claimed, m);
 }
 
 int claims_owed(claims *c, uint64_t hash)
@@ -346,5 +350,6 @@ void claims_close(claims *c)
     }
     free(c->owed);
     free(c->scratch);
+    free(c->claimed);
     free(c);
 }
