@@ -180,7 +180,10 @@ extern const sbloom_kernels sbloom_kernels_neon;
 extern const sbloom_kernels sbloom_kernels_avx2_simde; /* test builds: x86 kernels via SIMDe */
 extern const sbloom_kernels sbloom_kernels_avx512_simde;
 
-/* The table with that name if it is built in and this CPU runs it, else NULL (src/dispatch.c).
+/* xxh3_avx2.c (x86 builds): XXH3_64bits compiled with AVX2, for src/base/hash_long.c. */
+uint64_t sbloom_xxh3_avx2(const void *data, size_t len);
+
+/* The table with that name if it is built in and this CPU runs it, else NULL (src/base/dispatch.c).
  * Tests and fuzzers use it to reach one kernel directly. */
 const sbloom_kernels *sbloom_kernels_by_name(const char *name);
 

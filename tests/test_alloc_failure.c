@@ -1,6 +1,6 @@
 /*
  * Every entry point that allocates, with each of its allocations (and mappings) failing in turn
- * (the hook in src/alloc.h, as SQLite tests its out-of-memory paths): the call answers
+ * (the hook in src/base/alloc.h, as SQLite tests its out-of-memory paths): the call answers
  * SBLOOM_E_NOMEM, leaves its output NULL, changes nothing it was given, and leaks nothing (the
  * sanitizer build runs this under LeakSanitizer). The loop for one entry point stops at the
  * first run where no allocation failed, which must succeed.
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "simdbloom.h"
-#include "../src/alloc.h"
+#include "../src/base/alloc.h"
 #include "check.h"
 
 static char dir[] = "/tmp/simdbloom-nomem-XXXXXX";

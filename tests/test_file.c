@@ -27,7 +27,7 @@
 
 #include "simdbloom.h"
 #include "check.h"
-#include "../src/endian.h"
+#include "../src/base/endian.h"
 
 #define HEADER 128
 

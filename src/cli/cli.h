@@ -82,10 +82,13 @@ int create_planned(const cli_options *o, sbloom_t **out);
 enum { LOCK_FILTER_EXCLUSIVE = 0, LOCK_FILTER_SHARED = 1 };
 int filter_lock(const char *path, const char *command, int mode, int no_wait, int quiet, int *fd);
 int filter_lock_change(int fd, int mode, int no_wait);
-/* 1 if dedup --shared workers hold FILTER's lock now (the file is live: its header and checksum
- * are brought up to date when the last one ends), with the holder's note in note. */
-int filter_shared_holder(const char *path, char *note, size_t cap);
 void filter_unlock(int fd);
+/* holder.c: 1 if dedup --shared workers hold FILTER's lock now (the file is live: its header and
+ * checksum are brought up to date when the last one ends), with the holder's note in note; and
+ * the holder's note read from an open FILTER.lock, without its newline ("pid 123: simdbloom
+ * add"), or "another process". */
+int filter_shared_holder(const char *path, char *note, size_t cap);
+void lock_note_read(int fd, char *note, size_t cap);
 
 /* overload.c: if the filter holds clearly more distinct keys than planned (estimated from its
  * fill), a warning with the rate now expected and advice that works: for a state file (path not
@@ -212,7 +215,7 @@ int line_reader_open(line_reader *r, const char *path);
  * -1 with errno set on a read error or when memory runs out. */
 long line_reader_next(line_reader *r, const char **lines, size_t *lens, size_t max);
 void line_reader_close(line_reader *r);
-/* stream.c: 1 once a stop signal arrived (a read interrupted by it then fails with EINTR). */
+/* stop.c: 1 once a stop signal arrived (a read interrupted by it then fails with EINTR). */
 int line_reader_stop_requested(void);
 
 /* output.c: lines out to a file descriptor, buffered so that every write(2) holds whole lines

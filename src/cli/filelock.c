@@ -28,16 +28,6 @@
 /* Bytes of the holder note at the start of FILTER.lock (the library's part starts later). */
 #define NOTE_BYTES 256
 
-/* The holder's note, without its newline ("pid 123: simdbloom add"), or a placeholder. */
-static void read_note(int fd, char *note, size_t cap)
-{
-    ssize_t got = pread(fd, note, cap - 1, 0);
-    note[got > 0 ? got : 0] = '\0';
-    note[strcspn(note, "\n")] = '\0';
-    if (!note[0])
-        snprintf(note, cap, "another process");
-}
-
 static void write_note(int fd, const char *command)
 {
     char note[NOTE_BYTES];
@@ -63,7 +53,7 @@ int filter_lock(const char *path, const char *command, int mode, int no_wait, in
     int how = mode == LOCK_FILTER_SHARED ? LOCK_SH : LOCK_EX;
     if (flock(fd, how | LOCK_NB) != 0) {
         char holder[NOTE_BYTES];
-        read_note(fd, holder, sizeof holder);
+        lock_note_read(fd, holder, sizeof holder);
         if (errno != EWOULDBLOCK) {
             fprintf(stderr, "simdbloom: cannot lock %s: %s\n", name, strerror(errno));
         } else if (no_wait) {
@@ -102,19 +92,4 @@ void filter_unlock(int fd)
 {
     if (fd >= 0)
         close(fd); /* closing the only descriptor releases the flock */
-}
-
-int filter_shared_holder(const char *path, char *note, size_t cap)
-{
-    char name[PATH_MAX];
-    if (sbloom_lock_file(path, name, sizeof name) != SBLOOM_OK)
-        return 0;
-    int fd = open(name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0)
-        return 0; /* no lock file: nobody ever wrote the filter through it */
-    int held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-    if (held)
-        read_note(fd, note, cap);
-    close(fd); /* releases the lock if this probe got it */
-    return held && strstr(note, "--shared") != NULL;
 }

@@ -24,34 +24,6 @@
 
 #define BATCH 65536
 
-static volatile sig_atomic_t stop_signal;
-
-static void request_stop(int sig)
-{
-    stop_signal = sig;
-}
-
-void stream_stop_on_signals(void)
-{
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = request_stop; /* no SA_RESTART: a read waiting for input returns */
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGTERM, &action, NULL);
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGHUP, &action, NULL);
-}
-
-int stop_exit_status(void)
-{
-    return 128 + stop_signal;
-}
-
-int line_reader_stop_requested(void)
-{
-    return stop_signal != 0;
-}
-
 static uint64_t known_input_bytes(int nfiles, char **files)
 {
     uint64_t total = 0;
@@ -201,14 +173,14 @@ static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void 
             s->buffer_bytes = reader.cap;
         if (s->progress)
             show_progress(s->command, s, 0);
-        if (stop_signal) {
+        if (line_reader_stop_requested()) {
             rc = EXIT_STOPPED;
             break;
         }
     }
     int read_errno = errno;
     line_reader_close(&reader);
-    if (n < 0 && rc == EXIT_OK && stop_signal)
+    if (n < 0 && rc == EXIT_OK && line_reader_stop_requested())
         return EXIT_STOPPED;
     if (n < 0 && rc == EXIT_OK) {
         fprintf(stderr, "simdbloom: cannot read %s: %s\n", path, strerror(read_errno));

@@ -55,7 +55,7 @@ uint64_t rc_round_trips(const rc_cluster *c)
     return c->rounds;
 }
 
-static double now_seconds(void)
+static double monotonic_seconds(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -287,8 +287,8 @@ int rc_connect(rc_cluster **out, const char *nodes, const char *password, double
         rc = rc_fail(c, SBLOOM_E_INVALID, "no node given: give host:port[,host:port...]");
     if (rc == 0) {
         /* A cluster still forming (or failing over) is waited for, up to the retry time. */
-        double deadline = now_seconds() + retry, backoff = RC_BACKOFF_FIRST;
-        while ((rc = refresh_topology(c)) == SBLOOM_REDIS_E_CLUSTER && now_seconds() < deadline) {
+        double deadline = monotonic_seconds() + retry, backoff = RC_BACKOFF_FIRST;
+        while ((rc = refresh_topology(c)) == SBLOOM_REDIS_E_CLUSTER && monotonic_seconds() < deadline) {
             sleep_seconds(backoff);
             backoff = backoff * 2 < RC_BACKOFF_MAX ? backoff * 2 : RC_BACKOFF_MAX;
         }
@@ -451,7 +451,7 @@ int rc_run(rc_cluster *c, rc_cmd *cmds, size_t n)
         cmds[i].ask_node = -1;
         pending[npending++] = i;
     }
-    double deadline = now_seconds() + c->retry, backoff = RC_BACKOFF_FIRST;
+    double deadline = monotonic_seconds() + c->retry, backoff = RC_BACKOFF_FIRST;
     int rc = 0;
     while (npending > 0 && rc == 0) {
         int refresh = 0, later = 0;
@@ -546,7 +546,7 @@ int rc_run(rc_cluster *c, rc_cmd *cmds, size_t n)
         npending = nretry;
         if (npending == 0)
             break;
-        if (now_seconds() >= deadline) {
+        if (monotonic_seconds() >= deadline) {
             char last[sizeof c->message];
             snprintf(last, sizeof last, "%s", c->message);
             rc = rc_fail(c,

@@ -2,7 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "base.h"
 
 /* One per thread: a caller reads it right after the call that failed. */
 static _Thread_local char detail[256];

@@ -1,20 +1,16 @@
 /*
- * The filter file format (docs/FORMAT.md): the header, its validation, and the in-memory file
- * image (serialize / deserialize), plus the Parquet bare bitset.
+ * The filter file's header (docs/FORMAT.md): packing and validation.
  *
  * A reader trusts nothing until it is checked, in this order: the size can hold a header, the
  * magic, the header checksum, the version and reserved bytes, the layout and hash, the geometry
  * (blocks x block size == payload bytes <= 64 GiB), the total size, and only then (after the one
  * allocation, whose size is now bounded by the input's) the payload checksum.
  */
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "endian.h"
-#include "alloc.h"
-#include "format.h"
-#include "hash.h"
+#include "../base/endian.h"
+#include "../base/hash.h"
+#include "header.h"
 
 static const uint8_t magic[8] = {0x89, 'S', 'B', 'L', 'O', 'O', 'M', '\n'};
 
@@ -40,52 +36,32 @@ enum {
     AT_HEADER_SUM = 120
 };
 
-static int swap_needed(void)
-{
-    return sbloom_host_is_big_endian();
-}
-
 uint64_t sbloom_header_payload_bytes(const uint8_t *header)
 {
     return sbloom_get_le64(header + AT_PAYLOAD_BYTES);
 }
 
-uint64_t sbloom_payload_checksum(const sbloom_t *f)
-{
-    if (!swap_needed())
-        return sbloom_xxh3(f->blocks, (size_t)f->bytes);
-    /* Big-endian host: checksum the little-endian image, a chunk at a time. */
-    XXH3_state_t state;
-    XXH3_64bits_reset(&state);
-    uint8_t chunk[4096];
-    for (uint64_t at = 0; at < f->bytes; at += sizeof chunk) {
-        uint64_t len = f->bytes - at < sizeof chunk ? f->bytes - at : sizeof chunk;
-        sbloom_copy_words(chunk, (const uint8_t *)f->blocks + at, len,
-                          sbloom_layout_word_bits(f->layout), 1);
-        XXH3_64bits_update(&state, chunk, (size_t)len);
-    }
-    return XXH3_64bits_digest(&state);
-}
-
-void sbloom_header_of(const sbloom_t *f, sbloom_header *h)
+void sbloom_header_start(sbloom_header *h, sbloom_layout layout, uint64_t items,
+                         uint64_t planned_items, double planned_fpp)
 {
     memset(h, 0, sizeof *h);
     h->version = SBLOOM_FORMAT_VERSION;
-    h->layout = f->layout;
-    h->hash_function = f->layout == SBLOOM_LAYOUT_PARQUET ? HASH_XXH64 : HASH_XXH3_64;
-    h->nblocks = f->nblocks;
-    h->k = f->k;
-    h->flags = f->planned_items ? 1u : 0u;
-    h->items = sbloom_items(f);          /* the live count of a concurrent filter */
-    h->planned_items = f->planned_items; /* a scalable filter's: its first stage's */
-    h->planned_fpp = f->planned_items ? f->planned_fpp : 0.0;
-    h->payload_bytes = f->bytes;
-    if (f->stages) {
-        h->payload_bytes = sbloom_scalable_payload_bytes(f);
-        h->nblocks = h->payload_bytes / 64; /* 64-byte units: each stage image is a multiple */
-    }
-    /* (a scalable filter's is computed over its serialized stages by sbloom_serialize) */
-    h->payload_checksum = f->stages ? 0 : sbloom_payload_checksum(f);
+    h->layout = layout;
+    h->hash_function = layout == SBLOOM_LAYOUT_PARQUET ? HASH_XXH64 : HASH_XXH3_64;
+    h->k = sbloom_layout_k(layout);
+    h->flags = planned_items ? 1u : 0u;
+    h->items = items;
+    h->planned_items = planned_items;
+    h->planned_fpp = planned_items ? planned_fpp : 0.0;
+}
+
+void sbloom_header_describe(sbloom_header *h, const sbloom_core *c, uint64_t items,
+                            uint64_t planned_items, double planned_fpp)
+{
+    sbloom_header_start(h, c->layout, items, planned_items, planned_fpp);
+    h->nblocks = c->nblocks;
+    h->payload_bytes = c->bytes;
+    h->payload_checksum = sbloom_core_payload_checksum(c);
 }
 
 void sbloom_header_pack(const sbloom_header *h, uint8_t out[SBLOOM_HEADER_BYTES])
@@ -209,170 +185,12 @@ int sbloom_payload_mismatch(void)
     return sbloom_fail_with(SBLOOM_E_CORRUPT, "payload checksum mismatch");
 }
 
-void sbloom_header_apply(const sbloom_header *h, sbloom_t *f)
+int sbloom_core_from_image(sbloom_core *c, const sbloom_header *h, const uint8_t *payload)
 {
-    f->items = h->items;
-    if (h->flags & 1u) {
-        f->planned_items = h->planned_items;
-        f->planned_fpp = h->planned_fpp;
-    }
-}
-
-uint64_t sbloom_serialized_size(const sbloom_t *filter)
-{
-    if (!filter)
-        return 0;
-    return SBLOOM_HEADER_BYTES +
-           (filter->stages ? sbloom_scalable_payload_bytes(filter) : filter->bytes);
-}
-
-int sbloom_serialize(const sbloom_t *filter, void *buf, size_t cap)
-{
-    if (!filter || !buf)
-        return SBLOOM_E_NULL;
-    if (cap < sbloom_serialized_size(filter))
-        return SBLOOM_E_TRUNCATED;
-    sbloom_header h;
-    if (filter->stages) {
-        uint8_t *payload = (uint8_t *)buf + SBLOOM_HEADER_BYTES;
-        int rc = sbloom_scalable_write_payload(filter, payload);
-        if (rc != SBLOOM_OK)
-            return rc;
-        sbloom_header_of(filter, &h);
-        h.payload_checksum = sbloom_xxh3(payload, (size_t)h.payload_bytes);
-        sbloom_header_pack(&h, buf);
-        return SBLOOM_OK;
-    }
-    sbloom_header_of(filter, &h);
-    sbloom_header_pack(&h, buf);
-    sbloom_copy_words((uint8_t *)buf + SBLOOM_HEADER_BYTES, filter->blocks, filter->bytes,
-                      sbloom_layout_word_bits(filter->layout), swap_needed());
-    return SBLOOM_OK;
-}
-
-int sbloom_deserialize(sbloom_t **out, const void *buf, size_t len)
-{
-    if (!out)
-        return SBLOOM_E_NULL;
-    *out = NULL;
-    if (!buf)
-        return SBLOOM_E_NULL;
-    sbloom_header h;
-    int rc = sbloom_header_parse(buf, len, &h);
-    if (rc != SBLOOM_OK)
-        return rc;
-    const uint8_t *payload = (const uint8_t *)buf + SBLOOM_HEADER_BYTES;
-    if (sbloom_xxh3(payload, (size_t)h.payload_bytes) != h.payload_checksum)
+    if (sbloom_xxh3(payload, (size_t)h->payload_bytes) != h->payload_checksum)
         return sbloom_payload_mismatch();
-    if (h.layout == SBLOOM_LAYOUT_SCALABLE)
-        return sbloom_scalable_from_payload(out, &h, payload);
-    sbloom_t *f;
-    rc = sbloom_filter_new(&f, h.payload_bytes, h.layout, 0, NAN, 0);
-    if (rc != SBLOOM_OK)
-        return rc;
-    sbloom_copy_words(f->blocks, payload, h.payload_bytes, sbloom_layout_word_bits(h.layout),
-                      swap_needed());
-    sbloom_header_apply(&h, f);
-    *out = f;
-    return SBLOOM_OK;
-}
-
-int sbloom_parquet_export(const sbloom_t *filter, void *buf, size_t cap)
-{
-    if (!filter || !buf)
-        return SBLOOM_E_NULL;
-    if (filter->layout != SBLOOM_LAYOUT_PARQUET)
-        return SBLOOM_E_LAYOUT;
-    if (cap < filter->bytes)
-        return SBLOOM_E_TRUNCATED;
-    sbloom_copy_words(buf, filter->blocks, filter->bytes, 32, swap_needed());
-    return SBLOOM_OK;
-}
-
-int sbloom_parquet_import(sbloom_t **out, const void *bitset, size_t len)
-{
-    if (!out)
-        return SBLOOM_E_NULL;
-    *out = NULL;
-    if (!bitset)
-        return SBLOOM_E_NULL;
-    if (len == 0 || len % 32 != 0)
-        return SBLOOM_E_INVALID;
-    if (len > SBLOOM_MAX_BYTES)
-        return SBLOOM_E_TOO_LARGE;
-    sbloom_t *f;
-    int rc = sbloom_filter_new(&f, len, SBLOOM_LAYOUT_PARQUET, 0, NAN, 0);
-    if (rc != SBLOOM_OK)
-        return rc;
-    sbloom_copy_words(f->blocks, bitset, len, 32, swap_needed());
-    sbloom_stats stats = sbloom_stats_init();
-    sbloom_get_stats(f, &stats); /* a bare bitset carries no count: estimate it */
-    f->items = isfinite(stats.estimated_items) ? (uint64_t)llround(stats.estimated_items) : 0;
-    *out = f;
-    return SBLOOM_OK;
-}
-
-/* The bit layouts whose blocks are plain bits (sbloom_export_bits, sbloom_import_bits). */
-static int bits_layout(sbloom_layout layout)
-{
-    return layout == SBLOOM_LAYOUT_PARQUET || layout == SBLOOM_LAYOUT_BLOCK512_K8 ||
-           layout == SBLOOM_LAYOUT_BLOCK512_K16;
-}
-
-int sbloom_export_bits(const sbloom_t *filter, void *buf, size_t cap)
-{
-    if (!filter || !buf)
-        return SBLOOM_E_NULL;
-    if (!bits_layout(filter->layout))
-        return SBLOOM_E_LAYOUT;
-    if (cap < filter->bytes)
-        return SBLOOM_E_TRUNCATED;
-    sbloom_copy_words(buf, filter->blocks, filter->bytes, sbloom_layout_word_bits(filter->layout),
-                      swap_needed());
-    return SBLOOM_OK;
-}
-
-int sbloom_import_bits(sbloom_t **out, sbloom_layout layout, const void *bits, size_t len,
-                       uint64_t items, uint64_t planned_items, double planned_fpp)
-{
-    if (!out)
-        return SBLOOM_E_NULL;
-    *out = NULL;
-    if (!bits)
-        return SBLOOM_E_NULL;
-    if (!bits_layout(layout))
-        return SBLOOM_E_LAYOUT;
-    uint32_t block_bytes = sbloom_layout_block_bytes(layout);
-    if (len == 0 || len % block_bytes != 0)
-        return SBLOOM_E_INVALID;
-    if (len > SBLOOM_MAX_BYTES)
-        return SBLOOM_E_TOO_LARGE;
-    sbloom_t *f;
-    int rc =
-        sbloom_filter_new(&f, len, layout, planned_items, planned_items ? planned_fpp : NAN, 0);
-    if (rc != SBLOOM_OK)
-        return rc;
-    sbloom_copy_words(f->blocks, bits, len, sbloom_layout_word_bits(layout), swap_needed());
-    f->items = items;
-    *out = f;
-    return SBLOOM_OK;
-}
-
-/* The mask is what the scalar reference's add sets in a zeroed block of a one-block filter
- * (the bits in a block depend on the hash's low half only), in the payload's byte order. */
-int sbloom_locate(sbloom_layout layout, uint64_t nblocks, uint64_t hash, uint64_t *block,
-                  void *mask, size_t cap)
-{
-    if (!block || !mask)
-        return SBLOOM_E_NULL;
-    if (!bits_layout(layout))
-        return SBLOOM_E_LAYOUT;
-    uint32_t block_bytes = sbloom_layout_block_bytes(layout);
-    if (nblocks == 0 || nblocks > (UINT64_C(1) << 32) || cap < block_bytes)
-        return SBLOOM_E_INVALID;
-    _Alignas(64) uint8_t scratch[64] = {0};
-    sbloom_kernels_scalar.layout[layout - 1].insert_one(scratch, 1, hash);
-    sbloom_copy_words(mask, scratch, block_bytes, sbloom_layout_word_bits(layout), swap_needed());
-    *block = sbk_block_index(hash, nblocks);
-    return SBLOOM_OK;
+    int rc = sbloom_core_init(c, h->payload_bytes, h->layout, SBLOOM_OWNER_HEAP);
+    if (rc == SBLOOM_OK)
+        sbloom_core_payload_in(c, payload);
+    return rc;
 }

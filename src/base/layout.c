@@ -1,7 +1,7 @@
 /* Names and fixed geometry of the layouts (the public enum and its strings). */
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 
 /* A block holds k words of block_bytes * 8 / k bits; a key takes one slot of every word: a bit,
  * or in the counting layout a 4-bit counter (slot_bits). */
@@ -61,4 +61,10 @@ uint32_t sbloom_layout_slots(sbloom_layout layout)
     return sbloom_layout_known(layout) && layouts[layout - 1].k
                ? sbloom_layout_word_bits(layout) / layouts[layout - 1].slot_bits
                : 0;
+}
+
+int sbloom_layout_is_bits(sbloom_layout layout)
+{
+    return layout == SBLOOM_LAYOUT_PARQUET || layout == SBLOOM_LAYOUT_BLOCK512_K8 ||
+           layout == SBLOOM_LAYOUT_BLOCK512_K16;
 }

@@ -6,8 +6,8 @@
  * Counts: add counts every key (a duplicate too: it takes two removes to take it out), remove
  * subtracts the keys it removed, so items = adds - successful removes.
  */
-#include "hash.h"
-#include "internal.h"
+#include "../base/hash.h"
+#include "../modes/modes.h"
 
 int sbloom_remove_hash(sbloom_t *filter, uint64_t hash)
 {
@@ -37,8 +37,8 @@ int64_t sbloom_saturated(const sbloom_t *filter)
         return SBLOOM_E_NULL;
     if (filter->layout != SBLOOM_LAYOUT_COUNTING512)
         return SBLOOM_E_LAYOUT;
-    const uint64_t *words = filter->blocks;
-    uint64_t count = 0, nwords = filter->bytes / 8;
+    const uint64_t *words = filter->core.blocks;
+    uint64_t count = 0, nwords = filter->core.bytes / 8;
     for (uint64_t i = 0; i < nwords; i++) {
         uint64_t w = words[i];
         uint64_t full = w & (w >> 1) & (w >> 2) & (w >> 3) & UINT64_C(0x1111111111111111);

@@ -16,7 +16,7 @@
 #include <xxhash.h>
 
 #include "hash.h"
-#include "internal.h"
+#include "base.h"
 
 typedef uint64_t (*xxh3_fn)(const void *data, size_t len);
 

@@ -13,10 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "endian.h"
-#include "hash.h"
-#include "alloc.h"
-#include "internal.h"
+#include "../base/endian.h"
+#include "../base/hash.h"
+#include "../base/alloc.h"
+#include "../os/os.h"
+#include "../object.h"
 
 #define ALLOW_HEADER_BYTES 64
 static const uint8_t allow_magic[8] = {0x89, 'S', 'B', 'A', 'L', 'L', 'O', 'W'};

@@ -30,20 +30,17 @@
  * that every process adds to; the header itself is left alone until a sync, so that it stays
  * valid for processes that map the file later.
  */
-#define _GNU_SOURCE /* kill, O_CLOEXEC, O_NOFOLLOW, ftruncate in -std=c11 */
+#define _GNU_SOURCE /* kill in -std=c11 */
 #include <errno.h>
-#include <limits.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "internal.h"
+#include "../base/alloc.h"
+#include "../os/os.h"
+#include "modes.h"
 
 static inline void cpu_relax(void)
 {
@@ -85,9 +82,17 @@ static void stripe_unlock(uint32_t *word)
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
 }
 
+/* The lock table of a concurrent filter: SBLOOM_STRIPES words, in the heap or in PATH.lock. */
+typedef struct stripes {
+    uint32_t *words;
+    void *map;  /* the PATH.lock mapping, or NULL */
+    int shared; /* across processes: a lock word holds its holder's process ID */
+} stripes;
+
 static uint32_t *stripe_of(const sbloom_t *f, uint64_t hash)
 {
-    return f->stripes + (sbk_block_index(hash, f->nblocks) & (SBLOOM_STRIPES - 1));
+    const stripes *s = f->state;
+    return s->words + (sbk_block_index(hash, f->core.nblocks) & (SBLOOM_STRIPES - 1));
 }
 
 /* Keys tested lock-free per round before the absent ones are set under their locks: small
@@ -101,7 +106,8 @@ static uint32_t *stripe_of(const sbloom_t *f, uint64_t hash)
 static inline void prefetch_for_locked_insert(const sbloom_t *f, uint64_t hash, int prefetchw)
 {
     sbk_prefetch_owned(stripe_of(f, hash), prefetchw);
-    sbk_prefetch_owned((const char *)f->blocks + sbk_block_index(hash, f->nblocks) * f->block_bytes,
+    const sbloom_core *c = &f->core;
+    sbk_prefetch_owned((const char *)c->blocks + sbk_block_index(hash, c->nblocks) * c->block_bytes,
                        prefetchw);
 }
 
@@ -111,15 +117,17 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
 {
     uint8_t scratch[ROUND];
     uint16_t absent[ROUND];
-    const sbloom_layout_kernels *k = f->kern;
-    uint32_t token = f->stripes_shared ? (uint32_t)getpid() : 1;
+    const sbloom_core *c = &f->core;
+    const sbloom_layout_kernels *k = c->kern;
+    int shared = ((const stripes *)f->state)->shared;
+    uint32_t token = shared ? (uint32_t)getpid() : 1;
     int prefetchw = sbk_have_prefetchw();
     uint64_t fresh = 0;
     for (size_t at = 0; at < n; at += ROUND) {
         size_t len = n - at < ROUND ? n - at : ROUND;
         const uint64_t *round = hashes + at;
         uint8_t *out = is_new ? is_new + at : scratch;
-        k->contains_shared(f->blocks, f->nblocks, round, len, out);
+        k->contains_shared(c->blocks, c->nblocks, round, len, out);
         size_t nabsent = 0;
         for (size_t i = 0; i < len; i++) {
             absent[nabsent] = (uint16_t)i;
@@ -133,8 +141,8 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
                 prefetch_for_locked_insert(f, round[absent[q + LOCK_AHEAD]], prefetchw);
             size_t i = absent[q];
             uint32_t *lock = stripe_of(f, round[i]);
-            stripe_lock(lock, token, f->stripes_shared);
-            out[i] = (uint8_t)k->insert_shared(f->blocks, f->nblocks, round + i, 1, NULL);
+            stripe_lock(lock, token, shared);
+            out[i] = (uint8_t)k->insert_shared(c->blocks, c->nblocks, round + i, 1, NULL);
             stripe_unlock(lock);
             fresh += out[i];
         }
@@ -142,120 +150,129 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
     return fresh;
 }
 
-uint64_t sbloom_concurrent_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+static uint64_t concurrent_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                                uint8_t *results)
 {
-    if (op == SBLOOM_OP_CONTAINS)
-        return f->kern->contains_shared(f->blocks, f->nblocks, hashes, n, results);
-    if (!results) /* a plain add: lock-free, the count may take a racing key twice */
-        return f->kern->insert_shared(f->blocks, f->nblocks, hashes, n, NULL);
+    if (op == SBLOOM_OP_CONTAINS || !results) /* a plain add: lock-free, the count may take a
+                                                 racing key twice */
+        return sbloom_core_run_shared(&f->core, op, hashes, n, results);
     return insert_once(f, hashes, n, results);
 }
 
-int sbloom_concurrent_add_one(sbloom_t *f, uint64_t hash)
+static int concurrent_add_one(sbloom_t *f, uint64_t hash)
 {
     uint8_t is_new;
     return (int)insert_once(f, &hash, 1, &is_new);
 }
 
-void sbloom_concurrent_release(sbloom_t *f)
+static int concurrent_contains_one(const sbloom_t *f, uint64_t hash)
 {
-    if (f->stripes && f->stripes_shared)
-        munmap(f->stripes_map, SBLOOM_LOCK_FILE_BYTES);
-    else
-        free(f->stripes);
-    f->stripes = NULL;
-    f->stripes_map = NULL;
-    f->items_delta = NULL;
-    f->stripes_shared = 0;
+    return (int)sbloom_core_run_shared(&f->core, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
 }
 
-int sbloom_set_concurrent(sbloom_t *filter, int on)
+static void release_stripes(stripes *s)
 {
-    if (!filter)
-        return SBLOOM_E_NULL;
-    if (!on) {
-        if (filter->stripes_shared)
-            return SBLOOM_E_INVALID; /* a concurrent mapping stays concurrent */
-        filter->concurrent = 0;
-        sbloom_inline_refresh(filter);
+    if (!s)
+        return;
+    if (s->map)
+        munmap(s->map, SBLOOM_LOCK_FILE_BYTES);
+    else
+        free(s->words);
+    free(s);
+}
+
+/* The blocks first (a file mapping's unmap), then the locks other processes may wait on. */
+static void concurrent_release(sbloom_t *f)
+{
+    sbloom_core_release(&f->core);
+    release_stripes(f->state);
+    f->state = NULL;
+}
+
+const sbloom_mode sbloom_mode_concurrent = {
+    .name = "concurrent",
+    .has_core = 1,
+    .takes_inline = 0,
+    .run = concurrent_run,
+    .add_one = concurrent_add_one,
+    .contains_one = concurrent_contains_one,
+    .items = sbloom_object_items,
+    .bytes = sbloom_plain_bytes,
+    .capacity = sbloom_plain_capacity,
+    .clone = sbloom_plain_clone,
+    .clear = sbloom_plain_clear,
+    .stats = sbloom_plain_stats,
+    .combine = sbloom_plain_combine,
+    .image_bytes = sbloom_plain_image_bytes,
+    .write_image = sbloom_plain_write_image,
+    .release = concurrent_release,
+};
+
+/* f becomes concurrent with this lock table. */
+static void enter(sbloom_t *f, stripes *s)
+{
+    f->state = s;
+    f->mode = &sbloom_mode_concurrent;
+    f->counting = f->counting == SBLOOM_COUNT_SHARED ? SBLOOM_COUNT_SHARED : SBLOOM_COUNT_ATOMIC;
+    sbloom_object_show_core(f);
+}
+
+int sbloom_concurrent_enter(sbloom_t *f)
+{
+    if (f->mode == &sbloom_mode_concurrent)
         return SBLOOM_OK;
-    }
-    if (!filter->kern->insert_shared)
+    if (!f->core.kern->insert_shared)
         return SBLOOM_E_LAYOUT; /* the counting layout: counters need one writer */
-    if (!filter->stripes) {
-        filter->stripes = sbloom_calloc(SBLOOM_STRIPES, sizeof *filter->stripes);
-        if (!filter->stripes)
-            return SBLOOM_E_NOMEM;
+    stripes *s = sbloom_calloc(1, sizeof *s);
+    uint32_t *words = s ? sbloom_calloc(SBLOOM_STRIPES, sizeof *words) : NULL;
+    if (!words) {
+        free(s);
+        return SBLOOM_E_NOMEM;
     }
-    filter->concurrent = 1;
-    sbloom_inline_refresh(filter);
+    s->words = words;
+    enter(f, s);
     return SBLOOM_OK;
 }
 
-int sbloom_is_concurrent(const sbloom_t *filter)
+int sbloom_concurrent_leave(sbloom_t *f)
 {
-    return filter ? filter->concurrent : 0;
-}
-
-/* The lock file of a filter (sbloom_lock_file), created when absent (0666 less the umask), at
- * least SBLOOM_LOCK_FILE_BYTES long. */
-int sbloom_lock_file_open(const char *path, int *fd_out)
-{
-    char name[PATH_MAX];
-    int rc = sbloom_lock_file(path, name, sizeof name);
-    if (rc != SBLOOM_OK)
-        return rc;
-    int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
-    if (fd < 0)
-        return SBLOOM_E_IO;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        errno = EISDIR;
-        return SBLOOM_E_NOT_REGULAR;
-    }
-    if (st.st_size < (off_t)SBLOOM_LOCK_FILE_BYTES &&
-        ftruncate(fd, (off_t)SBLOOM_LOCK_FILE_BYTES) != 0) {
-        int saved = errno;
-        close(fd);
-        errno = saved;
-        return SBLOOM_E_IO;
-    }
-    *fd_out = fd;
+    if (f->mode != &sbloom_mode_concurrent)
+        return SBLOOM_OK;
+    if (((const stripes *)f->state)->shared)
+        return SBLOOM_E_INVALID; /* a concurrent mapping stays concurrent */
+    release_stripes(f->state);
+    f->state = NULL;
+    f->mode = &sbloom_mode_plain;
+    f->counting = SBLOOM_COUNT_PLAIN;
+    sbloom_object_show_core(f);
     return SBLOOM_OK;
 }
 
 int sbloom_concurrent_share(sbloom_t *f, const char *path)
 {
-    if (!f->kern->insert_shared)
+    if (!f->core.kern->insert_shared)
         return SBLOOM_E_LAYOUT;
+    stripes *s = sbloom_calloc(1, sizeof *s);
+    if (!s)
+        return SBLOOM_E_NOMEM;
     int fd;
     int rc = sbloom_lock_file_open(path, &fd);
-    if (rc != SBLOOM_OK)
+    void *map = NULL;
+    if (rc == SBLOOM_OK)
+        rc = sbloom_map_fd(fd, SBLOOM_LOCK_FILE_BYTES, 1, &map);
+    if (rc != SBLOOM_OK) {
+        int saved = errno;
+        free(s);
+        errno = saved;
         return rc;
-    void *map;
-    if ((rc = sbloom_map_fd(fd, SBLOOM_LOCK_FILE_BYTES, 1, &map)) != SBLOOM_OK)
-        return rc;
-    f->stripes_map = map;
-    f->stripes = (uint32_t *)((char *)map + SBLOOM_LOCK_STRIPES_AT);
+    }
+    s->map = map;
+    s->words = (uint32_t *)((char *)map + SBLOOM_LOCK_STRIPES_AT);
+    s->shared = 1;
     f->items_delta = (uint64_t *)((char *)map + SBLOOM_LOCK_DELTA_AT);
-    f->stripes_shared = 1;
-    f->concurrent = 1;
-    sbloom_inline_refresh(f);
+    f->counting = SBLOOM_COUNT_SHARED;
+    if (f->mode == &sbloom_mode_concurrent)
+        release_stripes(f->state); /* (a plain filter being shared has none) */
+    enter(f, s);
     return SBLOOM_OK;
-}
-
-/* Bits of the hash that do not choose the block: the block index is the multiply-high of the
- * top 32 bits, and the bits inside the block come from the low 32 times fixed salts, so every
- * bit of the hash is spoken for. A shard taken from any of them sends each shard's filter a
- * biased slice of blocks or bit patterns (routing by the top 3 bits fills an eighth of each
- * shard's blocks). The shard is instead the multiply-high of a full 64-bit avalanche of the hash
- * (XXH3's), whose every output bit depends on every input bit. */
-uint32_t sbloom_shard(uint64_t hash, uint32_t nshards)
-{
-    uint64_t h = hash ^ (hash >> 37);
-    h *= UINT64_C(0x165667919E3779F9);
-    h ^= h >> 32;
-    return (uint32_t)(((h >> 32) * nshards) >> 32);
 }

@@ -13,7 +13,7 @@
  */
 #include <math.h>
 
-#include "internal.h"
+#include "base.h"
 
 /* Beyond this mean load every layout's block is full to double precision: 1 - (1-1/64)^1e6 == 1. */
 #define SATURATED_LOAD 1e6

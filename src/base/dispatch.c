@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

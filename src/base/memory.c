@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "internal.h"
+#include "base.h"
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>

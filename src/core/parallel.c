@@ -2,45 +2,41 @@
  * Parallel batches (sbloom_set_threads): one batch spread over several threads, with results
  * identical to the serial call's.
  *
- * Thread t owns the blocks [t * B / T, (t + 1) * B / T). It walks the whole batch in input order,
- * gathers the keys whose block it owns into a small buffer, runs the kernel on the buffer (with
- * its prefetch window) and scatters the answers back to their input positions. No two threads
+ * Thread t owns the blocks [t * B / T, (t + 1) * B / T) of the runner's core. It walks the whole
+ * batch in input order, gathers the keys whose block it owns into a small buffer, runs the chunk
+ * function on the buffer and scatters the answers back to their input positions. No two threads
  * touch one block, so the plain kernels need no atomics, and each block sees its keys in input
  * order, exactly as in the serial call: a key repeated in the batch is new only at its first
- * occurrence. String and integer keys are first hashed in parallel (each thread a contiguous
- * range of the batch) into one array.
+ * occurrence. The chunk function is the mode's own (the concurrent mode's locked test-and-add
+ * too), never the plain kernel behind its back. String and integer keys are first hashed in
+ * parallel (each thread a contiguous range of the batch) into one array.
  */
 #include <pthread.h>
-#include <stdlib.h>
-#include <unistd.h>
 
-#include "alloc.h"
-#include "hash.h"
-#include "internal.h"
+#include "driver.h"
 
-/* Keys gathered per kernel call. */
+/* Keys gathered per chunk call. */
 #define PIECE 1024
-#define MAX_THREADS 256u
 
 typedef struct part {
-    sbloom_t *f;
+    const sbloom_runner *r;
     sbloom_batch_op op;
     const uint64_t *hashes;
     size_t n;
     uint8_t *results;
     uint64_t first_block, end_block; /* the blocks this part owns */
     uint64_t count;
-    /* hashing phase: keys [key_from, key_to) of the source into hashes */
+    /* hashing phase: keys [key_from, key_to) of the source into hash_out */
     const sbloom_key_source *source;
     uint64_t *hash_out;
     size_t key_from, key_to;
 } part;
 
-/* The kernel over m gathered keys; their answers go back to their input positions. */
+/* The chunk function over m gathered keys; their answers go back to their input positions. */
 static void flush(part *p, const uint64_t *gathered, const size_t *where, size_t m)
 {
     uint8_t answers[PIECE];
-    p->count += sbloom_run_chunk(p->f, p->op, gathered, m, p->results ? answers : NULL);
+    p->count += p->r->run(p->r->ctx, p->op, gathered, m, p->results ? answers : NULL);
     if (p->results)
         for (size_t j = 0; j < m; j++)
             p->results[where[j]] = answers[j];
@@ -51,7 +47,7 @@ static void run_part(part *p)
     uint64_t gathered[PIECE]; /* slot m is written for every key, kept only for ours */
     size_t where[PIECE];
     size_t m = 0;
-    uint64_t nblocks = p->f->nblocks;
+    uint64_t nblocks = p->r->core->nblocks;
     uint64_t width = p->end_block - p->first_block;
     for (size_t i = 0; i < p->n; i++) {
         /* Branch-free: every key is written to the next slot, which only advances for the keys
@@ -78,23 +74,23 @@ static void *probe_thread(void *arg)
 static void *hash_thread(void *arg)
 {
     part *p = arg;
-    sbloom_hash_source(p->f, p->source, p->key_from, p->key_to - p->key_from,
-                       p->hash_out + p->key_from);
+    sbloom_hash_source(p->r->layout, p->source, p->key_from, p->key_to - p->key_from,
+                       p->hash_out + p->key_from, NULL, 0);
     return NULL;
 }
 
-unsigned sbloom_batch_threads(const sbloom_t *f, size_t n)
+unsigned sbloom_parallel_threads(const sbloom_runner *r, size_t n)
 {
-    /* a scalable filter passes its batches to its stages, which spread them themselves */
-    return n >= SBLOOM_PARALLEL_MIN_KEYS && f->threads > 1 && !f->stages ? f->threads : 1;
+    /* a mode of several cores walks them itself, a chunk at a time */
+    return n >= SBLOOM_PARALLEL_MIN_KEYS && r->threads > 1 && r->core ? r->threads : 1;
 }
 
 /* Runs fn over parts[0..t): parts 1.. in new threads, part 0 here; the parts a thread could not
  * be created for run here too. */
 static void run_all(part *parts, unsigned t, void *(*fn)(void *))
 {
-    pthread_t ids[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
+    pthread_t ids[SBLOOM_MAX_THREADS];
+    int started[SBLOOM_MAX_THREADS] = {0};
     for (unsigned i = 1; i < t; i++)
         started[i] = pthread_create(&ids[i], NULL, fn, &parts[i]) == 0;
     fn(&parts[0]);
@@ -106,14 +102,15 @@ static void run_all(part *parts, unsigned t, void *(*fn)(void *))
     }
 }
 
-uint64_t sbloom_parallel_hashes(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
-                                uint8_t *results, unsigned t)
+uint64_t sbloom_parallel_run(const sbloom_runner *r, sbloom_batch_op op, const uint64_t *hashes,
+                             size_t n, uint8_t *results, unsigned t)
 {
-    part parts[MAX_THREADS];
+    part parts[SBLOOM_MAX_THREADS];
+    uint64_t nblocks = r->core->nblocks;
     for (unsigned i = 0; i < t; i++) {
-        parts[i] = (part){.f = f, .op = op, .hashes = hashes, .n = n, .results = results};
-        parts[i].first_block = f->nblocks * i / t;
-        parts[i].end_block = f->nblocks * (i + 1) / t;
+        parts[i] = (part){.r = r, .op = op, .hashes = hashes, .n = n, .results = results};
+        parts[i].first_block = nblocks * i / t;
+        parts[i].end_block = nblocks * (i + 1) / t;
     }
     run_all(parts, t, probe_thread);
     uint64_t count = 0;
@@ -122,29 +119,14 @@ uint64_t sbloom_parallel_hashes(sbloom_t *f, sbloom_batch_op op, const uint64_t 
     return count;
 }
 
-int sbloom_parallel_hash(const sbloom_t *f, const sbloom_key_source *src, size_t n, uint64_t *out,
-                         unsigned t)
+void sbloom_parallel_hash(const sbloom_runner *r, const sbloom_key_source *src, size_t n,
+                          uint64_t *out, unsigned t)
 {
-    part parts[MAX_THREADS];
+    part parts[SBLOOM_MAX_THREADS];
     for (unsigned i = 0; i < t; i++) {
-        parts[i] = (part){.f = (sbloom_t *)f, .source = src, .hash_out = out}; /* only read */
+        parts[i] = (part){.r = r, .source = src, .hash_out = out};
         parts[i].key_from = n * i / t;
         parts[i].key_to = n * (i + 1) / t;
     }
     run_all(parts, t, hash_thread);
-    return SBLOOM_OK;
-}
-
-int sbloom_set_threads(sbloom_t *filter, unsigned threads)
-{
-    if (!filter)
-        return SBLOOM_E_NULL;
-    if (threads == 0) {
-        long online = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = online > 0 ? (unsigned)online : 1;
-    }
-    filter->threads = threads < MAX_THREADS ? threads : MAX_THREADS;
-    if (filter->stages)
-        sbloom_scalable_set_threads(filter, filter->threads);
-    return SBLOOM_OK;
 }

@@ -1,0 +1,105 @@
+/* Public entry points: making, copying, clearing and freeing filters, and their modes. */
+#include <math.h>
+#include <unistd.h>
+
+#include "../modes/modes.h"
+
+int sbloom_create(sbloom_t **out, uint64_t n, double p)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    sbloom_plan plan = sbloom_plan_init();
+    int rc = sbloom_plan_for(n, p, &plan);
+    if (rc != SBLOOM_OK)
+        return rc;
+    return sbloom_plain_new(out, plan.bytes, plan.layout, n, p, SBLOOM_OWNER_HEAP);
+}
+
+int sbloom_create_for_layout(sbloom_t **out, uint64_t n, double p, sbloom_layout layout)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (layout == SBLOOM_LAYOUT_SCALABLE)
+        return sbloom_create_scalable(out, n, p);
+    sbloom_plan plan = sbloom_plan_init();
+    int rc = sbloom_plan_for_layout(n, p, layout, &plan);
+    if (rc != SBLOOM_OK)
+        return rc;
+    return sbloom_plain_new(out, plan.bytes, plan.layout, n, p, SBLOOM_OWNER_HEAP);
+}
+
+int sbloom_create_bytes(sbloom_t **out, uint64_t bytes, sbloom_layout layout)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (!sbloom_layout_known(layout))
+        return SBLOOM_E_LAYOUT;
+    return sbloom_plain_new(out, bytes, layout, 0, NAN, SBLOOM_OWNER_HEAP);
+}
+
+int sbloom_create_scalable(sbloom_t **out, uint64_t first_items, double p)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (first_items == 0 || !(p > 0.0 && p < 1.0))
+        return SBLOOM_E_INVALID;
+    return sbloom_scalable_new(out, first_items, p);
+}
+
+int sbloom_clone(sbloom_t **out, const sbloom_t *filter)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (!filter)
+        return SBLOOM_E_NULL;
+    return filter->mode->clone(out, filter);
+}
+
+void sbloom_free(sbloom_t *filter)
+{
+    if (filter)
+        sbloom_object_free(filter);
+}
+
+int sbloom_clear(sbloom_t *filter)
+{
+    if (!filter)
+        return SBLOOM_E_NULL;
+    if (filter->readonly)
+        return SBLOOM_E_READONLY;
+    filter->mode->clear(filter);
+    return SBLOOM_OK;
+}
+
+int sbloom_set_concurrent(sbloom_t *filter, int on)
+{
+    if (!filter)
+        return SBLOOM_E_NULL;
+    if (!on)
+        return sbloom_concurrent_leave(filter);
+    if (!filter->mode->has_core)
+        return SBLOOM_E_LAYOUT; /* stages: one writer */
+    return sbloom_concurrent_enter(filter);
+}
+
+int sbloom_is_concurrent(const sbloom_t *filter)
+{
+    return filter ? filter->mode == &sbloom_mode_concurrent : 0;
+}
+
+int sbloom_set_threads(sbloom_t *filter, unsigned threads)
+{
+    if (!filter)
+        return SBLOOM_E_NULL;
+    if (threads == 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = online > 0 ? (unsigned)online : 1;
+    }
+    filter->threads = threads < SBLOOM_MAX_THREADS ? threads : SBLOOM_MAX_THREADS;
+    return SBLOOM_OK;
+}

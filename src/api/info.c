@@ -1,0 +1,121 @@
+/* Public entry points that describe a filter: its geometry, plan, count, statistics, stages. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../base/alloc.h"
+#include "../modes/modes.h"
+
+sbloom_layout sbloom_get_layout(const sbloom_t *filter)
+{
+    return filter ? filter->layout : (sbloom_layout)0;
+}
+
+uint64_t sbloom_bytes(const sbloom_t *filter)
+{
+    return filter ? filter->mode->bytes(filter) : 0;
+}
+
+const void *sbloom_data(const sbloom_t *filter)
+{
+    return filter ? filter->core.blocks : NULL;
+}
+
+uint32_t sbloom_k(const sbloom_t *filter)
+{
+    return filter ? filter->core.k : 0;
+}
+
+uint64_t sbloom_items(const sbloom_t *filter)
+{
+    return filter ? filter->mode->items(filter) : 0;
+}
+
+double sbloom_bits_per_key(const sbloom_t *filter, uint64_t n)
+{
+    if (!filter || n == 0)
+        return NAN;
+    return (double)sbloom_bytes(filter) * 8.0 / (double)n;
+}
+
+uint64_t sbloom_planned_items(const sbloom_t *filter)
+{
+    return filter ? filter->mode->capacity(filter) : 0;
+}
+
+double sbloom_planned_fpp(const sbloom_t *filter)
+{
+    return filter ? filter->planned_fpp : NAN;
+}
+
+int sbloom_is_readonly(const sbloom_t *filter)
+{
+    return filter ? filter->readonly : 0;
+}
+
+const char *sbloom_filter_isa(const sbloom_t *filter)
+{
+    return filter ? filter->isa : NULL;
+}
+
+/* The statistics from every block (sampled 0) or from at most 4,096 evenly spaced. */
+static int stats_of(const sbloom_t *filter, sbloom_stats *out, int sampled)
+{
+    if (!filter || !out)
+        return SBLOOM_E_NULL;
+    if (out->size < sizeof(sbloom_stats))
+        return SBLOOM_E_INVALID;
+    return filter->mode->stats(filter, sampled, out);
+}
+
+int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out)
+{
+    return stats_of(filter, out, 0);
+}
+
+int sbloom_estimate(const sbloom_t *filter, sbloom_stats *out)
+{
+    return stats_of(filter, out, 1);
+}
+
+/* ---- Stages ---- */
+
+uint32_t sbloom_stages(const sbloom_t *filter)
+{
+    if (!filter)
+        return 0;
+    return filter->mode == &sbloom_mode_scalable ? sbloom_scalable_stage_count(filter) : 1;
+}
+
+/* A scalable filter's stage i, as a read-only plain filter over the stage's blocks: made on the
+ * first call, its count brought up to date on each, freed with the filter (or when a clear drops
+ * the stage: it is then made again). */
+const sbloom_t *sbloom_stage(const sbloom_t *filter, uint32_t i)
+{
+    if (!filter)
+        return NULL;
+    if (filter->mode != &sbloom_mode_scalable)
+        return i == 0 ? filter : NULL;
+    if (i >= sbloom_scalable_stage_count(filter))
+        return NULL;
+    sbloom_t *f = (sbloom_t *)filter; /* the views are a cache: the filter itself is unchanged */
+    if (!f->views) {
+        f->views = sbloom_calloc(64, sizeof *f->views);
+        if (!f->views)
+            return NULL;
+        f->nviews = 64;
+    }
+    uint64_t items, planned_items;
+    double planned_fpp;
+    const sbloom_core *core =
+        sbloom_scalable_stage(filter, i, &items, &planned_items, &planned_fpp);
+    sbloom_t *view = f->views[i];
+    if (view && view->core.blocks != core->blocks) { /* the stage was dropped and made again */
+        sbloom_object_free(view);
+        view = f->views[i] = NULL;
+    }
+    if (!view &&
+        sbloom_plain_view(&f->views[i], core, items, planned_items, planned_fpp) != SBLOOM_OK)
+        return NULL;
+    f->views[i]->items = items;
+    return f->views[i];
+}

@@ -1,0 +1,44 @@
+/*
+ * The bottom layer's shared declarations (nothing here is installed): errors, the kernel table
+ * in use, layout facts and block memory. Every other layer may include this; it includes nothing
+ * of theirs. The public functions of this layer (sbloom_layout_*, sbloom_plan_*, sbloom_isa,
+ * sbloom_strerror, ...) depend on no filter.
+ */
+#ifndef SIMDBLOOM_BASE_H
+#define SIMDBLOOM_BASE_H
+
+#include "simdbloom.h"
+#include "../../simd/kernels.h"
+
+/* The three operations of the kernel table, as the batch drivers name them. */
+typedef enum { SBLOOM_OP_INSERT, SBLOOM_OP_CONTAINS, SBLOOM_OP_REMOVE } sbloom_batch_op;
+
+/* error.c: the detail sbloom_error_detail reports. sbloom_fail_with sets it (printf-style) and
+ * returns code; reads clear it first. */
+void sbloom_clear_detail(void);
+int sbloom_fail_with(int code, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+/* dispatch.c: the table new filters use, or NULL with *err set when SIMDBLOOM_ISA names an
+ * instruction set that is unknown or that this CPU lacks. */
+const sbloom_kernels *sbloom_kernels_active(int *err);
+/* 0 when a filter on this table must not take the header's inline single-key path: the table
+ * was forced and is the scalar reference or an emulation (tests and benchmarks that force one
+ * mean that code); 1 otherwise. */
+int sbloom_kernels_inline_ok(const sbloom_kernels *table);
+/* 1 when this CPU and its OS run AVX2 (and BMI2) code; always 0 off x86. */
+int sbloom_cpu_has_avx2(void);
+
+/* layout.c: 1 if the value names a layout; bits per word (the block is k words of
+ * block_bytes * 8 / k bits); and slots per word (a key takes one slot in each word: a bit, or a
+ * 4-bit counter). */
+int sbloom_layout_known(sbloom_layout layout);
+uint32_t sbloom_layout_word_bits(sbloom_layout layout);
+uint32_t sbloom_layout_slots(sbloom_layout layout);
+/* 1 for the layouts whose blocks are plain bits (Parquet, block512-k8, block512-k16). */
+int sbloom_layout_is_bits(sbloom_layout layout);
+
+/* memory.c: zeroed, 64-byte aligned block memory; *mapped tells sbloom_blocks_free how. */
+void *sbloom_blocks_alloc(uint64_t bytes, int *mapped);
+void sbloom_blocks_free(void *blocks, uint64_t bytes, int mapped);
+
+#endif /* SIMDBLOOM_BASE_H */

@@ -1,0 +1,74 @@
+/*
+ * The core filter: blocks of one layout and the kernels that probe them. A core never sees an
+ * sbloom_t: the object (src/object.c) holds one for the plain and concurrent modes, the scalable
+ * mode an array of them. Nothing here is installed.
+ */
+#ifndef SIMDBLOOM_CORE_H
+#define SIMDBLOOM_CORE_H
+
+#include "../base/base.h"
+
+/* Who owns a core's block memory, and so how it is released. */
+typedef enum {
+    SBLOOM_OWNER_HEAP,     /* sbloom_blocks_alloc from the heap */
+    SBLOOM_OWNER_ANON_MAP, /* sbloom_blocks_alloc from an anonymous mapping */
+    SBLOOM_OWNER_FILE_MAP, /* a file mapping (map_base, map_bytes) that holds the blocks */
+    SBLOOM_OWNER_CALLER,   /* memory the caller owns (an image, or another core's blocks) */
+} sbloom_owner;
+
+typedef struct sbloom_core {
+    void *blocks;     /* 64-byte aligned, bytes long */
+    uint64_t bytes;   /* nblocks * block_bytes */
+    uint64_t nblocks; /* <= 2^32 */
+    sbloom_layout layout;
+    uint32_t k;
+    uint32_t block_bytes;
+    const sbloom_layout_kernels *kern; /* this layout's kernels in the chosen table */
+    const char *isa;                   /* the chosen table's name */
+    int inline_ok;                     /* sbloom_kernels_inline_ok of the table */
+    sbloom_owner owner;
+    void *map_base; /* SBLOOM_OWNER_FILE_MAP: the mapping to unmap */
+    uint64_t map_bytes;
+} sbloom_core;
+
+/* core.c: a core of `bytes` (rounded up to whole blocks, at least one) of a block layout on the
+ * active kernel table. With SBLOOM_OWNER_CALLER the blocks are left NULL for the caller to set;
+ * else they are allocated, zeroed. SBLOOM_E_LAYOUT for the scalable layout (it has no blocks). */
+int sbloom_core_init(sbloom_core *c, uint64_t bytes, sbloom_layout layout, sbloom_owner owner);
+/* A heap copy of src's blocks. */
+int sbloom_core_copy(sbloom_core *c, const sbloom_core *src);
+/* Frees or unmaps the blocks as their owner says; the core is then empty. */
+void sbloom_core_release(sbloom_core *c);
+/* One kernel call over n hashes; returns the kernel's count (new, present or removed keys). */
+uint64_t sbloom_core_run(const sbloom_core *c, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                         uint8_t *results);
+/* The same with the kernels that are safe beside other writers (simd/kernels.h): lookups, and
+ * adds that OR bits in atomically. No results for an add: test-and-add needs a lock above. */
+uint64_t sbloom_core_run_shared(const sbloom_core *c, sbloom_batch_op op, const uint64_t *hashes,
+                                size_t n, uint8_t *results);
+/* dst |= src (or &= when intersect), word by word: same layout and bytes. */
+void sbloom_core_combine(sbloom_core *dst, const sbloom_core *src, int intersect);
+/* The line of a key's block, requested ahead (for_write: owned). */
+static inline void sbloom_core_prefetch(const sbloom_core *c, uint64_t hash, int for_write)
+{
+    const char *line = (const char *)c->blocks + sbk_block_index(hash, c->nblocks) * c->block_bytes;
+    if (for_write)
+        __builtin_prefetch(line, 1, 3);
+    else
+        __builtin_prefetch(line, 0, 3);
+}
+
+/* stats.c: fill, the false-positive rate a random key meets, and the distinct items the fill
+ * implies: from every block, or (sampled) from at most 4,096 evenly spaced blocks. */
+void sbloom_core_stats(const sbloom_core *c, int sampled, sbloom_stats *out);
+/* The item count those statistics give (0 when the filter is full). */
+uint64_t sbloom_core_estimated_items(const sbloom_core *c);
+
+/* payload.c: a core's blocks in file order (little-endian words) and back; its payload written
+ * to a file descriptor (0, or -1 with errno); and its XXH3-64 as stored in the file. */
+void sbloom_core_payload_out(const sbloom_core *c, void *out);
+void sbloom_core_payload_in(sbloom_core *c, const void *payload);
+int sbloom_core_payload_write(int fd, const sbloom_core *c);
+uint64_t sbloom_core_payload_checksum(const sbloom_core *c);
+
+#endif /* SIMDBLOOM_CORE_H */

@@ -1,0 +1,80 @@
+/* Keys into hashes, and the check that no key is NULL with a length. */
+#include "../base/hash.h"
+#include "driver.h"
+
+/* n string keys hashed with one layout's hash function (a constant at each call, so each call
+ * compiles to a loop of its own). It also checks the keys, which costs less here than in a pass
+ * of its own (sbloom_keys_valid: about 0.15 ns a URL, docs/KERNELS.md): a NULL key is hashed as
+ * the empty one. Returns 0 if a NULL key had a non-zero length, else 1. */
+static inline int hash_strings(sbloom_layout layout, const void *const *keys, const size_t *lens,
+                               size_t n, uint64_t *out)
+{
+    size_t lacking = 0;
+    for (size_t i = 0; i < n; i++) {
+        const void *key = keys[i];
+        size_t len = lens[i];
+        if (!key) {
+            lacking |= len;
+            key = "";
+            len = 0;
+        }
+        out[i] = sbloom_hash_nonnull(layout, key, len);
+    }
+    return lacking == 0;
+}
+
+int sbloom_hash_source(sbloom_layout layout, const sbloom_key_source *src, size_t start, size_t n,
+                       uint64_t *out, const sbloom_core *core, int prefetch)
+{
+    int valid = 1;
+    /* One loop per hash function, so that the choice is made once per chunk, not per key. */
+    if (src->values) {
+        sbloom_layout hash_of =
+            layout == SBLOOM_LAYOUT_PARQUET ? SBLOOM_LAYOUT_PARQUET : SBLOOM_LAYOUT_BLOCK512_K8;
+        const uint64_t *values = src->values + start;
+        for (size_t i = 0; i < n; i++)
+            out[i] = sbloom_hash_integer(hash_of, values[i]);
+    } else if (layout == SBLOOM_LAYOUT_PARQUET) {
+        valid = hash_strings(SBLOOM_LAYOUT_PARQUET, src->keys + start, src->lens + start, n, out);
+    } else {
+        valid =
+            hash_strings(SBLOOM_LAYOUT_BLOCK512_K8, src->keys + start, src->lens + start, n, out);
+    }
+    if (prefetch && core)
+        for (size_t i = 0; i < n; i++)
+            sbloom_core_prefetch(core, out[i], prefetch == 2);
+    return valid;
+}
+
+/* 1 when no key of keys[0, n) is NULL with a non-zero length, else 0. */
+static int keys_valid_each(const void *const *keys, const size_t *lens, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!keys[i] && lens[i])
+            return 0;
+    return 1;
+}
+
+/* The same, KEYS_BLOCK keys at a time: a block's pointers alone say whether it holds a NULL key
+ * (the top bit of (x - 1) & ~x is set only for x == 0), and only such a block has its lengths
+ * read. The test has no branch and four accumulators, so compilers vectorize it; the pointers are
+ * half the bytes of a pass that also reads every length. 50,000 keys, best of 200, /tmp program
+ * (AMD EPYC, gcc 12 -O3): 0.27-0.34 ns a key key by key, 0.15 this way (docs/KERNELS.md). */
+#define KEYS_BLOCK 64
+int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n)
+{
+    enum { TOP = sizeof(uintptr_t) * 8 - 1 };
+    size_t i = 0;
+    for (; n - i >= KEYS_BLOCK; i += KEYS_BLOCK) {
+        uintptr_t null_top[4] = {0, 0, 0, 0};
+        for (size_t j = i; j < i + KEYS_BLOCK; j += 4)
+            for (size_t lane = 0; lane < 4; lane++) {
+                uintptr_t key = (uintptr_t)keys[j + lane];
+                null_top[lane] |= (key - 1) & ~key;
+            }
+        if ((null_top[0] | null_top[1] | null_top[2] | null_top[3]) >> TOP &&
+            !keys_valid_each(keys + i, lens + i, KEYS_BLOCK))
+            return 0;
+    }
+    return keys_valid_each(keys + i, lens + i, n - i);
+}

@@ -1,0 +1,50 @@
+/* The modes of a filter: one table of operations each (object.h says what each entry means),
+ * and what the entry points need of each beyond the table. Nothing here is installed. */
+#ifndef SIMDBLOOM_MODES_H
+#define SIMDBLOOM_MODES_H
+
+#include "../object.h"
+
+extern const sbloom_mode sbloom_mode_plain;
+extern const sbloom_mode sbloom_mode_concurrent;
+extern const sbloom_mode sbloom_mode_scalable;
+
+/* plain.c: a plain filter of `bytes` (whole blocks) of a block layout on the active kernels,
+ * planned for (n, p) (0, NaN: none). Its blocks are allocated zeroed, or with
+ * SBLOOM_OWNER_CALLER left NULL for the caller to place (an image, a file mapping). */
+int sbloom_plain_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint64_t n, double p,
+                     sbloom_owner owner);
+/* A read-only plain filter over another filter's core (sbloom_stage): nothing of it is freed. */
+int sbloom_plain_view(sbloom_t **out, const sbloom_core *core, uint64_t items, uint64_t n,
+                      double p);
+/* A plain filter over the image at base (header h validated), its bits in place, read-only
+ * unless writable: the memory stays the caller's (or, once the caller says so, a file
+ * mapping's). */
+int sbloom_plain_wrap(sbloom_t **out, uint8_t *base, const sbloom_header *h, int writable);
+/* A validated header's count and plan, moved into a plain filter. */
+void sbloom_plain_apply_header(sbloom_t *f, const sbloom_header *h);
+/* The plain operations the concurrent mode shares. */
+uint64_t sbloom_plain_bytes(const sbloom_t *f);
+uint64_t sbloom_plain_capacity(const sbloom_t *f);
+int sbloom_plain_clone(sbloom_t **out, const sbloom_t *f);
+void sbloom_plain_clear(sbloom_t *f);
+int sbloom_plain_stats(const sbloom_t *f, int sampled, sbloom_stats *out);
+int sbloom_plain_combine(sbloom_t *dst, const sbloom_t *src, int intersect);
+uint64_t sbloom_plain_image_bytes(const sbloom_t *f);
+int sbloom_plain_write_image(const sbloom_t *f, uint8_t *out);
+
+/* concurrent.c: a plain filter made concurrent (its lock table allocated) and back; and a
+ * concurrent file mapping, whose locks and live count live in PATH.lock. */
+int sbloom_concurrent_enter(sbloom_t *f);
+int sbloom_concurrent_leave(sbloom_t *f);
+int sbloom_concurrent_share(sbloom_t *f, const char *path);
+
+/* scalable.c: a scalable filter of one stage; one from its validated header and checksummed
+ * payload; and its stages (a core each, with its count and plan). */
+int sbloom_scalable_new(sbloom_t **out, uint64_t first_items, double p);
+int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload);
+uint32_t sbloom_scalable_stage_count(const sbloom_t *f);
+const sbloom_core *sbloom_scalable_stage(const sbloom_t *f, uint32_t i, uint64_t *items,
+                                         uint64_t *planned_items, double *planned_fpp);
+
+#endif /* SIMDBLOOM_MODES_H */

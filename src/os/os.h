@@ -1,0 +1,41 @@
+/*
+ * The operating-system layer: whole reads and writes, regular files, shared mappings, the
+ * crash-safe write and the lock file. It knows nothing of filters. Nothing here is installed.
+ */
+#ifndef SIMDBLOOM_OS_H
+#define SIMDBLOOM_OS_H
+
+#include "../base/base.h"
+
+/* io.c: whole writes and reads (0, or -1 with errno). */
+int sbloom_write_all(int fd, const void *data, uint64_t len);
+int sbloom_read_all(int fd, void *data, uint64_t len);
+/* Opens path read-only, requires a regular file, and gives its size; SBLOOM_E_IO with errno set
+ * (EISDIR for anything but a regular file) and nothing left open on failure. */
+int sbloom_open_regular(const char *path, int *fd, uint64_t *size);
+/* The same with open(2)'s access mode (O_RDONLY or O_RDWR). */
+int sbloom_open_regular_mode(const char *path, int mode, int *fd, uint64_t *size);
+/* Maps bytes of fd shared (read-write when writable) and closes fd either way: SBLOOM_OK with
+ * *base set, or SBLOOM_E_NOMEM / SBLOOM_E_IO with errno set. */
+int sbloom_map_fd(int fd, uint64_t bytes, int writable, void **base);
+/* Releases a mapping made by sbloom_map_fd. */
+void sbloom_unmap_file(void *base, uint64_t bytes);
+
+/* save.c: the crash-safe write of header + body to path (a temporary file in the same
+ * directory, fsync, rename, fsync of the directory). write_body returns 0 or -1 with errno. */
+int sbloom_write_file(const char *path, const void *header, size_t header_bytes,
+                      int (*write_body)(int fd, const void *ctx), const void *ctx);
+
+/* lockfile.c: PATH.lock holds a note on the holder of the command line's file lock (text, up to
+ * 256 bytes), the live item delta of a concurrent mapping (a 64-bit word at 256), and from 4096
+ * the concurrent mode's stripes. */
+#define SBLOOM_STRIPES 4096u
+#define SBLOOM_LOCK_NOTE_BYTES 256u
+#define SBLOOM_LOCK_DELTA_AT 256u
+#define SBLOOM_LOCK_STRIPES_AT 4096u
+#define SBLOOM_LOCK_FILE_BYTES (SBLOOM_LOCK_STRIPES_AT + SBLOOM_STRIPES * 4u)
+/* The lock file of the filter at path, created when absent (0666 less the umask), at least
+ * SBLOOM_LOCK_FILE_BYTES long, open read-write in *fd. */
+int sbloom_lock_file_open(const char *path, int *fd);
+
+#endif /* SIMDBLOOM_OS_H */
