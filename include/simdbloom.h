@@ -51,6 +51,14 @@ extern "C" {
 #define SBLOOM_API
 #endif
 
+/* A name kept for the ABI whose meaning another name now carries: calls still work, and the
+ * compiler says which name to use. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SBLOOM_DEPRECATED(use) __attribute__((deprecated(use)))
+#else
+#define SBLOOM_DEPRECATED(use)
+#endif
+
 /* A lookup only reads memory: the compiler may keep what the caller's loop reads in registers
  * across it, and run the loop without reloading them per key. */
 #if defined(__GNUC__)
@@ -220,11 +228,12 @@ SBLOOM_API int sbloom_contains_hash(const sbloom_t *filter, uint64_t hash) SBLOO
 /* Integer keys (IDs, row numbers, any 64-bit value): the key is the string of the value's 8
  * little-endian bytes, hashed as every string key of the layout is (so sbloom_add_u64(f, x) and
  * sbloom_add(f, le_bytes_of_x, 8) are the same key on every host; for Parquet this is the hash
- * Parquet gives an INT64 value). sbloom_add_if_new_u64 is sbloom_add_u64 (1 when new), named
- * for the crawler's operation. */
+ * Parquet gives an INT64 value). sbloom_add_u64 answers 1 when the key was new. */
 SBLOOM_API uint64_t sbloom_hash_u64(const sbloom_t *filter, uint64_t value);
 SBLOOM_API int sbloom_add_u64(sbloom_t *filter, uint64_t value);
-SBLOOM_API int sbloom_add_if_new_u64(sbloom_t *filter, uint64_t value);
+/* Deprecated: the same call as sbloom_add_u64, under a second name. */
+SBLOOM_API int sbloom_add_if_new_u64(sbloom_t *filter, uint64_t value)
+    SBLOOM_DEPRECATED("sbloom_add_u64 answers the same (1 when the key was new)");
 SBLOOM_API int sbloom_contains_u64(const sbloom_t *filter, uint64_t value);
 
 /* ---- Batches ------------------------------------------------------------------------------ */
@@ -586,6 +595,27 @@ SBLOOM_API size_t sbloom_isa_list(const char **names, size_t cap);
 /* The instruction set a filter runs on. */
 SBLOOM_API const char *sbloom_filter_isa(const sbloom_t *filter);
 
+/* The salts of the bit layouts (docs/FORMAT.md), defined once: the inline calls below and every
+ * kernel table (simd/kernels.h) take them from here. Parquet's eight (its format's "Split Block
+ * Bloom Filters"), then SHA-256's eight initial hash words with the low bit set, so each is odd.
+ * Part of the file format: never change them. */
+#define SBLOOM_SALT0_ 0x47b6137bU
+#define SBLOOM_SALT1_ 0x44974d91U
+#define SBLOOM_SALT2_ 0x8824ad5bU
+#define SBLOOM_SALT3_ 0xa2b7289dU
+#define SBLOOM_SALT4_ 0x705495c7U
+#define SBLOOM_SALT5_ 0x2df1424bU
+#define SBLOOM_SALT6_ 0x9efc4947U
+#define SBLOOM_SALT7_ 0x5c6bfb31U
+#define SBLOOM_SALT8_ 0x6a09e667U
+#define SBLOOM_SALT9_ 0xbb67ae85U
+#define SBLOOM_SALT10_ 0x3c6ef373U
+#define SBLOOM_SALT11_ 0xa54ff53bU
+#define SBLOOM_SALT12_ 0x510e527fU
+#define SBLOOM_SALT13_ 0x9b05688dU
+#define SBLOOM_SALT14_ 0x1f83d9abU
+#define SBLOOM_SALT15_ 0x5be0cd19U
+
 /* ---- Single keys, inline ------------------------------------------------------------------ */
 /*
  * Where the caller's code is compiled with AVX2 (-mavx2, -march=x86-64-v3, -march=native on
@@ -638,13 +668,13 @@ SBLOOM_API extern const sbloom_inline_view sbloom_inline_null_view;
  * numbered by the top bits of the low 32 bits times salt i (5 bits for 32-bit words, 6 for
  * 64-bit ones). */
 static const uint32_t sbloom_inline_salts_[16] = {
-    0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU, 0x705495c7U, 0x2df1424bU,
-    0x9efc4947U, 0x5c6bfb31U, 0x6a09e667U, 0xbb67ae85U, 0x3c6ef373U, 0xa54ff53bU,
-    0x510e527fU, 0x9b05688dU, 0x1f83d9abU, 0x5be0cd19U};
+    SBLOOM_SALT0_,  SBLOOM_SALT1_,  SBLOOM_SALT2_,  SBLOOM_SALT3_, SBLOOM_SALT4_,  SBLOOM_SALT5_,
+    SBLOOM_SALT6_,  SBLOOM_SALT7_,  SBLOOM_SALT8_,  SBLOOM_SALT9_, SBLOOM_SALT10_, SBLOOM_SALT11_,
+    SBLOOM_SALT12_, SBLOOM_SALT13_, SBLOOM_SALT14_, SBLOOM_SALT15_};
 /* block512-k8's eight salts paired for one multiply: words 0 and 4, 1 and 5, 2 and 6, 3 and 7. */
-static const uint32_t sbloom_inline_k8_salts_[8] = {0x47b6137bU, 0x705495c7U, 0x44974d91U,
-                                                    0x2df1424bU, 0x8824ad5bU, 0x9efc4947U,
-                                                    0xa2b7289dU, 0x5c6bfb31U};
+static const uint32_t sbloom_inline_k8_salts_[8] = {SBLOOM_SALT0_, SBLOOM_SALT4_, SBLOOM_SALT1_,
+                                                    SBLOOM_SALT5_, SBLOOM_SALT2_, SBLOOM_SALT6_,
+                                                    SBLOOM_SALT3_, SBLOOM_SALT7_};
 
 /* The block of a hash: the multiply-high of its high 32 bits by the block count. */
 static inline uint64_t sbloom_inline_block_(uint64_t hash, uint64_t nblocks)

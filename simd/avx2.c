@@ -130,24 +130,35 @@ static inline void k16_masks(const uint64_t *key, __m256i *lo, __m256i *hi)
     *hi = mask32(bit_indexes(key, block512_salts + 8, 27));
 }
 
-/* Probe and insert for the 512-bit layouts: their mask halves, then the shared two-register code.
- */
-#define BLOCK512_PER_KEY(NAME)                                                                     \
-    static inline int NAME##_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)      \
-    {                                                                                              \
-        __m256i lo, hi;                                                                            \
-        NAME##_masks(key, &lo, &hi);                                                               \
-        return probe_halves(blocks, nblocks, *key, lo, hi);                                        \
-    }                                                                                              \
-    static inline int NAME##_insert(void *blocks, uint64_t nblocks, const uint64_t *key)           \
-    {                                                                                              \
-        __m256i lo, hi;                                                                            \
-        NAME##_masks(key, &lo, &hi);                                                               \
-        return insert_halves(blocks, nblocks, *key, lo, hi);                                       \
-    }
+/* Probe and insert for the 512-bit layouts: their mask halves, then the shared two-register
+ * code. */
+static inline int k8_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)
+{
+    __m256i lo, hi;
+    k8_masks(key, &lo, &hi);
+    return probe_halves(blocks, nblocks, *key, lo, hi);
+}
 
-BLOCK512_PER_KEY(k8)
-BLOCK512_PER_KEY(k16)
+static inline int k8_insert(void *blocks, uint64_t nblocks, const uint64_t *key)
+{
+    __m256i lo, hi;
+    k8_masks(key, &lo, &hi);
+    return insert_halves(blocks, nblocks, *key, lo, hi);
+}
+
+static inline int k16_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)
+{
+    __m256i lo, hi;
+    k16_masks(key, &lo, &hi);
+    return probe_halves(blocks, nblocks, *key, lo, hi);
+}
+
+static inline int k16_insert(void *blocks, uint64_t nblocks, const uint64_t *key)
+{
+    __m256i lo, hi;
+    k16_masks(key, &lo, &hi);
+    return insert_halves(blocks, nblocks, *key, lo, hi);
+}
 
 /* The masks as the block's bytes, for the concurrent mode's portable forms (kernel_loops.h). */
 static inline void parquet_mask_words(const uint64_t *key, uint64_t *words)
@@ -155,18 +166,23 @@ static inline void parquet_mask_words(const uint64_t *key, uint64_t *words)
     _mm256_store_si256((__m256i *)words, mask32(bit_indexes(key, parquet_salts, 27)));
 }
 
-#define BLOCK512_MASK_WORDS(NAME)                                                                  \
-    static inline void NAME##_mask_words(const uint64_t *key, uint64_t *words)                     \
-    {                                                                                              \
-        __m256i lo, hi;                                                                            \
-        NAME##_masks(key, &lo, &hi);                                                               \
-        _mm256_store_si256((__m256i *)words, lo);                                                  \
-        _mm256_store_si256((__m256i *)words + 1, hi);                                              \
-    }
+static inline void k8_mask_words(const uint64_t *key, uint64_t *words)
+{
+    __m256i lo, hi;
+    k8_masks(key, &lo, &hi);
+    _mm256_store_si256((__m256i *)words, lo);
+    _mm256_store_si256((__m256i *)words + 1, hi);
+}
 
-BLOCK512_MASK_WORDS(k8)
-BLOCK512_MASK_WORDS(k16)
+static inline void k16_mask_words(const uint64_t *key, uint64_t *words)
+{
+    __m256i lo, hi;
+    k16_masks(key, &lo, &hi);
+    _mm256_store_si256((__m256i *)words, lo);
+    _mm256_store_si256((__m256i *)words + 1, hi);
+}
 
+/* The batch kernels of each layout, from its per-key functions above (kernel_loops.h). */
 SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)
 SBK_DEFINE_BATCH_KERNELS(k16)

@@ -11,6 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The salts (SBLOOM_SALT0_ ...), without the header's inline single-key calls: a kernel file
+ * built alone (bench/placement) has no library to call. */
+#ifndef SIMDBLOOM_NO_INLINE
+#define SIMDBLOOM_NO_INLINE
+#endif
+#include "simdbloom.h"
+
 /* Layout indexes in a kernel table: the public enum value minus one. */
 enum {
     SBK_PARQUET = 0,
@@ -56,29 +63,27 @@ static inline void sbk_prefetch_owned(const void *p, int prefetchw)
     __builtin_prefetch(p, 1, 3);
 }
 
-/* Parquet's eight salts (format spec, "Split Block Bloom Filters"), one by one: the kernels
- * take them as SBK_PARQUET_SALTS, and avx2.c also pairs them for block512-k8. */
-#define SBK_SALT0 0x47b6137bU
-#define SBK_SALT1 0x44974d91U
-#define SBK_SALT2 0x8824ad5bU
-#define SBK_SALT3 0xa2b7289dU
-#define SBK_SALT4 0x705495c7U
-#define SBK_SALT5 0x2df1424bU
-#define SBK_SALT6 0x9efc4947U
-#define SBK_SALT7 0x5c6bfb31U
+/* The salts, one by one, from their one definition in the public header: Parquet's eight (the
+ * kernels take them as SBK_PARQUET_SALTS, and avx2.c also pairs them for block512-k8), then the
+ * eight more of the 512-bit layouts. The bit of word i is the top bits of (uint32)hash * salt[i].
+ */
+#define SBK_SALT0 SBLOOM_SALT0_
+#define SBK_SALT1 SBLOOM_SALT1_
+#define SBK_SALT2 SBLOOM_SALT2_
+#define SBK_SALT3 SBLOOM_SALT3_
+#define SBK_SALT4 SBLOOM_SALT4_
+#define SBK_SALT5 SBLOOM_SALT5_
+#define SBK_SALT6 SBLOOM_SALT6_
+#define SBK_SALT7 SBLOOM_SALT7_
 #define SBK_PARQUET_SALTS                                                                          \
     {                                                                                              \
         SBK_SALT0, SBK_SALT1, SBK_SALT2, SBK_SALT3, SBK_SALT4, SBK_SALT5, SBK_SALT6, SBK_SALT7     \
     }
-
-/* Sixteen odd salts for the 512-bit layouts: the Parquet eight, then SHA-256's eight initial
- * hash words (fractional bits of the square roots of the first primes) with the low bit set so
- * that each is odd. The bit of word i is the top bits of (uint32)hash * salt[i]. */
 #define SBK_BLOCK512_SALTS                                                                         \
     {                                                                                              \
         SBK_SALT0, SBK_SALT1, SBK_SALT2, SBK_SALT3, SBK_SALT4, SBK_SALT5, SBK_SALT6, SBK_SALT7,    \
-            0x6a09e667U, 0xbb67ae85U, 0x3c6ef373U, 0xa54ff53bU, 0x510e527fU, 0x9b05688dU,          \
-            0x1f83d9abU, 0x5be0cd19U                                                               \
+            SBLOOM_SALT8_, SBLOOM_SALT9_, SBLOOM_SALT10_, SBLOOM_SALT11_, SBLOOM_SALT12_,          \
+            SBLOOM_SALT13_, SBLOOM_SALT14_, SBLOOM_SALT15_                                         \
     }
 
 /*

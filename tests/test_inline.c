@@ -163,6 +163,14 @@ int main(void)
     for (int i = 0; i < TEST_NLAYOUTS; i++)
         inline_equals_library(test_layouts[i]);
     inline_equals_library(SBLOOM_LAYOUT_COUNTING512);
+    /* The header's AVX2 code against simd/avx2.c itself (the CPU's best may be avx512.c): both
+     * take their salts from the header's one definition, and must set the same bits. */
+    if (!getenv("SIMDBLOOM_ISA") && sbloom_set_isa("avx2") == SBLOOM_OK) {
+        CHECK(strcmp(sbloom_isa(), "avx2") == 0);
+        for (int i = 0; i < TEST_NLAYOUTS; i++)
+            inline_equals_library(test_layouts[i]);
+        CHECK(sbloom_set_isa(NULL) == SBLOOM_OK);
+    }
     if (!getenv("SIMDBLOOM_ISA"))
         library_keeps();
     return check_report();
