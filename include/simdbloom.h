@@ -769,7 +769,7 @@ static inline int sbloom_inline_lookup_(void *blocks, uint64_t nblocks, uint32_t
 /* The library's add, for the filters the inline add leaves to it. Out of line and cold, so that
  * a caller's loop of adds keeps its constants in registers across the call instead of building
  * them again for every key (a loop of adds to a 125 KB Parquet filter, 100K keys: 1.63 -> 1.57
- * ns a key, docs/KERNELS.md). */
+ * ns a key, docs/notes/kernels-history.md). */
 #if defined(__GNUC__)
 #define SBLOOM_COLD_ static __attribute__((cold, noinline, unused))
 #else

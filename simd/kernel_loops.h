@@ -10,7 +10,7 @@
  * `key` is the address of the key's 64-bit hash, not its value: a vector kernel then loads the
  * hash's low half straight into every lane (a broadcast load, done by a load port), where a value
  * in a register must first cross to the vector unit (vmovd, then vpbroadcastd). On the AMD EPYC
- * of docs/KERNELS.md a standalone AVX2 loop of Parquet lookups in L2, compiled at 32 placements,
+ * of docs/notes/kernels-history.md a standalone AVX2 loop of Parquet lookups in L2, compiled at 32 placements,
  * took a median 0.65 ns a key that way against 0.69, and 0.51-0.55 against 0.60-0.62 unrolled.
  *
  * For the counting layout it writes three per-key functions (NAME_probe as above, counters
@@ -54,7 +54,7 @@
     } while (0)
 
 /* The per-key loops run four keys an iteration (SBK_UNROLL). On the AMD EPYC of
- * docs/KERNELS.md the speed of a loop this short depends on where its code lands in memory: with
+ * docs/notes/kernels-history.md the speed of a loop this short depends on where its code lands in memory: with
  * avx2.c compiled at 16 different offsets, one key an iteration, the Parquet lookup loop took
  * 0.67-0.74 ns a key at 12 of them and 1.08-1.17 at the other 4; unrolled by four (and with the
  * broadcast load above), 0.52-0.58 at all 16 (100K keys in 125 KB of blocks, best of 30;
@@ -73,13 +73,13 @@
  * them here afterwards: adding each answer as it is stored made a loop of Parquet adds with
  * results 1.07-1.09 ns a key against 0.76 for the same loop that only counted, and storing
  * without adding took 0.92 with a byte loop here (100K keys, 125 KB of blocks, AVX2, best of 101;
- * docs/KERNELS.md).
+ * docs/notes/kernels-history.md).
  *
  * Eight answers a step, as the bytes of one 64-bit word: each byte of `columns` counts its own
  * column of answers, and is emptied into the total after at most 255 steps, before it could
  * overflow. The byte loop it replaces took 0.09-0.12 ns an answer (gcc widened every byte to 64
  * bits), this 0.01-0.06; block512-k8 test-and-add with AVX2, 100K keys, went 1.18-1.20 -> 1.10
- * ns a key (AMD EPYC, gcc 12; docs/KERNELS.md). The scalar reference defines SBK_COUNT_BYTES to
+ * ns a key (AMD EPYC, gcc 12; docs/notes/kernels-history.md). The scalar reference defines SBK_COUNT_BYTES to
  * keep the byte loop, so the differential tests compare this count with a plain one. */
 static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
 {

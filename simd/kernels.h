@@ -2,7 +2,7 @@
  * The kernel table: what every instruction set implements, and the layout math they share.
  *
  * A kernel works on 64-bit hashes and a block array; it knows nothing of strings, sizing or
- * files. src/ calls kernels only through a `sbloom_kernels` table picked by src/dispatch.c.
+ * files. src/ calls kernels only through a `sbloom_kernels` table picked by src/base/dispatch.c.
  * Every table must give results and leave filters byte-identical to the scalar table.
  */
 #ifndef SIMDBLOOM_KERNELS_H
@@ -35,7 +35,7 @@ static inline uint64_t sbk_block_index(uint64_t hash, uint64_t nblocks)
 }
 
 /* 1 when this CPU has PREFETCHW (x86: CPUID 0x80000001, ECX bit 8, which every AVX-512 CPU and
- * every AMD64 CPU reports, and Intel's before Broadwell do not). src/dispatch.c sets it before
+ * every AMD64 CPU reports, and Intel's before Broadwell do not). src/base/dispatch.c sets it before
  * any kernel table is handed out; callers read it once per batch (sbk_have_prefetchw). */
 extern int sbk_cpu_prefetchw;
 
@@ -114,7 +114,7 @@ typedef struct sbloom_layout_kernels {
     sbk_batch_fn insert;
     sbk_probe_fn contains;
     sbk_batch_fn remove;
-    /* The concurrent mode's forms (bit layouts only, NULL for counting: src/concurrent.c), safe
+    /* The concurrent mode's forms (bit layouts only, NULL for counting: src/modes/concurrent.c), safe
      * while other threads and processes run them on the same blocks:
      *   insert_shared:   tests each word of the key's block and ORs the key's bit in with one
      *                    atomic fetch-or only where the word lacks it (a key already present
@@ -138,7 +138,7 @@ typedef struct sbloom_layout_kernels {
  * j + AHEAD is requested, so about AHEAD misses are in flight at every moment instead of a burst
  * per chunk followed by a stall. Only on filters of at least MIN_BYTES: smaller ones live in L2,
  * where a prefetch is instructions for nothing. A batch of at most AHEAD keys is not prefetched
- * (the string driver in src/batch.c prefetches its own and calls in such pieces).
+ * (the string driver in src/core/driver.c prefetches its own and calls in such pieces).
  * 512 KiB rather than 4 MiB: filters between the two live in L3 at best. In three A/B runs of
  * ../shared/peers/run.sh (REPS=3, --only sb,boost; SIZES=1M,10M once, SIZES=1M,2M twice; AMD
  * EPYC) block512-k8 AVX2 positive queries at 1M keys (1.25 MB) took 1.50-1.54 ns with 512 KiB
@@ -160,7 +160,7 @@ typedef struct sbloom_layout_kernels {
  * ../shared/peers/run.sh at 100M keys (SIZES=100M REPS_LARGE=3, --only avx2,bulk,BASE; AMD
  * EPYC), block512-k8 AVX2 insert / positive / negative over Boost's bulk multiblock64 measured
  * 1.14 / 1.11 / 1.13 with 32 and 0.95 / 0.88 / 1.07 with 64. The string driver's pieces
- * (src/batch.c) stay SBK_PREFETCH_AHEAD long, shorter than either window. */
+ * (src/core/driver.c) stay SBK_PREFETCH_AHEAD long, shorter than either window. */
 #ifndef SBK_PREFETCH_AHEAD_DRAM
 #define SBK_PREFETCH_AHEAD_DRAM 64
 #endif

@@ -334,7 +334,7 @@ static void null_keys_anywhere(void)
 }
 
 /* A write batch that fits in its driver's first chunk (CACHED_CHUNK keys on a filter in the
- * caches, CHUNK on a prefetched one: src/batch.c) is checked as that chunk is hashed, before its
+ * caches, CHUNK on a prefetched one: src/core/driver.c) is checked as that chunk is hashed, before its
  * kernel runs, not in a pass of its own: a NULL key with a length anywhere in it is refused and
  * nothing changes, for add, test-and-add and the counting layout's remove. 300 keys on the 1 MiB
  * filters take the separate pass, for comparison. */

@@ -2,7 +2,7 @@
  * Temporary files that an interrupted save (a crash, a kill, a power cut) left beside a filter.
  * They are never read, but they take space and confuse whoever lists the directory, so the
  * commands that touch a filter name them, and `simdbloom info --clean` removes them. The names
- * are the library's (src/file.c): "NAME.tmp.XXXXXX" beside NAME, or ".sbloom-tmp.XXXXXX" when
+ * are the library's (src/os/save.c): "NAME.tmp.XXXXXX" beside NAME, or ".sbloom-tmp.XXXXXX" when
  * that would be too long. Removing one while another process is in the middle of saving the
  * same filter makes that save fail (it never damages the filter): clean when no writer runs.
  */

@@ -87,7 +87,7 @@ static uint64_t drive_cached(const sbloom_runner *r, sbloom_batch_op op,
  * chunk as they hash it, before its kernel runs, and stop at one that breaks it. That serves a read
  * and a write that fits in the first chunk. A longer write must not change anything before it finds
  * a bad key, and a parallel batch's workers hash without checking: both take a pass of their own
- * first (sbloom_keys_valid, about 0.15 ns a URL: docs/KERNELS.md). */
+ * first (sbloom_keys_valid, about 0.15 ns a URL: docs/notes/kernels-history.md). */
 uint64_t sbloom_drive_keys(const sbloom_runner *r, sbloom_batch_op op, const sbloom_key_source *src,
                            size_t n, uint8_t *results, int *valid)
 {

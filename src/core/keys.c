@@ -4,7 +4,7 @@
 
 /* n string keys hashed with one layout's hash function (a constant at each call, so each call
  * compiles to a loop of its own). It also checks the keys, which costs less here than in a pass
- * of its own (sbloom_keys_valid: about 0.15 ns a URL, docs/KERNELS.md): a NULL key is hashed as
+ * of its own (sbloom_keys_valid: about 0.15 ns a URL, docs/notes/kernels-history.md): a NULL key is hashed as
  * the empty one. Returns 0 if a NULL key had a non-zero length, else 1. */
 static inline int hash_strings(sbloom_layout layout, const void *const *keys, const size_t *lens,
                                size_t n, uint64_t *out)
@@ -59,7 +59,7 @@ static int keys_valid_each(const void *const *keys, const size_t *lens, size_t n
  * (the top bit of (x - 1) & ~x is set only for x == 0), and only such a block has its lengths
  * read. The test has no branch and four accumulators, so compilers vectorize it; the pointers are
  * half the bytes of a pass that also reads every length. 50,000 keys, best of 200, /tmp program
- * (AMD EPYC, gcc 12 -O3): 0.27-0.34 ns a key key by key, 0.15 this way (docs/KERNELS.md). */
+ * (AMD EPYC, gcc 12 -O3): 0.27-0.34 ns a key key by key, 0.15 this way (docs/notes/kernels-history.md). */
 #define KEYS_BLOCK 64
 int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n)
 {
