@@ -23,7 +23,7 @@
  * 3-master, 3-replica cluster of bench/redis-bench (two runs each, SETBIT keys/s): 64 keys
  * 133,573 and 127,113; 128 keys 148,070 and 148,689; 256 keys 119,914 and 151,528; 512 keys
  * 154,585 and 139,776; 2048 keys 103,264 and 100,145; 8192 keys 97,271 and 95,774. Deeper
- * pipelines only fill buffers. The filter uses its own rounds (ROUND_KEYS, src/redis/filter.c). */
+ * pipelines only fill buffers. The filter uses its own rounds (ROUND_KEYS, src/redis/handle.h). */
 #define ROUND 128
 
 static double now(void)

@@ -288,7 +288,8 @@ int rc_connect(rc_cluster **out, const char *nodes, const char *password, double
     if (rc == 0) {
         /* A cluster still forming (or failing over) is waited for, up to the retry time. */
         double deadline = monotonic_seconds() + retry, backoff = RC_BACKOFF_FIRST;
-        while ((rc = refresh_topology(c)) == SBLOOM_REDIS_E_CLUSTER && monotonic_seconds() < deadline) {
+        while ((rc = refresh_topology(c)) == SBLOOM_REDIS_E_CLUSTER &&
+               monotonic_seconds() < deadline) {
             sleep_seconds(backoff);
             backoff = backoff * 2 < RC_BACKOFF_MAX ? backoff * 2 : RC_BACKOFF_MAX;
         }

@@ -1,0 +1,80 @@
+/*
+ * The Redis filter's handle (struct sbloom_redis) and what its files share: errors and messages,
+ * building and running commands, the item counter. Nothing here is installed.
+ *   handle.c     errors, commands, the counter
+ *   filter.c     the plan: found or made in Redis; open and close
+ *   rounds.c     adds and lookups, a round of keys at a time
+ *   transfer.c   whole-filter operations: info, push, pull, drop
+ */
+#ifndef SIMDBLOOM_REDIS_HANDLE_H
+#define SIMDBLOOM_REDIS_HANDLE_H
+
+#include <hiredis/hiredis.h>
+
+#include "cluster.h"
+#include "plan.h"
+#include "simdbloom_redis.h"
+
+/* Keys per pipelined round. On the 3-master, 3-replica cluster of bench/redis-bench, rounds of
+ * 2048 keys (about 32 keys a BITFIELD) took add_if_new to 205,299-245,918 keys/s in four runs,
+ * against 165,032-206,278 for 1024 and 178,855-183,522 for 8192, and the servers' CPU from
+ * 6.4-7.5 to 5.75-6.6 us a key. */
+#define ROUND_KEYS 2048
+#define GROUP_SHARDS 8 /* shards copied per round by push and pull */
+#define DEFAULT_FRONT_BYTES (UINT64_C(1) << 30)
+#define MAX_K 16
+#define OFFSET_CHARS 24
+
+typedef enum { OP_ADD, OP_ADD_IF_NEW, OP_CONTAINS } redis_op;
+
+struct sbloom_redis {
+    rc_cluster *cluster;
+    char name[129];
+    sbloom_redis_plan plan;
+    uint32_t block_bytes, k;
+    uint64_t nblocks, shard_blocks;
+    char meta_key[160], items_key[168];
+    char **shard_keys;
+    uint16_t *shard_slots;
+    sbloom_t *front;        /* keys known to be in the fleet table, same plan; or NULL */
+    sbloom_t *hasher;       /* a one-block filter of the layout: hashes keys as the plan's filter */
+    uint64_t items_pending; /* keys found new, not yet added to the counter */
+    char items_arg[24];
+    /* A round's scratch space, sized for ROUND_KEYS keys. */
+    uint64_t *block;
+    uint8_t *mask;      /* block_bytes per key */
+    uint8_t *ask;       /* 1: the key goes to Redis (the front did not answer it) */
+    uint8_t *present;   /* adds' GETRANGE pre-check: 1 where every bit was set */
+    int precheck;       /* pre-check this round (most keys of the last one were present) */
+    uint32_t *by_shard; /* the keys asked, grouped by shard */
+    uint32_t *shard_of_cmd;
+    uint64_t *shard_count;
+    rc_cmd *cmds;
+    const char **argv;
+    size_t *argvlen;
+    char *offsets; /* OFFSET_CHARS per bit (adds) or two per key (GETRANGE's range) */
+    uint64_t hashes[ROUND_KEYS];
+    char message[512];
+};
+
+/* handle.c: the message of an error (printf-style) set on the handle, and code returned. */
+int rf_fail(sbloom_redis_t *f, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* An error from rc_run: its message becomes the handle's. */
+int rf_cluster_failed(sbloom_redis_t *f, int code);
+/* 1 if name can be a filter's name (1 to 128 printable characters, no braces). */
+int rf_valid_name(const char *name);
+/* One command: argv[0..argc) with their lengths in argvlen, filled by the caller. */
+void rf_point_command(rc_cmd *cmd, const char **argv, size_t *argvlen, int argc, uint16_t slot);
+/* The same with the lengths from strlen (none of these arguments holds a NUL). */
+void rf_set_command(rc_cmd *cmd, const char **argv, size_t *argvlen, int argc, uint16_t slot);
+/* Runs one command to the slot of `key` and hands back its reply (the caller frees it). */
+int rf_run_one(sbloom_redis_t *f, redisReply **reply, const char *key, int argc, ...);
+/* The counter's INCRBY, appended to a round's commands when keys were found new since the last
+ * one: the new command count. */
+size_t rf_append_items_command(sbloom_redis_t *f, size_t ncmd, size_t *arg);
+/* Sends the counter's pending INCRBY now; reads the counter. */
+int rf_flush_items(sbloom_redis_t *f);
+int rf_read_items(sbloom_redis_t *f, uint64_t *items);
+
+#endif /* SIMDBLOOM_REDIS_HANDLE_H */

@@ -1,0 +1,311 @@
+/*
+ * Adds and lookups, a round of keys at a time. Keys are located locally (sbloom_locate); a round
+ * becomes one BITFIELD per shard for adds (SET u1 of every bit: the old bits say whether the key
+ * was new) or one GETRANGE of the key's block per key for lookups (the block is then tested
+ * here), sent through rc_run.
+ */
+#include <hiredis/hiredis.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "handle.h"
+
+/* ---- Rounds ---------------------------------------------------------------------------------- */
+
+/* Adds: one BITFIELD per shard with keys, SET u1 OFFSET 1 for each bit of each key (Redis
+ * numbers a string's bits from the most significant bit of its first byte). */
+static size_t build_adds(sbloom_redis_t *f, size_t *arg)
+{
+    static const char *const set_u1[3] = {"SET", "u1", "1"};
+    size_t ncmd = 0;
+    uint64_t shards = f->plan.shards;
+    for (uint64_t s = 0; s < shards; s++) {
+        uint64_t from = f->shard_count[s], to = f->shard_count[s + 1];
+        if (from == to)
+            continue;
+        const char **argv = f->argv + *arg;
+        size_t *lens = f->argvlen + *arg;
+        size_t argc = 0;
+        argv[argc] = "BITFIELD", lens[argc++] = 8;
+        argv[argc] = f->shard_keys[s], lens[argc++] = strlen(f->shard_keys[s]);
+        for (uint64_t j = from; j < to; j++) {
+            uint32_t i = f->by_shard[j];
+            uint64_t base = (f->block[i] % f->shard_blocks) * f->block_bytes * 8;
+            const uint8_t *mask = f->mask + (size_t)i * f->block_bytes;
+            char *text = f->offsets + (size_t)j * MAX_K * OFFSET_CHARS;
+            for (uint32_t b = 0; b < f->block_bytes; b++)
+                for (int bit = 0; mask[b] && bit < 8; bit++)
+                    if (mask[b] >> bit & 1) {
+                        argv[argc] = set_u1[0], lens[argc++] = 3;
+                        argv[argc] = set_u1[1], lens[argc++] = 2;
+                        argv[argc] = text;
+                        lens[argc++] = rc_u64_text(text, base + b * 8u + (7u - (unsigned)bit));
+                        argv[argc] = set_u1[2], lens[argc++] = 1;
+                        text += OFFSET_CHARS;
+                    }
+        }
+        rf_point_command(&f->cmds[ncmd], argv, lens, (int)argc, f->shard_slots[s]);
+        f->shard_of_cmd[ncmd++] = (uint32_t)s;
+        *arg += argc;
+    }
+    return ncmd;
+}
+
+/* Lookups: GETRANGE of each key's block. */
+static size_t build_lookups(sbloom_redis_t *f, size_t nask, size_t *arg)
+{
+    for (size_t j = 0; j < nask; j++) {
+        uint32_t i = f->by_shard[j];
+        uint64_t s = f->block[i] / f->shard_blocks;
+        uint64_t start = (f->block[i] % f->shard_blocks) * f->block_bytes;
+        char *text = f->offsets + j * 2 * OFFSET_CHARS;
+        const char **argv = f->argv + *arg;
+        size_t *lens = f->argvlen + *arg;
+        argv[0] = "GETRANGE", lens[0] = 8;
+        argv[1] = f->shard_keys[s], lens[1] = strlen(f->shard_keys[s]);
+        argv[2] = text, lens[2] = rc_u64_text(text, start);
+        argv[3] = text + OFFSET_CHARS;
+        lens[3] = rc_u64_text(text + OFFSET_CHARS, start + f->block_bytes - 1);
+        rf_point_command(&f->cmds[j], argv, lens, 4, f->shard_slots[s]);
+        f->shard_of_cmd[j] = (uint32_t)s;
+        *arg += 4;
+    }
+    return nask;
+}
+
+/* Groups the keys still asked (ask[i]) by shard, in input order within a shard: a key repeated
+ * in the round is then new only at its first occurrence, as Redis runs the SETs in order.
+ * Returns how many there are. */
+static size_t group_asked(sbloom_redis_t *f, size_t n)
+{
+    uint64_t shards = f->plan.shards;
+    memset(f->shard_count, 0, (shards + 1) * sizeof *f->shard_count);
+    size_t nask = 0;
+    for (size_t i = 0; i < n; i++)
+        if (f->ask[i]) {
+            f->shard_count[f->block[i] / f->shard_blocks + 1]++;
+            nask++;
+        }
+    for (uint64_t s = 0; s < shards; s++)
+        f->shard_count[s + 1] += f->shard_count[s];
+    uint64_t *fill = f->shard_count; /* used as insertion cursors, then restored */
+    for (size_t i = 0; i < n; i++)
+        if (f->ask[i])
+            f->by_shard[fill[f->block[i] / f->shard_blocks]++] = (uint32_t)i;
+    for (uint64_t s = shards; s > 0; s--)
+        fill[s] = fill[s - 1];
+    fill[0] = 0;
+    return nask;
+}
+
+/* Runs the round's commands (and the counter's pending INCRBY with them). */
+static int run_commands(sbloom_redis_t *f, size_t nwork, size_t arg)
+{
+    uint64_t pending = f->items_pending;
+    size_t ncmd = rf_append_items_command(f, nwork, &arg);
+    int rc = rc_run(f->cluster, f->cmds, ncmd);
+    if (ncmd > nwork && f->cmds[nwork].reply) /* the counter took what was pending */
+        f->items_pending -= pending;
+    if (ncmd > nwork)
+        rc_cmds_release(f->cmds + nwork, ncmd - nwork);
+    return rc;
+}
+
+/* GETRANGE of each asked key's block; present[i] set for the keys whose bits are all there (the
+ * others keep their value). Returns how many were present, or a negative error. */
+static int64_t lookup_pass(sbloom_redis_t *f, const uint64_t *hashes, size_t nask, uint8_t *present)
+{
+    size_t arg = 0;
+    size_t nwork = build_lookups(f, nask, &arg);
+    int rc = run_commands(f, nwork, arg);
+    int64_t found = 0;
+    for (size_t c = 0; c < nwork; c++) {
+        redisReply *r = f->cmds[c].reply;
+        if (!r)
+            continue; /* no answer: left as it was */
+        uint32_t i = f->by_shard[c];
+        const uint8_t *mask = f->mask + (size_t)i * f->block_bytes;
+        int all = r->type == REDIS_REPLY_STRING;
+        for (uint32_t b = 0; all && b < f->block_bytes; b++) {
+            uint8_t have = b < r->len ? (uint8_t)r->str[b] : 0;
+            all = (have & mask[b]) == mask[b];
+        }
+        present[i] = (uint8_t)all;
+        found += all;
+        if (all && f->front)
+            sbloom_add_hash(f->front, hashes[i]);
+    }
+    rc_cmds_release(f->cmds, nwork);
+    return rc ? rf_cluster_failed(f, rc) : found;
+}
+
+/* BITFIELD SET of each asked key's bits (grouped by group_asked); is_new[i] (if not NULL) from the
+ * old bits. Returns the keys new, or a negative error; *seen counts the keys whose bits were all
+ * set already. */
+static int64_t add_pass(sbloom_redis_t *f, const uint64_t *hashes, uint8_t *is_new, uint64_t *seen)
+{
+    size_t arg = 0;
+    size_t nwork = build_adds(f, &arg);
+    int rc = run_commands(f, nwork, arg);
+    uint64_t fresh = 0;
+    for (size_t c = 0; c < nwork; c++) {
+        redisReply *r = f->cmds[c].reply;
+        if (!r)
+            continue; /* no answer: the keys stay "new" (the command may have run) */
+        uint64_t s = f->shard_of_cmd[c];
+        size_t at = 0;
+        for (uint64_t j = f->shard_count[s]; j < f->shard_count[s + 1]; j++) {
+            uint32_t i = f->by_shard[j];
+            int was_new = 0;
+            for (uint32_t b = 0; b < f->k; b++, at++)
+                was_new |= r->type == REDIS_REPLY_ARRAY && at < r->elements &&
+                           r->element[at]->type == REDIS_REPLY_INTEGER &&
+                           r->element[at]->integer == 0;
+            *seen += !was_new;
+            /* A command that may have run before (its connection broke): a key it reports as
+             * seen may be seen because of that earlier run, so it counts as new. */
+            if (f->cmds[c].uncertain)
+                was_new = 1;
+            fresh += (uint64_t)was_new;
+            if (is_new)
+                is_new[i] = (uint8_t)was_new;
+            if (f->front)
+                sbloom_add_hash(f->front, hashes[i]);
+        }
+    }
+    rc_cmds_release(f->cmds, nwork);
+    f->items_pending += fresh;
+    return rc ? rf_cluster_failed(f, rc) : (int64_t)fresh;
+}
+
+/* One round of at most ROUND_KEYS keys; results as the public calls define them.
+ *
+ * Adds first ask Redis with GETRANGE (as lookups do) when most keys of the previous round were
+ * already in the table: a present key then costs a read instead of a BITFIELD that changes
+ * nothing but is still replicated. Keys found present are "seen"; only the others are sent to
+ * BITFIELD, whose old bits decide, atomically, which are new. Bits only go from 0 to 1, so a
+ * key whose bits were all set before the round was not new in it. */
+static int64_t run_round(sbloom_redis_t *f, redis_op op, const uint64_t *hashes, size_t n,
+                         uint8_t *results)
+{
+    int64_t counted = 0;
+    for (size_t i = 0; i < n; i++) {
+        f->ask[i] = !(f->front && sbloom_contains_hash(f->front, hashes[i]));
+        if (!f->ask[i]) { /* every bit is in the fleet table already */
+            if (results)
+                results[i] = op == OP_CONTAINS;
+            counted += op == OP_CONTAINS;
+            continue;
+        }
+        sbloom_locate(f->plan.layout, f->nblocks, hashes[i], &f->block[i],
+                      f->mask + i * f->block_bytes, f->block_bytes);
+        if (results) /* until a reply says otherwise: new (adds), absent (lookups) */
+            results[i] = op == OP_ADD_IF_NEW;
+    }
+    size_t nask = group_asked(f, n);
+    if (nask == 0 && !f->items_pending)
+        return counted;
+    if (op == OP_CONTAINS) {
+        int64_t found = lookup_pass(f, hashes, nask, results);
+        return found < 0 ? found : counted + found;
+    }
+    uint64_t asked = nask, seen = 0;
+    if (f->precheck && nask) {
+        memset(f->present, 0, n);
+        int64_t found = lookup_pass(f, hashes, nask, f->present);
+        if (found < 0)
+            return found;
+        seen = (uint64_t)found;
+        for (size_t i = 0; i < n; i++)
+            if (f->ask[i] && f->present[i]) {
+                f->ask[i] = 0;
+                if (results)
+                    results[i] = 0;
+            }
+        nask = group_asked(f, n);
+    }
+    int64_t fresh = nask || f->items_pending ? add_pass(f, hashes, results, &seen) : 0;
+    /* Pre-check next round when at least half of this round's keys were present. */
+    f->precheck = asked > 0 && 2 * seen >= asked;
+    return fresh;
+}
+
+static int64_t run_hashes(sbloom_redis_t *f, redis_op op, const uint64_t *hashes, size_t n,
+                          uint8_t *results)
+{
+    if (!f || (n && !hashes) || (n && op != OP_ADD && !results))
+        return SBLOOM_E_NULL;
+    int64_t total = 0;
+    for (size_t at = 0; at < n; at += ROUND_KEYS) {
+        size_t len = n - at < ROUND_KEYS ? n - at : ROUND_KEYS;
+        int64_t got = run_round(f, op, hashes + at, len, results ? results + at : NULL);
+        if (got < 0) {
+            for (size_t i = at + len; op == OP_ADD_IF_NEW && i < n; i++)
+                results[i] = 1; /* not sent: unknown, so "new" as the header promises */
+            return got;
+        }
+        total += got;
+    }
+    return total;
+}
+
+static int64_t run_keys(sbloom_redis_t *f, redis_op op, const void *const *keys, const size_t *lens,
+                        size_t n, uint8_t *results)
+{
+    if (!f || (n && (!keys || !lens)) || (n && op != OP_ADD && !results))
+        return SBLOOM_E_NULL;
+    int64_t total = 0;
+    for (size_t at = 0; at < n; at += ROUND_KEYS) {
+        size_t len = n - at < ROUND_KEYS ? n - at : ROUND_KEYS;
+        int64_t hashed = sbloom_hash_keys(f->hasher, keys + at, lens + at, len, f->hashes);
+        if (hashed < 0)
+            return rf_fail(f, (int)hashed, "%s", sbloom_strerror((int)hashed));
+        int64_t got = run_round(f, op, f->hashes, len, results ? results + at : NULL);
+        if (got < 0) {
+            for (size_t i = at + len; op == OP_ADD_IF_NEW && i < n; i++)
+                results[i] = 1;
+            return got;
+        }
+        total += got;
+    }
+    return total;
+}
+
+int64_t sbloom_redis_add_hashes(sbloom_redis_t *f, const uint64_t *hashes, size_t n)
+{
+    return run_hashes(f, OP_ADD, hashes, n, NULL);
+}
+
+int64_t sbloom_redis_contains_hashes(sbloom_redis_t *f, const uint64_t *hashes, size_t n,
+                                     uint8_t *results)
+{
+    return run_hashes(f, OP_CONTAINS, hashes, n, results);
+}
+
+int64_t sbloom_redis_add_if_new_hashes(sbloom_redis_t *f, const uint64_t *hashes, size_t n,
+                                       uint8_t *is_new)
+{
+    return run_hashes(f, OP_ADD_IF_NEW, hashes, n, is_new);
+}
+
+int64_t sbloom_redis_add_keys(sbloom_redis_t *f, const void *const *keys, const size_t *lens,
+                              size_t n)
+{
+    return run_keys(f, OP_ADD, keys, lens, n, NULL);
+}
+
+int64_t sbloom_redis_contains_keys(sbloom_redis_t *f, const void *const *keys, const size_t *lens,
+                                   size_t n, uint8_t *results)
+{
+    return run_keys(f, OP_CONTAINS, keys, lens, n, results);
+}
+
+int64_t sbloom_redis_add_if_new_keys(sbloom_redis_t *f, const void *const *keys, const size_t *lens,
+                                     size_t n, uint8_t *is_new)
+{
+    return run_keys(f, OP_ADD_IF_NEW, keys, lens, n, is_new);
+}
