@@ -190,21 +190,12 @@ static void concurrent_release(sbloom_t *f)
 }
 
 const sbloom_mode sbloom_mode_concurrent = {
+    SBLOOM_ONE_CORE_OPERATIONS,
     .name = "concurrent",
-    .has_core = 1,
     .takes_inline = 0,
     .run = concurrent_run,
     .add_one = concurrent_add_one,
     .contains_one = concurrent_contains_one,
-    .items = sbloom_object_items,
-    .bytes = sbloom_plain_bytes,
-    .capacity = sbloom_plain_capacity,
-    .clone = sbloom_plain_clone,
-    .clear = sbloom_plain_clear,
-    .stats = sbloom_plain_stats,
-    .combine = sbloom_plain_combine,
-    .image_bytes = sbloom_plain_image_bytes,
-    .write_image = sbloom_plain_write_image,
     .release = concurrent_release,
 };
 

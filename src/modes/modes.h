@@ -33,6 +33,13 @@ int sbloom_plain_combine(sbloom_t *dst, const sbloom_t *src, int intersect);
 uint64_t sbloom_plain_image_bytes(const sbloom_t *f);
 int sbloom_plain_write_image(const sbloom_t *f, uint8_t *out);
 
+/* The table entries every mode with one core shares: the plain mode's. */
+#define SBLOOM_ONE_CORE_OPERATIONS                                                                 \
+    .has_core = 1, .items = sbloom_object_items, .bytes = sbloom_plain_bytes,                      \
+    .capacity = sbloom_plain_capacity, .clone = sbloom_plain_clone, .clear = sbloom_plain_clear,   \
+    .stats = sbloom_plain_stats, .combine = sbloom_plain_combine,                                  \
+    .image_bytes = sbloom_plain_image_bytes, .write_image = sbloom_plain_write_image
+
 /* concurrent.c: a plain filter made concurrent (its lock table allocated) and back; and a
  * concurrent file mapping, whose locks and live count live in PATH.lock. */
 int sbloom_concurrent_enter(sbloom_t *f);

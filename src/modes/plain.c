@@ -161,20 +161,7 @@ static void plain_release(sbloom_t *f)
 }
 
 const sbloom_mode sbloom_mode_plain = {
-    .name = "plain",
-    .has_core = 1,
-    .takes_inline = 1,
-    .run = plain_run,
-    .add_one = plain_add_one,
-    .contains_one = plain_contains_one,
-    .items = sbloom_object_items,
-    .bytes = sbloom_plain_bytes,
-    .capacity = sbloom_plain_capacity,
-    .clone = sbloom_plain_clone,
-    .clear = sbloom_plain_clear,
-    .stats = sbloom_plain_stats,
-    .combine = sbloom_plain_combine,
-    .image_bytes = sbloom_plain_image_bytes,
-    .write_image = sbloom_plain_write_image,
+    SBLOOM_ONE_CORE_OPERATIONS, .name = "plain",          .takes_inline = 1,
+    .run = plain_run,           .add_one = plain_add_one, .contains_one = plain_contains_one,
     .release = plain_release,
 };

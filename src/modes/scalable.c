@@ -169,31 +169,35 @@ const sbloom_core *sbloom_scalable_stage(const sbloom_t *f, uint32_t i, uint64_t
     return &st->core;
 }
 
-static uint64_t scalable_items(const sbloom_t *f)
+/* What the stages hold together: their keys, their plans, or their bytes. */
+enum stage_sum { STAGE_ITEMS, STAGE_PLANNED, STAGE_BYTES };
+
+static uint64_t sum_stages(const sbloom_t *f, enum stage_sum what)
 {
     const scalable *s = state_of(f);
-    uint64_t items = 0;
-    for (uint32_t i = 0; i < s->nstages; i++)
-        items += s->stages[i].items;
-    return items;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < s->nstages; i++) {
+        const stage *st = &s->stages[i];
+        sum += what == STAGE_ITEMS     ? st->items
+               : what == STAGE_PLANNED ? st->planned_items
+                                       : st->core.bytes;
+    }
+    return sum;
+}
+
+static uint64_t scalable_items(const sbloom_t *f)
+{
+    return sum_stages(f, STAGE_ITEMS);
 }
 
 static uint64_t scalable_capacity(const sbloom_t *f)
 {
-    const scalable *s = state_of(f);
-    uint64_t room = 0;
-    for (uint32_t i = 0; i < s->nstages; i++)
-        room += s->stages[i].planned_items;
-    return room;
+    return sum_stages(f, STAGE_PLANNED);
 }
 
 static uint64_t scalable_bytes(const sbloom_t *f)
 {
-    const scalable *s = state_of(f);
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < s->nstages; i++)
-        bytes += s->stages[i].core.bytes;
-    return bytes;
+    return sum_stages(f, STAGE_BYTES);
 }
 
 /* present[j] = "one of stages [0, count) holds key j". */
