@@ -504,9 +504,9 @@ SBLOOM_API uint32_t sbloom_shard(uint64_t hash, uint32_t nshards);
 SBLOOM_API int sbloom_create_scalable(sbloom_t **out, uint64_t first_items, double p);
 /* The number of stages of a scalable filter (1 for every other filter, 0 for NULL). */
 SBLOOM_API uint32_t sbloom_stages(const sbloom_t *filter);
-/* Stage i of a scalable filter, oldest first, for introspection (layout, bytes, items, plan);
- * for any other filter, stage 0 is the filter itself. NULL past the last. Owned by the filter:
- * valid until it adds a stage or is freed. */
+/* Stage i of a scalable filter, oldest first, for introspection (layout, bytes, items, plan):
+ * a read-only view whose count is the stage's at this call. For any other filter, stage 0 is the
+ * filter itself. NULL past the last. Owned by the filter: valid until it is cleared or freed. */
 SBLOOM_API const sbloom_t *sbloom_stage(const sbloom_t *filter, uint32_t i);
 
 /* ---- Set operations ---------------------------------------------------------------------- */

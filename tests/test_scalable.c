@@ -200,9 +200,50 @@ static void unions_and_refusals(void)
     sbloom_free(c);
 }
 
+/* sbloom_stage's views: each stage's layout, plan and count (the count as of the call, the sum
+ * of them the filter's), read-only, the same view again on the next call; after a clear, only
+ * the first stage, empty. */
+static void stage_views(void)
+{
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_scalable(&f, 1000, 0.01) == SBLOOM_OK);
+    if (!f)
+        return;
+    for (uint64_t i = 0; i < 5000; i++)
+        sbloom_add_u64(f, i);
+    uint32_t n = sbloom_stages(f);
+    CHECK(n >= 3);
+    uint64_t items = 0, planned = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const sbloom_t *stage = sbloom_stage(f, i);
+        CHECK(stage != NULL);
+        if (!stage)
+            continue;
+        CHECK(sbloom_stage(f, i) == stage);
+        CHECK(sbloom_is_readonly(stage) && sbloom_stages(stage) == 1);
+        CHECK(sbloom_get_layout(stage) == SBLOOM_LAYOUT_BLOCK512_K8 ||
+              sbloom_get_layout(stage) == SBLOOM_LAYOUT_BLOCK512_K16);
+        CHECK(sbloom_planned_items(stage) == (uint64_t)1000 << i);
+        CHECK(sbloom_contains_u64(stage, 0) == (i == 0));
+        items += sbloom_items(stage);
+        planned += sbloom_planned_items(stage);
+    }
+    CHECK(sbloom_stage(f, n) == NULL);
+    CHECK_EQ_U64(items, sbloom_items(f));
+    CHECK_EQ_U64(planned, sbloom_planned_items(f));
+    uint64_t last = sbloom_items(sbloom_stage(f, n - 1));
+    CHECK(sbloom_add_u64(f, 1u << 30) == 1);
+    CHECK_EQ_U64(sbloom_items(sbloom_stage(f, n - 1)), last + 1);
+    CHECK(sbloom_clear(f) == SBLOOM_OK);
+    CHECK(sbloom_stages(f) == 1 && sbloom_stage(f, 1) == NULL);
+    CHECK(sbloom_stage(f, 0) && sbloom_items(sbloom_stage(f, 0)) == 0);
+    sbloom_free(f);
+}
+
 int main(void)
 {
     grows_and_keeps_its_rate();
+    stage_views();
     files();
     unions_and_refusals();
     return check_report();
