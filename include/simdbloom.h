@@ -163,6 +163,10 @@ static inline sbloom_plan sbloom_plan_init(void)
     return plan;
 }
 
+/* The same as an exported call, for callers that cannot use the header's inline functions
+ * (foreign-function interfaces): *plan as sbloom_plan_init() makes it. */
+SBLOOM_API void sbloom_plan_reset(sbloom_plan *plan);
+
 /* The smallest filter over the bit layouts whose expected false-positive rate at n distinct
  * items is at most p. Ties go to the layout that sets fewer bits. out->size must be set
  * (SBLOOM_E_INVALID otherwise). */
@@ -260,6 +264,26 @@ SBLOOM_API int64_t sbloom_contains_keys(const sbloom_t *filter, const void *cons
 SBLOOM_API int64_t sbloom_add_if_new_keys(sbloom_t *filter, const void *const *keys,
                                           const size_t *lens, size_t n, uint8_t *is_new);
 
+/* The same over byte strings in one buffer with n + 1 offsets, as Apache Arrow, Parquet and
+ * Python hold them (no array of pointers to build, nothing copied): key i is the bytes
+ * data[offsets[i] .. offsets[i + 1]). The _strings32 forms take Arrow's string layout (int32
+ * offsets), the _strings64 forms its large string layout (int64). offsets[0] may be past 0 (a
+ * slice); offsets must not decrease (SBLOOM_E_INVALID, checked before anything changes); data may
+ * be NULL only when every key is empty, and offsets only when n is 0. The caller keeps data and
+ * offsets alive for the call; the keys are the same keys as sbloom_add's. */
+SBLOOM_API int64_t sbloom_add_strings32(sbloom_t *filter, const void *data, const int32_t *offsets,
+                                        size_t n);
+SBLOOM_API int64_t sbloom_contains_strings32(const sbloom_t *filter, const void *data,
+                                             const int32_t *offsets, size_t n, uint8_t *results);
+SBLOOM_API int64_t sbloom_add_if_new_strings32(sbloom_t *filter, const void *data,
+                                               const int32_t *offsets, size_t n, uint8_t *is_new);
+SBLOOM_API int64_t sbloom_add_strings64(sbloom_t *filter, const void *data, const int64_t *offsets,
+                                        size_t n);
+SBLOOM_API int64_t sbloom_contains_strings64(const sbloom_t *filter, const void *data,
+                                             const int64_t *offsets, size_t n, uint8_t *results);
+SBLOOM_API int64_t sbloom_add_if_new_strings64(sbloom_t *filter, const void *data,
+                                               const int64_t *offsets, size_t n, uint8_t *is_new);
+
 /* The same over integer keys (as sbloom_add_u64). */
 SBLOOM_API int64_t sbloom_add_u64s(sbloom_t *filter, const uint64_t *values, size_t n);
 SBLOOM_API int64_t sbloom_contains_u64s(const sbloom_t *filter, const uint64_t *values, size_t n,
@@ -300,6 +324,10 @@ SBLOOM_API int64_t sbloom_remove_hashes(sbloom_t *filter, const uint64_t *hashes
                                         uint8_t *removed);
 SBLOOM_API int64_t sbloom_remove_keys(sbloom_t *filter, const void *const *keys, const size_t *lens,
                                       size_t n, uint8_t *removed);
+SBLOOM_API int64_t sbloom_remove_strings32(sbloom_t *filter, const void *data,
+                                           const int32_t *offsets, size_t n, uint8_t *removed);
+SBLOOM_API int64_t sbloom_remove_strings64(sbloom_t *filter, const void *data,
+                                           const int64_t *offsets, size_t n, uint8_t *removed);
 /* Counters stuck at 15 (scans the filter, O(bytes)). */
 SBLOOM_API int64_t sbloom_saturated(const sbloom_t *filter);
 
@@ -568,6 +596,10 @@ static inline sbloom_stats sbloom_stats_init(void)
     stats.size = sizeof stats;
     return stats;
 }
+
+/* The same as an exported call (foreign-function interfaces): *stats as sbloom_stats_init()
+ * makes it. */
+SBLOOM_API void sbloom_stats_reset(sbloom_stats *stats);
 
 /* Scans the whole filter (O(bytes)) and fills *out (out->size must be set). */
 SBLOOM_API int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out);

@@ -334,8 +334,8 @@ static void null_keys_anywhere(void)
 }
 
 /* A write batch that fits in its driver's first chunk (CACHED_CHUNK keys on a filter in the
- * caches, CHUNK on a prefetched one: src/core/driver.c) is checked as that chunk is hashed, before its
- * kernel runs, not in a pass of its own: a NULL key with a length anywhere in it is refused and
+ * caches, CHUNK on a prefetched one: src/core/driver.c) is checked as that chunk is hashed, before
+ * its kernel runs, not in a pass of its own: a NULL key with a length anywhere in it is refused and
  * nothing changes, for add, test-and-add and the counting layout's remove. 300 keys on the 1 MiB
  * filters take the separate pass, for comparison. */
 static void null_keys_small_writes(void)
@@ -659,8 +659,34 @@ static void string_hashes_are_xxhash(void)
     sbloom_free(parquet);
 }
 
+/* The exported forms of the header's inline struct initializers give what those give, and the
+ * structures they make are accepted where an uninitialized one is refused. */
+static void exported_initializers(void)
+{
+    sbloom_plan plan;
+    memset(&plan, 0x5A, sizeof plan);
+    sbloom_plan_reset(&plan);
+    CHECK(plan.size == sizeof plan && plan.layout == 0 && plan.bytes == 0 && plan.k == 0 &&
+          plan.bits_per_key == 0.0 && plan.fpp == 0.0);
+    CHECK(sbloom_plan_for(1000, 0.01, &plan) == SBLOOM_OK && plan.bytes > 0);
+    sbloom_stats stats;
+    memset(&stats, 0x5A, sizeof stats);
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create(&f, 1000, 0.01) == SBLOOM_OK);
+    stats.size = 0;
+    CHECK(sbloom_get_stats(f, &stats) == SBLOOM_E_INVALID);
+    sbloom_stats_reset(&stats);
+    CHECK(stats.size == sizeof stats && stats.fill == 0.0 && stats.estimated_fpp == 0.0 &&
+          stats.estimated_items == 0.0);
+    CHECK(sbloom_get_stats(f, &stats) == SBLOOM_OK && stats.fill == 0.0);
+    sbloom_plan_reset(NULL); /* nothing to do, no crash */
+    sbloom_stats_reset(NULL);
+    sbloom_free(f);
+}
+
 int main(void)
 {
+    exported_initializers();
     errors_have_names();
     overload_estimate();
     statistics_every_layout();

@@ -18,14 +18,18 @@
 
 #define MAX_KEYS 100003u /* a prime above the parallel threshold */
 
-/* One batch of keys in all three shapes: 64-bit hashes, byte strings and integers. About one key in
- * five repeats an earlier key of the same batch, so that test-and-add sees repeats inside it. */
+/* One batch of keys in all its shapes: 64-bit hashes, byte strings (by pointer and length, and
+ * the same strings in one buffer with 32- and 64-bit offsets) and integers. About one key in five
+ * repeats an earlier key of the same batch, so that test-and-add sees repeats inside it. */
 typedef struct keyset {
     uint64_t hashes[MAX_KEYS];
     uint64_t values[MAX_KEYS];
     const void *keys[MAX_KEYS];
     size_t lens[MAX_KEYS];
     char text[MAX_KEYS][40];
+    char blob[MAX_KEYS * 40];
+    int32_t offsets32[MAX_KEYS + 1];
+    int64_t offsets64[MAX_KEYS + 1];
 } keyset;
 
 static void make_keys(keyset *s, size_t n, uint64_t seed)
@@ -49,6 +53,17 @@ static void make_keys(keyset *s, size_t n, uint64_t seed)
         s->keys[i] = len ? (const void *)s->text[i] : NULL; /* NULL is allowed with length 0 */
         s->lens[i] = len;
     }
+    /* the buffer starts with 3 bytes no key uses: offsets[0] is not 0, as in a slice */
+    size_t at = 3;
+    for (size_t i = 0; i < n; i++) {
+        s->offsets32[i] = (int32_t)at;
+        s->offsets64[i] = (int64_t)at;
+        if (s->lens[i])
+            memcpy(s->blob + at, s->keys[i], s->lens[i]);
+        at += s->lens[i];
+    }
+    s->offsets32[n] = (int32_t)at;
+    s->offsets64[n] = (int64_t)at;
 }
 
 static keyset batch_keys, probe_keys;
@@ -82,15 +97,15 @@ static int same_filter(const sbloom_t *a, const sbloom_t *b)
     return 1;
 }
 
-enum key_kind { HASHES, KEYS, VALUES };
-static const char *const kind_names[] = {"hashes", "keys", "u64s"};
+enum key_kind { HASHES, KEYS, VALUES, STRINGS32, STRINGS64 };
+static const char *const kind_names[] = {"hashes", "keys", "u64s", "strings32", "strings64"};
 
 static int single_add(sbloom_t *f, enum key_kind kind, const keyset *s, size_t i)
 {
     switch (kind) {
     case HASHES: return sbloom_add_hash(f, s->hashes[i]);
-    case KEYS: return sbloom_add(f, s->keys[i], s->lens[i]);
-    default: return sbloom_add_u64(f, s->values[i]);
+    case VALUES: return sbloom_add_u64(f, s->values[i]);
+    default: return sbloom_add(f, s->keys[i], s->lens[i]); /* a string, in any batch shape */
     }
 }
 
@@ -98,8 +113,8 @@ static int single_contains(const sbloom_t *f, enum key_kind kind, const keyset *
 {
     switch (kind) {
     case HASHES: return sbloom_contains_hash(f, s->hashes[i]);
-    case KEYS: return sbloom_contains(f, s->keys[i], s->lens[i]);
-    default: return sbloom_contains_u64(f, s->values[i]);
+    case VALUES: return sbloom_contains_u64(f, s->values[i]);
+    default: return sbloom_contains(f, s->keys[i], s->lens[i]);
     }
 }
 
@@ -108,6 +123,8 @@ static int64_t batch_add(sbloom_t *f, enum key_kind kind, const keyset *s, size_
     switch (kind) {
     case HASHES: return sbloom_add_hashes(f, s->hashes, n);
     case KEYS: return sbloom_add_keys(f, s->keys, s->lens, n);
+    case STRINGS32: return sbloom_add_strings32(f, s->blob, s->offsets32, n);
+    case STRINGS64: return sbloom_add_strings64(f, s->blob, s->offsets64, n);
     default: return sbloom_add_u64s(f, s->values, n);
     }
 }
@@ -118,6 +135,8 @@ static int64_t batch_add_if_new(sbloom_t *f, enum key_kind kind, const keyset *s
     switch (kind) {
     case HASHES: return sbloom_add_if_new_hashes(f, s->hashes, n, is_new);
     case KEYS: return sbloom_add_if_new_keys(f, s->keys, s->lens, n, is_new);
+    case STRINGS32: return sbloom_add_if_new_strings32(f, s->blob, s->offsets32, n, is_new);
+    case STRINGS64: return sbloom_add_if_new_strings64(f, s->blob, s->offsets64, n, is_new);
     default: return sbloom_add_if_new_u64s(f, s->values, n, is_new);
     }
 }
@@ -128,6 +147,8 @@ static int64_t batch_contains(const sbloom_t *f, enum key_kind kind, const keyse
     switch (kind) {
     case HASHES: return sbloom_contains_hashes(f, s->hashes, n, results);
     case KEYS: return sbloom_contains_keys(f, s->keys, s->lens, n, results);
+    case STRINGS32: return sbloom_contains_strings32(f, s->blob, s->offsets32, n, results);
+    case STRINGS64: return sbloom_contains_strings64(f, s->blob, s->offsets64, n, results);
     default: return sbloom_contains_u64s(f, s->values, n, results);
     }
 }
@@ -276,21 +297,28 @@ static void removes_match(const setting *c, size_t n)
         }
     }
     int counting = c->layout == SBLOOM_LAYOUT_COUNTING512;
-    for (int form = 0; form < 2; form++) { /* strings, then hashes */
-        if (form == 1)
-            for (size_t i = 0; i < n / 2; i++) {
+    for (int form = 0; form < 4; form++) { /* strings, hashes, then the buffer forms */
+        for (size_t i = 0; form > 0 && i < n / 2; i++) { /* the first half again */
+            if (form == 1) {
                 sbloom_add_hash(batch, batch_keys.hashes[i]);
                 sbloom_add_hash(single, batch_keys.hashes[i]);
+            } else {
+                single_add(batch, KEYS, &batch_keys, i);
+                single_add(single, KEYS, &batch_keys, i);
             }
+        }
         int64_t removed = 0;
         int matches = 1, refused_alike = 1;
         memset(answers, 0xAA, n);
-        int64_t got = form == 0
-                          ? sbloom_remove_keys(batch, batch_keys.keys, batch_keys.lens, n, answers)
-                          : sbloom_remove_hashes(batch, batch_keys.hashes, n, answers);
+        const keyset *k = &batch_keys;
+        int64_t got = form == 0   ? sbloom_remove_keys(batch, k->keys, k->lens, n, answers)
+                      : form == 1 ? sbloom_remove_hashes(batch, k->hashes, n, answers)
+                      : form == 2
+                          ? sbloom_remove_strings32(batch, k->blob, k->offsets32, n, answers)
+                          : sbloom_remove_strings64(batch, k->blob, k->offsets64, n, answers);
         for (size_t i = 0; i < n; i++) {
-            int one = form == 0 ? sbloom_remove(single, batch_keys.keys[i], batch_keys.lens[i])
-                                : sbloom_remove_hash(single, batch_keys.hashes[i]);
+            int one = form == 1 ? sbloom_remove_hash(single, k->hashes[i])
+                                : sbloom_remove(single, k->keys[i], k->lens[i]);
             if (counting) {
                 removed += one == 1;
                 matches &= answers[i] == (one == 1);
@@ -311,14 +339,58 @@ static void removes_match(const setting *c, size_t n)
         CHECK(sbloom_remove_u64(single, batch_keys.values[0]) == 1);
     }
     if (check_failed_count != failed)
-        report(c, "remove_keys/remove_hashes", n);
+        report(c, "remove_keys/remove_hashes/remove_strings32/remove_strings64", n);
     sbloom_free(batch);
     sbloom_free(single);
 }
 
+/* The buffer forms' own rules, each refused before anything changes: offsets that decrease or
+ * start below 0 (SBLOOM_E_INVALID), a NULL buffer with a key that has bytes or NULL offsets
+ * (SBLOOM_E_NULL); empty keys; and a slice (offsets + i) is the keys from i on. */
+static void buffer_rules(sbloom_layout layout)
+{
+    sbloom_t *f = make_filter(layout, 2000, 1, 0);
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    static int32_t off32[8];
+    static int64_t off64[8];
+    static const int32_t good32[4] = {0, 2, 2, 5};
+    static const int64_t good64[4] = {0, 2, 2, 5};
+    memcpy(off32, good32, sizeof good32);
+    memcpy(off64, good64, sizeof good64);
+    off32[2] = 1; /* 0, 2, 1, 5: decreasing */
+    off64[2] = 1;
+    CHECK(sbloom_add_strings32(f, "abcde", off32, 3) == SBLOOM_E_INVALID);
+    CHECK(sbloom_add_if_new_strings64(f, "abcde", off64, 3, answers) == SBLOOM_E_INVALID);
+    CHECK(sbloom_contains_strings32(f, "abcde", off32, 3, answers) == SBLOOM_E_INVALID);
+    off32[0] = -1;
+    off32[2] = 2;
+    CHECK(sbloom_add_strings32(f, "abcde", off32, 3) == SBLOOM_E_INVALID);
+    CHECK(sbloom_items(f) == 0);
+    CHECK(sbloom_add_strings32(f, NULL, good32, 3) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_strings64(f, "abcde", NULL, 3) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_strings32(NULL, "abcde", good32, 3) == SBLOOM_E_NULL);
+    CHECK(sbloom_add_strings32(f, NULL, NULL, 0) == 0);
+    static const int32_t empties[3] = {4, 4, 4};
+    CHECK(sbloom_add_if_new_strings32(f, NULL, empties, 2, answers) == 1); /* the empty key */
+    CHECK(answers[0] == 1 && answers[1] == 0 && sbloom_contains(f, "", 0) == 1);
+    CHECK(sbloom_add_strings64(f, "abcde", good64, 3) == 2); /* "ab", "" (seen), "cde" */
+    CHECK(sbloom_contains(f, "ab", 2) == 1 && sbloom_contains(f, "cde", 3) == 1);
+    CHECK(sbloom_items(f) == (layout == SBLOOM_LAYOUT_COUNTING512 ? 5u : 3u));
+    /* a slice: keys 5 .. 5 + m of the batch, through offsets + 5 */
+    size_t m = 200;
+    CHECK(sbloom_add_keys(f, batch_keys.keys + 5, batch_keys.lens + 5, m) >= 0);
+    CHECK(sbloom_contains_strings32(f, batch_keys.blob, batch_keys.offsets32 + 5, m, answers) ==
+          (int64_t)m);
+    CHECK(sbloom_contains_strings64(f, batch_keys.blob, batch_keys.offsets64 + 5, m, NULL) ==
+          (int64_t)m);
+    sbloom_free(f);
+}
+
 static void run_setting(const setting *c, size_t n)
 {
-    for (int kind = HASHES; kind <= VALUES; kind++)
+    for (int kind = HASHES; kind <= STRINGS64; kind++)
         writes_match(c, (enum key_kind)kind, n);
     if (!c->concurrent) {
         allowing_matches(c, n);
@@ -350,6 +422,7 @@ int main(void)
     size_t nlarge = quick ? 1 : sizeof large / sizeof *large;
     TEST_FOR_EVERY_LAYOUT(layout)
     {
+        buffer_rules(layout);
         for (size_t p = 0; p < 2; p++)
             for (size_t i = 0; i < nsmall; i++)
                 for (int concurrent = 0; concurrent <= 1; concurrent++) {

@@ -65,7 +65,7 @@ static int64_t insert_keys(sbloom_t *f, const void *const *keys, const size_t *l
     int rc = check_keys(f, keys, lens, n, 1);
     if (rc != SBLOOM_OK)
         return rc;
-    sbloom_key_source src = {keys, lens, NULL};
+    sbloom_key_source src = {.keys = keys, .lens = lens};
     return insert_source(f, &src, n, is_new);
 }
 
@@ -74,7 +74,7 @@ static int64_t insert_integers(sbloom_t *f, const uint64_t *values, size_t n, ui
     int rc = check_hashes(f, values, n, 1);
     if (rc != SBLOOM_OK)
         return rc;
-    sbloom_key_source src = {NULL, NULL, values};
+    sbloom_key_source src = {.values = values};
     return insert_source(f, &src, n, is_new);
 }
 
@@ -116,7 +116,7 @@ int64_t sbloom_contains_keys(const sbloom_t *filter, const void *const *keys, co
     if (rc != SBLOOM_OK)
         return rc;
     int valid;
-    sbloom_key_source src = {keys, lens, NULL};
+    sbloom_key_source src = {.keys = keys, .lens = lens};
     uint64_t present = drive_keys(filter, SBLOOM_OP_CONTAINS, &src, n, results, &valid);
     return valid ? (int64_t)present : SBLOOM_E_NULL;
 }
@@ -138,7 +138,7 @@ int64_t sbloom_contains_u64s(const sbloom_t *filter, const uint64_t *values, siz
     if (rc != SBLOOM_OK)
         return rc;
     int valid;
-    sbloom_key_source src = {NULL, NULL, values};
+    sbloom_key_source src = {.values = values};
     return (int64_t)drive_keys(filter, SBLOOM_OP_CONTAINS, &src, n, results, &valid);
 }
 
@@ -152,8 +152,101 @@ int64_t sbloom_hash_keys(const sbloom_t *filter, const void *const *keys, const 
         return SBLOOM_E_NULL;
     sbloom_runner r;
     sbloom_object_runner(filter, &r);
-    sbloom_key_source src = {keys, lens, NULL};
+    sbloom_key_source src = {.keys = keys, .lens = lens};
     return sbloom_drive_hash_only(&r, &src, n, hashes) ? (int64_t)n : SBLOOM_E_NULL;
+}
+
+/* ---- Strings in one buffer with offsets (Arrow's string and large string layouts) ---- */
+
+/* The header's rules for a buffer-and-offsets batch, checked before anything changes: offsets
+ * from a non-negative first that never decrease; data only NULL when every key is empty. */
+static int check_spans(const sbloom_t *f, const void *data, const void *offsets, int wide, size_t n,
+                       int write)
+{
+    if (!f || (!offsets && n))
+        return SBLOOM_E_NULL;
+    if (write && f->readonly)
+        return SBLOOM_E_READONLY;
+    if (n == 0)
+        return SBLOOM_OK;
+    int64_t first = sbloom_offset_at(offsets, wide, 0), last = first;
+    int decreasing = first < 0;
+    for (size_t i = 1; i <= n; i++) {
+        int64_t next = sbloom_offset_at(offsets, wide, i);
+        decreasing |= next < last;
+        last = next;
+    }
+    if (decreasing)
+        return SBLOOM_E_INVALID;
+    return !data && last != first ? SBLOOM_E_NULL : SBLOOM_OK;
+}
+
+/* One operation over a buffer-and-offsets batch, counted as its pointer form is. */
+static int64_t run_spans(const sbloom_t *filter, sbloom_batch_op op, const void *data,
+                         const void *offsets, int wide, size_t n, uint8_t *results)
+{
+    int rc = check_spans(filter, data, offsets, wide, n, op != SBLOOM_OP_CONTAINS);
+    if (rc != SBLOOM_OK)
+        return rc;
+    if (op == SBLOOM_OP_REMOVE && filter->layout != SBLOOM_LAYOUT_COUNTING512)
+        return SBLOOM_E_LAYOUT;
+    if (n == 0)
+        return 0;
+    sbloom_t *f = (sbloom_t *)filter; /* a lookup's driver only reads */
+    sbloom_key_source src = {.data = data, .offsets = offsets, .wide = wide};
+    int valid;
+    uint64_t count = drive_keys(f, op, &src, n, results, &valid);
+    if (op == SBLOOM_OP_INSERT)
+        sbloom_object_count(f, n, count);
+    else if (op == SBLOOM_OP_REMOVE)
+        sbloom_object_uncount(f, count);
+    return (int64_t)count;
+}
+
+int64_t sbloom_add_strings32(sbloom_t *filter, const void *data, const int32_t *offsets, size_t n)
+{
+    return run_spans(filter, SBLOOM_OP_INSERT, data, offsets, 0, n, NULL);
+}
+
+int64_t sbloom_contains_strings32(const sbloom_t *filter, const void *data, const int32_t *offsets,
+                                  size_t n, uint8_t *results)
+{
+    return run_spans(filter, SBLOOM_OP_CONTAINS, data, offsets, 0, n, results);
+}
+
+int64_t sbloom_add_if_new_strings32(sbloom_t *filter, const void *data, const int32_t *offsets,
+                                    size_t n, uint8_t *is_new)
+{
+    return run_spans(filter, SBLOOM_OP_INSERT, data, offsets, 0, n, is_new);
+}
+
+int64_t sbloom_remove_strings32(sbloom_t *filter, const void *data, const int32_t *offsets,
+                                size_t n, uint8_t *removed)
+{
+    return run_spans(filter, SBLOOM_OP_REMOVE, data, offsets, 0, n, removed);
+}
+
+int64_t sbloom_add_strings64(sbloom_t *filter, const void *data, const int64_t *offsets, size_t n)
+{
+    return run_spans(filter, SBLOOM_OP_INSERT, data, offsets, 1, n, NULL);
+}
+
+int64_t sbloom_contains_strings64(const sbloom_t *filter, const void *data, const int64_t *offsets,
+                                  size_t n, uint8_t *results)
+{
+    return run_spans(filter, SBLOOM_OP_CONTAINS, data, offsets, 1, n, results);
+}
+
+int64_t sbloom_add_if_new_strings64(sbloom_t *filter, const void *data, const int64_t *offsets,
+                                    size_t n, uint8_t *is_new)
+{
+    return run_spans(filter, SBLOOM_OP_INSERT, data, offsets, 1, n, is_new);
+}
+
+int64_t sbloom_remove_strings64(sbloom_t *filter, const void *data, const int64_t *offsets,
+                                size_t n, uint8_t *removed)
+{
+    return run_spans(filter, SBLOOM_OP_REMOVE, data, offsets, 1, n, removed);
 }
 
 /* ---- Removal (the counting layout) ---- */
@@ -179,7 +272,7 @@ int64_t sbloom_remove_keys(sbloom_t *filter, const void *const *keys, const size
     if (filter->layout != SBLOOM_LAYOUT_COUNTING512)
         return SBLOOM_E_LAYOUT;
     int valid;
-    sbloom_key_source src = {keys, lens, NULL};
+    sbloom_key_source src = {.keys = keys, .lens = lens};
     uint64_t gone = drive_keys(filter, SBLOOM_OP_REMOVE, &src, n, removed, &valid);
     if (!valid)
         return SBLOOM_E_NULL; /* nothing was removed */

@@ -1,5 +1,6 @@
 /* Public entry points that describe a filter: its geometry, plan, count, statistics, stages. */
 #include <math.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "../base/alloc.h"
@@ -65,6 +66,14 @@ static int stats_of(const sbloom_t *filter, sbloom_stats *out, int sampled)
     if (out->size < sizeof(sbloom_stats))
         return SBLOOM_E_INVALID;
     return filter->mode->stats(filter, sampled, out);
+}
+
+void sbloom_stats_reset(sbloom_stats *stats)
+{
+    if (stats) { /* every byte, padding included, as the header's initializer's memset */
+        memset(stats, 0, sizeof *stats);
+        stats->size = sizeof *stats;
+    }
 }
 
 int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out)

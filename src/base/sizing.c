@@ -12,6 +12,7 @@
  * the counting layout w = 16: a word holds 16 counters, and a key takes one.)
  */
 #include <math.h>
+#include <string.h>
 
 #include "base.h"
 
@@ -156,4 +157,12 @@ double sbloom_classic_bits_per_key(double p)
             lo = mid;
     }
     return hi;
+}
+
+void sbloom_plan_reset(sbloom_plan *plan)
+{
+    if (plan) { /* every byte, padding included, as the header's initializer's memset */
+        memset(plan, 0, sizeof *plan);
+        plan->size = sizeof *plan;
+    }
 }

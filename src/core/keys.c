@@ -4,8 +4,8 @@
 
 /* n string keys hashed with one layout's hash function (a constant at each call, so each call
  * compiles to a loop of its own). It also checks the keys, which costs less here than in a pass
- * of its own (sbloom_keys_valid: about 0.15 ns a URL, docs/notes/kernels-history.md): a NULL key is hashed as
- * the empty one. Returns 0 if a NULL key had a non-zero length, else 1. */
+ * of its own (sbloom_keys_valid: about 0.15 ns a URL, docs/notes/kernels-history.md): a NULL key is
+ * hashed as the empty one. Returns 0 if a NULL key had a non-zero length, else 1. */
 static inline int hash_strings(sbloom_layout layout, const void *const *keys, const size_t *lens,
                                size_t n, uint64_t *out)
 {
@@ -23,12 +23,43 @@ static inline int hash_strings(sbloom_layout layout, const void *const *keys, co
     return lacking == 0;
 }
 
+/* n keys of one buffer, key i at data[offsets[i] .. offsets[i + 1]) (checked by the caller), hashed
+ * with one layout's hash over offsets of one width (both constants at each call). */
+static inline void hash_spans(sbloom_layout layout, const uint8_t *data, const void *offsets,
+                              int wide, size_t n, uint64_t *out)
+{
+    int64_t from = sbloom_offset_at(offsets, wide, 0);
+    for (size_t i = 0; i < n; i++) {
+        int64_t to = sbloom_offset_at(offsets, wide, i + 1);
+        size_t len = (size_t)(to - from);
+        out[i] = sbloom_hash_nonnull(layout, len ? data + from : (const uint8_t *)"", len);
+        from = to;
+    }
+}
+
+static void hash_spans_of(sbloom_layout layout, const sbloom_key_source *src, size_t start,
+                          size_t n, uint64_t *out)
+{
+    const void *offsets = src->wide ? (const void *)((const int64_t *)src->offsets + start)
+                                    : (const void *)((const int32_t *)src->offsets + start);
+    if (layout == SBLOOM_LAYOUT_PARQUET && src->wide)
+        hash_spans(SBLOOM_LAYOUT_PARQUET, src->data, offsets, 1, n, out);
+    else if (layout == SBLOOM_LAYOUT_PARQUET)
+        hash_spans(SBLOOM_LAYOUT_PARQUET, src->data, offsets, 0, n, out);
+    else if (src->wide)
+        hash_spans(SBLOOM_LAYOUT_BLOCK512_K8, src->data, offsets, 1, n, out);
+    else
+        hash_spans(SBLOOM_LAYOUT_BLOCK512_K8, src->data, offsets, 0, n, out);
+}
+
 int sbloom_hash_source(sbloom_layout layout, const sbloom_key_source *src, size_t start, size_t n,
                        uint64_t *out, const sbloom_core *core, int prefetch)
 {
     int valid = 1;
     /* One loop per hash function, so that the choice is made once per chunk, not per key. */
-    if (src->values) {
+    if (src->offsets) {
+        hash_spans_of(layout, src, start, n, out);
+    } else if (src->values) {
         sbloom_layout hash_of =
             layout == SBLOOM_LAYOUT_PARQUET ? SBLOOM_LAYOUT_PARQUET : SBLOOM_LAYOUT_BLOCK512_K8;
         const uint64_t *values = src->values + start;
@@ -59,7 +90,8 @@ static int keys_valid_each(const void *const *keys, const size_t *lens, size_t n
  * (the top bit of (x - 1) & ~x is set only for x == 0), and only such a block has its lengths
  * read. The test has no branch and four accumulators, so compilers vectorize it; the pointers are
  * half the bytes of a pass that also reads every length. 50,000 keys, best of 200, /tmp program
- * (AMD EPYC, gcc 12 -O3): 0.27-0.34 ns a key key by key, 0.15 this way (docs/notes/kernels-history.md). */
+ * (AMD EPYC, gcc 12 -O3): 0.27-0.34 ns a key key by key, 0.15 this way
+ * (docs/notes/kernels-history.md). */
 #define KEYS_BLOCK 64
 int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n)
 {
