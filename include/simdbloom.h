@@ -121,11 +121,14 @@ typedef enum sbloom_layout {
     SBLOOM_LAYOUT_COUNTING512 = 4,
     /* A scalable filter for an unknown number of keys (sbloom_create_scalable): a list of
      * 512-bit-block stages, each larger than the last, XXH3-64. */
-    SBLOOM_LAYOUT_SCALABLE = 5
+    SBLOOM_LAYOUT_SCALABLE = 5,
+    /* A windowed filter (sbloom_create_windowed): keys are forgotten after a window of G
+     * periods, kept in a ring of G + 1 generations of 512-bit blocks, XXH3-64. */
+    SBLOOM_LAYOUT_WINDOWED = 6
 } sbloom_layout;
 
 /* Layouts are 1 .. SBLOOM_LAYOUT_COUNT. */
-#define SBLOOM_LAYOUT_COUNT 5
+#define SBLOOM_LAYOUT_COUNT 6
 
 /* Largest filter this build creates: 2^32 blocks of the layout's size would be the limit of the
  * 32-bit multiply-high block index; 64 GiB is the supported ceiling. */
@@ -536,6 +539,56 @@ SBLOOM_API uint32_t sbloom_stages(const sbloom_t *filter);
  * a read-only view whose count is the stage's at this call. For any other filter, stage 0 is the
  * filter itself. NULL past the last. Owned by the filter: valid until it is cleared or freed. */
 SBLOOM_API const sbloom_t *sbloom_stage(const sbloom_t *filter, uint32_t i);
+
+/* ---- Windowed filters: "seen in the last W?" -------------------------------------------------
+ *
+ * A windowed filter forgets. Time is the caller's, in any unit (seconds, say), and moves only by
+ * sbloom_advance: the window is `periods` periods of `period` units, periods begin at multiples of
+ * `period` (so filters and processes that share a clock agree on them), and the filter keeps a
+ * ring of periods + 1 generations, each planned for n / periods keys at rate p / (periods + 1).
+ * A key goes into the current period's generation, unless one of the live generations already
+ * holds it (a key is new once per window, not on each sighting).
+ *
+ * The promise (tests/test_window.c): a key added at time t is reported present at every time
+ * before t + W, W = periods * period (no false negative inside the window); from t + W + period
+ * on, it is reported present only at the false-positive rate; with at most n distinct keys added
+ * per window the rate is at most p. sbloom_advance to a time past the current period clears the
+ * generations that fell out of the window (one memset each; nothing is swept key by key).
+ *
+ * Every batch form, sbloom_items (keys in the live generations), stats and estimate, save, load
+ * and serialize (the file keeps the generations and when each began), clone, clear and union (of
+ * two with the same plan at the same period) work; sbloom_stages / sbloom_stage give the
+ * generations, oldest first. Not mapped, folded, removed from, or concurrent (one writer).
+ * sbloom_create_for_layout(&f, n, p, SBLOOM_LAYOUT_WINDOWED) is a window of 1 period of 1 unit at
+ * time 0. */
+#define SBLOOM_WINDOW_MAX_PERIODS 15
+SBLOOM_API int sbloom_create_windowed(sbloom_t **out, uint64_t n, double p, uint32_t periods,
+                                      uint64_t period, uint64_t now);
+/* Moves the filter's clock to `now` (a time before the current period changes nothing):
+ * SBLOOM_OK, or SBLOOM_E_LAYOUT for a filter that is not windowed. */
+SBLOOM_API int sbloom_advance(sbloom_t *filter, uint64_t now);
+
+typedef struct sbloom_window {
+    size_t size;          /* set by the caller: sizeof(sbloom_window) (sbloom_window_init()) */
+    uint32_t periods;     /* the window is this many periods */
+    uint32_t generations; /* periods + 1 */
+    uint64_t period;      /* in the caller's time unit */
+    uint64_t now;         /* the start of the current period */
+    /* per generation, oldest first: when it began (UINT64_MAX: not yet in use) and its keys */
+    uint64_t generation_start[SBLOOM_WINDOW_MAX_PERIODS + 1];
+    uint64_t generation_items[SBLOOM_WINDOW_MAX_PERIODS + 1];
+} sbloom_window;
+
+static inline sbloom_window sbloom_window_init(void)
+{
+    sbloom_window window;
+    memset(&window, 0, sizeof window);
+    window.size = sizeof window;
+    return window;
+}
+
+/* The window of a windowed filter (out->size must be set): SBLOOM_E_LAYOUT for another. */
+SBLOOM_API int sbloom_get_window(const sbloom_t *filter, sbloom_window *out);
 
 /* ---- Set operations ---------------------------------------------------------------------- */
 

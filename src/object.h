@@ -14,6 +14,7 @@
 #include "core/header.h"
 
 typedef struct sbloom_mode sbloom_mode;
+struct sbloom_part; /* a core with its count and plan (src/modes/parts.h) */
 
 /* How adds move a filter's item count. */
 typedef enum {
@@ -56,7 +57,7 @@ struct sbloom {
     uint32_t nviews;
 };
 
-/* A mode: what each operation means for a kind of filter. Every entry is set. */
+/* A mode: what each operation means for a kind of filter. Every entry is set but the last two. */
 struct sbloom_mode {
     const char *name;
     int has_core;     /* keys land in f->core (prefetched, split among threads) */
@@ -77,6 +78,10 @@ struct sbloom_mode {
     uint64_t (*image_bytes)(const sbloom_t *f);          /* the file: header and payload */
     int (*write_image)(const sbloom_t *f, uint8_t *out); /* the file's bytes, image_bytes long */
     void (*release)(sbloom_t *f); /* the mode's state and the core; not the object */
+    /* A composite mode's cores, oldest first (sbloom_stages, sbloom_stage); NULL for a mode of
+     * one core, whose one stage is the filter itself. */
+    uint32_t (*cores)(const sbloom_t *f);
+    const struct sbloom_part *(*core_at)(const sbloom_t *f, uint32_t i);
 };
 
 /* A new object of this mode and layout, every count zero, no plan (0, NaN), no core yet. */

@@ -64,6 +64,12 @@ static const sbloom_layout test_layouts[] = {SBLOOM_LAYOUT_PARQUET, SBLOOM_LAYOU
 /* Every layout the library has, 1 .. SBLOOM_LAYOUT_COUNT: the counting layout, the scalable
  * filter and any layout added later. Statistics, estimate and batch tests loop over this, so a
  * new layout is covered by construction, not by remembering to add it to a list. */
+/* The layouts of several cores (no blocks of their own, no fixed size): scalable and windowed. */
+static inline int test_layout_composite(sbloom_layout layout)
+{
+    return layout == SBLOOM_LAYOUT_SCALABLE || layout == SBLOOM_LAYOUT_WINDOWED;
+}
+
 #define TEST_FOR_EVERY_LAYOUT(layout)                                                              \
     for (sbloom_layout layout = (sbloom_layout)1; (int)layout <= SBLOOM_LAYOUT_COUNT;              \
          layout = (sbloom_layout)(layout + 1))

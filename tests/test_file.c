@@ -257,8 +257,8 @@ static void forged_plans(void)
 {
     TEST_FOR_EVERY_LAYOUT(layout)
     {
-        if (layout == SBLOOM_LAYOUT_SCALABLE)
-            continue; /* below, stage by stage */
+        if (test_layout_composite(layout))
+            continue; /* below, core by core */
         sbloom_t *f = filled(layout, 1000, 3);
         size_t len;
         uint8_t *clean = image_of(f, &len), *buf = malloc(len);
@@ -326,6 +326,57 @@ static void forged_plans(void)
     free(model_image);
     sbloom_free(model);
     free(buf);
+
+    /* A windowed file's record (at 128: periods, generations, period, current period, each
+     * generation's first period) forged field by field, and its first generation's plan: each
+     * refused naming what is wrong, though every checksum is right. */
+    sbloom_t *w = NULL;
+    CHECK(sbloom_create_windowed(&w, 1000, 0.01, 3, 10, 105) == SBLOOM_OK);
+    for (uint64_t i = 0; w && i < 500; i++)
+        sbloom_add_u64(w, i);
+    size_t wlen;
+    uint8_t *wclean = image_of(w, &wlen), *wbuf = malloc(wlen);
+    sbloom_t *back = NULL;
+    CHECK(sbloom_deserialize(&back, wclean, wlen) == SBLOOM_OK && sbloom_items(back) == 500);
+    sbloom_free(back);
+    struct {
+        size_t at;
+        uint64_t value;
+        int bytes;
+        const char *names;
+    } window_cases[] = {
+        {128 + 8, 0, 4, "window record: 0 periods"},
+        {128 + 8, 16, 4, "window record: 16 periods"},
+        {128 + 12, 5, 4, "5 generations"},
+        {128 + 16, 0, 8, "period 0"},
+        {128 + 24, UINT64_MAX, 8, "at period 18446744073709551615"},
+        {128 + 32 + 8 * (10 % 4), 11, 8, "began at period 11"}, /* the current one, in the future */
+        {128 + 32 + 8 * (10 % 4), UINT64_MAX, 8, "generation 2 began"}, /* the current, unbegun */
+        {128 + 32 + 8 * 0, 4, 8, "generation 0 began at period 4"}, /* out of the ring */
+        {128 + 190, 1, 1, "byte 190 is set"},
+        {128 + 0, 0, 8, "no window record"},
+    };
+    for (size_t i = 0; w && i < sizeof window_cases / sizeof window_cases[0]; i++) {
+        memcpy(wbuf, wclean, wlen);
+        uint8_t *at = wbuf + window_cases[i].at;
+        if (window_cases[i].bytes == 8)
+            sbloom_put_le64(at, window_cases[i].value);
+        else if (window_cases[i].bytes == 4)
+            sbloom_put_le32(at, (uint32_t)window_cases[i].value);
+        else
+            at[0] = (uint8_t)window_cases[i].value;
+        resign(wbuf, wlen);
+        CHECK(refused_naming(wbuf, wlen, SBLOOM_E_CORRUPT, window_cases[i].names));
+    }
+    memcpy(wbuf, wclean, wlen); /* the first generation's plan: one item more */
+    uint8_t *first = wbuf + 128 + 192;
+    sbloom_put_le64(first + 56, sbloom_get_le64(first + 56) + 1);
+    sbloom_put_le64(first + 120, XXH3_64bits(first, 120));
+    resign(wbuf, wlen);
+    CHECK(refused_naming(wbuf, wlen, SBLOOM_E_CORRUPT, "generation 0:"));
+    free(wclean);
+    free(wbuf);
+    sbloom_free(w);
 }
 
 /* Counts the temporary files a save left in the test directory, removing them if asked. */

@@ -23,6 +23,8 @@ int sbloom_create_for_layout(sbloom_t **out, uint64_t n, double p, sbloom_layout
     *out = NULL;
     if (layout == SBLOOM_LAYOUT_SCALABLE)
         return sbloom_create_scalable(out, n, p);
+    if (layout == SBLOOM_LAYOUT_WINDOWED)
+        return sbloom_create_windowed(out, n, p, 1, 1, 0);
     sbloom_plan plan = sbloom_plan_init();
     int rc = sbloom_plan_for_layout(n, p, layout, &plan);
     if (rc != SBLOOM_OK)
@@ -48,6 +50,41 @@ int sbloom_create_scalable(sbloom_t **out, uint64_t first_items, double p)
     if (first_items == 0 || !(p > 0.0 && p < 1.0))
         return SBLOOM_E_INVALID;
     return sbloom_scalable_new(out, first_items, p);
+}
+
+int sbloom_create_windowed(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
+                           uint64_t now)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (n == 0 || !(p > 0.0 && p < 1.0) || periods == 0 || periods > SBLOOM_WINDOW_MAX_PERIODS ||
+        period == 0)
+        return SBLOOM_E_INVALID;
+    return sbloom_windowed_new(out, n, p, periods, period, now);
+}
+
+int sbloom_advance(sbloom_t *filter, uint64_t now)
+{
+    if (!filter)
+        return SBLOOM_E_NULL;
+    if (filter->mode != &sbloom_mode_windowed)
+        return SBLOOM_E_LAYOUT;
+    if (filter->readonly)
+        return SBLOOM_E_READONLY;
+    return sbloom_windowed_advance(filter, now);
+}
+
+int sbloom_get_window(const sbloom_t *filter, sbloom_window *out)
+{
+    if (!filter || !out)
+        return SBLOOM_E_NULL;
+    if (out->size < sizeof(sbloom_window))
+        return SBLOOM_E_INVALID;
+    if (filter->mode != &sbloom_mode_windowed)
+        return SBLOOM_E_LAYOUT;
+    sbloom_windowed_describe(filter, out);
+    return SBLOOM_OK;
 }
 
 int sbloom_clone(sbloom_t **out, const sbloom_t *filter)

@@ -102,7 +102,7 @@ int sbloom_load(sbloom_t **out, const char *path)
     rc = sbloom_header_parse(header, size, &h);
     if (rc != SBLOOM_OK)
         goto done;
-    if (h.layout == SBLOOM_LAYOUT_SCALABLE) {
+    if (sbloom_layout_composite(h.layout)) {
         rc = load_image(fd, header, &h, out, &saved_errno);
         goto done;
     }
@@ -196,7 +196,7 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
         sbloom_xxh3((const uint8_t *)base + SBLOOM_HEADER_BYTES, (size_t)h.payload_bytes) !=
             h.payload_checksum)
         rc = sbloom_payload_mismatch();
-    if (rc == SBLOOM_OK && h.layout == SBLOOM_LAYOUT_SCALABLE)
+    if (rc == SBLOOM_OK && sbloom_layout_composite(h.layout))
         rc = SBLOOM_E_LAYOUT; /* its stages are loaded, not mapped (sbloom_load) */
     sbloom_t *f = NULL;
     if (rc == SBLOOM_OK) /* the blocks are 64-byte aligned in the image: base is a page */

@@ -44,6 +44,8 @@ int sbloom_deserialize(sbloom_t **out, const void *buf, size_t len)
         return sbloom_payload_mismatch();
     if (h.layout == SBLOOM_LAYOUT_SCALABLE)
         return sbloom_scalable_from_payload(out, &h, payload);
+    if (h.layout == SBLOOM_LAYOUT_WINDOWED)
+        return sbloom_windowed_from_payload(out, &h, payload);
     sbloom_t *f;
     rc = sbloom_plain_new(&f, h.payload_bytes, h.layout, 0, NAN, SBLOOM_OWNER_HEAP);
     if (rc != SBLOOM_OK)

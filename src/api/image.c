@@ -16,7 +16,7 @@
 uint64_t sbloom_image_size(uint64_t bytes, sbloom_layout layout)
 {
     uint64_t block_bytes = sbloom_layout_block_bytes(layout);
-    if (block_bytes == 0 || bytes > SBLOOM_MAX_BYTES || layout == SBLOOM_LAYOUT_SCALABLE)
+    if (block_bytes == 0 || bytes > SBLOOM_MAX_BYTES || sbloom_layout_composite(layout))
         return 0; /* (a scalable filter lives in stages the library allocates) */
     uint64_t nblocks = bytes / block_bytes + (bytes % block_bytes != 0);
     return SBLOOM_HEADER_BYTES + (nblocks ? nblocks : 1) * block_bytes;
@@ -34,7 +34,7 @@ int sbloom_create_in(sbloom_t **out, void *buf, size_t cap, uint64_t bytes, sblo
     *out = NULL;
     if (!buf)
         return SBLOOM_E_NULL;
-    if (!sbloom_layout_known(layout) || layout == SBLOOM_LAYOUT_SCALABLE)
+    if (!sbloom_layout_known(layout) || sbloom_layout_composite(layout))
         return SBLOOM_E_LAYOUT;
     if (sbloom_host_is_big_endian())
         return SBLOOM_E_UNSUPPORTED;

@@ -5,6 +5,10 @@
 
 #include "../base/alloc.h"
 #include "../modes/modes.h"
+#include "../modes/parts.h"
+
+/* Views sbloom_stage can give: more than any composite mode has cores. */
+#define SBLOOM_MAX_VIEWS 64
 
 sbloom_layout sbloom_get_layout(const sbloom_t *filter)
 {
@@ -92,39 +96,38 @@ uint32_t sbloom_stages(const sbloom_t *filter)
 {
     if (!filter)
         return 0;
-    return filter->mode == &sbloom_mode_scalable ? sbloom_scalable_stage_count(filter) : 1;
+    return filter->mode->cores ? filter->mode->cores(filter) : 1;
 }
 
-/* A scalable filter's stage i, as a read-only plain filter over the stage's blocks: made on the
- * first call, its count brought up to date on each, freed with the filter (or when a clear drops
- * the stage: it is then made again). */
+/* A composite filter's core i, as a read-only plain filter over its blocks: made on the first
+ * call, its count brought up to date on each, freed with the filter (or made again when the core
+ * was dropped and made anew). */
 const sbloom_t *sbloom_stage(const sbloom_t *filter, uint32_t i)
 {
     if (!filter)
         return NULL;
-    if (filter->mode != &sbloom_mode_scalable)
+    if (!filter->mode->cores)
         return i == 0 ? filter : NULL;
-    if (i >= sbloom_scalable_stage_count(filter))
+    if (i >= filter->mode->cores(filter))
         return NULL;
     sbloom_t *f = (sbloom_t *)filter; /* the views are a cache: the filter itself is unchanged */
     if (!f->views) {
-        f->views = sbloom_calloc(64, sizeof *f->views);
+        f->views = sbloom_calloc(SBLOOM_MAX_VIEWS, sizeof *f->views);
         if (!f->views)
             return NULL;
-        f->nviews = 64;
+        f->nviews = SBLOOM_MAX_VIEWS;
     }
-    uint64_t items, planned_items;
-    double planned_fpp;
-    const sbloom_core *core =
-        sbloom_scalable_stage(filter, i, &items, &planned_items, &planned_fpp);
+    if (i >= f->nviews)
+        return NULL;
+    const sbloom_part *part = filter->mode->core_at(filter, i);
     sbloom_t *view = f->views[i];
-    if (view && view->core.blocks != core->blocks) { /* the stage was dropped and made again */
+    if (view && view->core.blocks != part->core.blocks) { /* dropped and made again */
         sbloom_object_free(view);
         view = f->views[i] = NULL;
     }
-    if (!view &&
-        sbloom_plain_view(&f->views[i], core, items, planned_items, planned_fpp) != SBLOOM_OK)
+    if (!view && sbloom_plain_view(&f->views[i], &part->core, part->items, part->planned_items,
+                                   part->planned_fpp) != SBLOOM_OK)
         return NULL;
-    f->views[i]->items = items;
+    f->views[i]->items = part->items;
     return f->views[i];
 }

@@ -27,7 +27,7 @@ int sbloom_intersect(sbloom_t *dst, const sbloom_t *src)
 /* Layouts whose blocks OR together: neither counters nor stages. */
 static int bitwise(const sbloom_t *f)
 {
-    return f->layout != SBLOOM_LAYOUT_COUNTING512 && f->layout != SBLOOM_LAYOUT_SCALABLE;
+    return f->layout != SBLOOM_LAYOUT_COUNTING512 && !sbloom_layout_composite(f->layout);
 }
 
 /* The largest item count, up to `limit`, at which the filter keeps the planned rate: the plan a

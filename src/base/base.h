@@ -34,8 +34,15 @@ int sbloom_cpu_has_avx2(void);
 int sbloom_layout_known(sbloom_layout layout);
 uint32_t sbloom_layout_word_bits(sbloom_layout layout);
 uint32_t sbloom_layout_slots(sbloom_layout layout);
+/* 1 for the layouts of several cores (scalable, windowed): no blocks of their own, a plan per
+ * core, and a file of one image per core. */
+int sbloom_layout_composite(sbloom_layout layout);
 /* 1 for the layouts whose blocks are plain bits (Parquet, block512-k8, block512-k16). */
 int sbloom_layout_is_bits(sbloom_layout layout);
+
+/* sizing.c: the smaller of the block512-k8 and -k16 plans for n keys at rate p (the cores of the
+ * composite layouts are whichever is smaller), or the k8 plan's error when neither exists. */
+int sbloom_plan_block512(uint64_t n, double p, sbloom_plan *out);
 
 /* memory.c: zeroed, 64-byte aligned block memory; *mapped tells sbloom_blocks_free how. */
 void *sbloom_blocks_alloc(uint64_t bytes, int *mapped);

@@ -5,10 +5,10 @@
  * simd/xxh3_avx2.c instead. The value is the same either way (xxHash's guarantee; the tests
  * compare it with their own XXH3_64bits). URLs of more than 240 bytes (1.5% of the peers'
  * sample, 456 bytes on average) hashed in 22.4 ns with SSE2 and 12.8 with AVX2 (AMD EPYC, gcc 12;
- * docs/notes/kernels-history.md). AVX-512 measured no faster than AVX2 there, so it has no build of its own.
- * Over the whole sample the gain is within noise: one later program measured this form 0.09 ns
- * a URL slower than XXH3_64bits inlined whole, and the long keys' own time moved between 12 and
- * 17 ns from run to run of one binary (docs/notes/kernels-history.md, "The batch string path").
+ * docs/notes/kernels-history.md). AVX-512 measured no faster than AVX2 there, so it has no build of
+ * its own. Over the whole sample the gain is within noise: one later program measured this form
+ * 0.09 ns a URL slower than XXH3_64bits inlined whole, and the long keys' own time moved between 12
+ * and 17 ns from run to run of one binary (docs/notes/kernels-history.md, "The batch string path").
  */
 #include <stdatomic.h>
 

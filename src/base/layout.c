@@ -17,6 +17,8 @@ static const struct {
     [SBLOOM_LAYOUT_COUNTING512 - 1] = {"counting512", 64, 8, 4},
     /* stages of 512-bit blocks whose k varies: k 0, and the file counts 64-byte units */
     [SBLOOM_LAYOUT_SCALABLE - 1] = {"scalable", 64, 0, 1},
+    /* a ring of generations of 512-bit blocks: k 0, and the file counts 64-byte units */
+    [SBLOOM_LAYOUT_WINDOWED - 1] = {"windowed", 64, 0, 1},
 };
 
 int sbloom_layout_known(sbloom_layout layout)
@@ -67,4 +69,9 @@ int sbloom_layout_is_bits(sbloom_layout layout)
 {
     return layout == SBLOOM_LAYOUT_PARQUET || layout == SBLOOM_LAYOUT_BLOCK512_K8 ||
            layout == SBLOOM_LAYOUT_BLOCK512_K16;
+}
+
+int sbloom_layout_composite(sbloom_layout layout)
+{
+    return layout == SBLOOM_LAYOUT_SCALABLE || layout == SBLOOM_LAYOUT_WINDOWED;
 }

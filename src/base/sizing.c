@@ -89,7 +89,7 @@ int sbloom_plan_for_layout(uint64_t n, double p, sbloom_layout layout, sbloom_pl
 {
     if (!out)
         return SBLOOM_E_NULL;
-    if (!sbloom_layout_known(layout) || layout == SBLOOM_LAYOUT_SCALABLE)
+    if (!sbloom_layout_known(layout) || sbloom_layout_composite(layout))
         return SBLOOM_E_LAYOUT; /* a scalable filter has no fixed size (sbloom_create_scalable) */
     /* For the counting layout a counter is "set" when it is non-zero, so it answers like a bit
      * filter whose words have 16 slots: the same formula with w = 16 (docs/SIZING.md).
@@ -165,4 +165,15 @@ void sbloom_plan_reset(sbloom_plan *plan)
         memset(plan, 0, sizeof *plan);
         plan->size = sizeof *plan;
     }
+}
+
+int sbloom_plan_block512(uint64_t n, double p, sbloom_plan *out)
+{
+    sbloom_plan k8 = sbloom_plan_init(), k16 = sbloom_plan_init();
+    int rc8 = sbloom_plan_for_layout(n, p, SBLOOM_LAYOUT_BLOCK512_K8, &k8);
+    int rc16 = sbloom_plan_for_layout(n, p, SBLOOM_LAYOUT_BLOCK512_K16, &k16);
+    if (rc8 != SBLOOM_OK && rc16 != SBLOOM_OK)
+        return rc8;
+    *out = rc16 != SBLOOM_OK || (rc8 == SBLOOM_OK && k8.bytes <= k16.bytes) ? k8 : k16;
+    return SBLOOM_OK;
 }

@@ -123,6 +123,11 @@ int parse_layout(const char *option, const char *text, sbloom_layout *out)
         return 1;
     }
     int layout = sbloom_layout_from_name(text);
+    if (layout == SBLOOM_LAYOUT_WINDOWED) {
+        fprintf(stderr, "simdbloom: %s: a windowed filter is made by --forget-after, not a layout\n",
+                option);
+        return 0;
+    }
     if (layout > 0 && layout <= SBLOOM_LAYOUT_COUNT) {
         *out = (sbloom_layout)layout;
         return 1;
@@ -380,6 +385,9 @@ int require_bit_layout(const char *command, const char *path, const sbloom_t *f)
                 command);
     else if (layout == SBLOOM_LAYOUT_SCALABLE && strcmp(command, "merge") != 0)
         fprintf(stderr, "simdbloom: %s is a scalable filter: %s takes fixed-size filters only\n",
+                path, command);
+    else if (layout == SBLOOM_LAYOUT_WINDOWED && strcmp(command, "merge") != 0)
+        fprintf(stderr, "simdbloom: %s is a windowed filter: %s takes fixed-size filters only\n",
                 path, command);
     else
         return SBLOOM_OK;

@@ -7,7 +7,7 @@
 int sbloom_core_init(sbloom_core *c, uint64_t bytes, sbloom_layout layout, sbloom_owner owner)
 {
     memset(c, 0, sizeof *c);
-    if (!sbloom_layout_known(layout) || layout == SBLOOM_LAYOUT_SCALABLE)
+    if (!sbloom_layout_known(layout) || sbloom_layout_composite(layout))
         return SBLOOM_E_LAYOUT; /* stages, not blocks: src/modes/scalable.c */
     int err = SBLOOM_OK;
     const sbloom_kernels *kernels = sbloom_kernels_active(&err);

@@ -91,7 +91,7 @@ void sbloom_header_pack(const sbloom_header *h, uint8_t out[SBLOOM_HEADER_BYTES]
  * saturate, so no count is impossible; it is bounded far below the point where an add wraps. */
 static uint64_t max_items(const sbloom_header *h)
 {
-    if (h->layout == SBLOOM_LAYOUT_COUNTING512 || h->layout == SBLOOM_LAYOUT_SCALABLE)
+    if (h->layout == SBLOOM_LAYOUT_COUNTING512 || sbloom_layout_composite(h->layout))
         return UINT64_C(1) << 62; /* a scalable filter's stages are checked one by one */
     return h->payload_bytes * 8 /
            (sbloom_layout_word_bits(h->layout) / sbloom_layout_slots(h->layout));
@@ -161,7 +161,7 @@ int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
         return sbloom_fail_with(SBLOOM_E_CORRUPT,
                                 "inconsistent header: plan flag %d with %llu items at rate %g",
                                 planned, (unsigned long long)h->planned_items, h->planned_fpp);
-    if (planned && h->layout != SBLOOM_LAYOUT_SCALABLE &&
+    if (planned && !sbloom_layout_composite(h->layout) &&
         !(sbloom_blocked_fpp(h->layout, h->payload_bytes, h->planned_items) <=
           h->planned_fpp * PLAN_SLACK))
         return sbloom_fail_with(SBLOOM_E_CORRUPT,

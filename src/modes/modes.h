@@ -8,6 +8,7 @@
 extern const sbloom_mode sbloom_mode_plain;
 extern const sbloom_mode sbloom_mode_concurrent;
 extern const sbloom_mode sbloom_mode_scalable;
+extern const sbloom_mode sbloom_mode_windowed;
 
 /* plain.c: a plain filter of `bytes` (whole blocks) of a block layout on the active kernels,
  * planned for (n, p) (0, NaN: none). Its blocks are allocated zeroed, or with
@@ -47,11 +48,16 @@ int sbloom_concurrent_leave(sbloom_t *f);
 int sbloom_concurrent_share(sbloom_t *f, const char *path);
 
 /* scalable.c: a scalable filter of one stage; one from its validated header and checksummed
- * payload; and its stages (a core each, with its count and plan). */
+ * payload. */
 int sbloom_scalable_new(sbloom_t **out, uint64_t first_items, double p);
 int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload);
-uint32_t sbloom_scalable_stage_count(const sbloom_t *f);
-const sbloom_core *sbloom_scalable_stage(const sbloom_t *f, uint32_t i, uint64_t *items,
-                                         uint64_t *planned_items, double *planned_fpp);
+
+/* windowed.c: a windowed filter (sbloom_create_windowed's arguments, checked); one from its
+ * validated header and checksummed payload; time moving on; and its window. */
+int sbloom_windowed_new(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
+                        uint64_t now);
+int sbloom_windowed_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload);
+int sbloom_windowed_advance(sbloom_t *f, uint64_t now);
+void sbloom_windowed_describe(const sbloom_t *f, sbloom_window *out);
 
 #endif /* SIMDBLOOM_MODES_H */

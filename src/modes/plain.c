@@ -10,8 +10,8 @@
 int sbloom_plain_new(sbloom_t **out, uint64_t bytes, sbloom_layout layout, uint64_t n, double p,
                      sbloom_owner owner)
 {
-    if (layout == SBLOOM_LAYOUT_SCALABLE)
-        return SBLOOM_E_LAYOUT; /* stages, not blocks: sbloom_create_scalable */
+    if (sbloom_layout_composite(layout))
+        return SBLOOM_E_LAYOUT; /* cores, not blocks: sbloom_create_scalable, _windowed */
     sbloom_core core;
     int rc = sbloom_core_init(&core, bytes, layout, owner);
     if (rc != SBLOOM_OK)
@@ -126,7 +126,7 @@ int sbloom_plain_stats(const sbloom_t *f, int sampled, sbloom_stats *out)
  * rather than given a meaning that loses counts (and a filter of stages has no blocks to OR). */
 static int bitwise(sbloom_layout layout)
 {
-    return layout != SBLOOM_LAYOUT_COUNTING512 && layout != SBLOOM_LAYOUT_SCALABLE;
+    return layout != SBLOOM_LAYOUT_COUNTING512 && !sbloom_layout_composite(layout);
 }
 
 int sbloom_plain_combine(sbloom_t *dst, const sbloom_t *src, int intersect)

@@ -19,31 +19,21 @@
  * complete filter image (its own header and payload), oldest first.
  */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../base/alloc.h"
 #include "../base/hash.h"
 #include "modes.h"
+#include "parts.h"
 
 /* Each stage holds GROWTH times the keys of the one before, at TIGHTENING times its rate. */
 #define GROWTH 2
 #define TIGHTENING 0.5
 #define MAX_STAGES 40
-/* Keys handled per step of a batch. */
-#define STEP 1024
-
-/* A stage: its blocks, the keys it took, and its plan. */
-typedef struct stage {
-    sbloom_core core;
-    uint64_t items;
-    uint64_t planned_items;
-    double planned_fpp;
-} stage;
 
 typedef struct scalable {
-    stage stages[MAX_STAGES]; /* oldest first */
+    sbloom_part stages[MAX_STAGES]; /* oldest first */
     uint32_t nstages;
     uint64_t first_items; /* the first stage's plan */
 } scalable;
@@ -64,17 +54,10 @@ static double stage_rate(double p, uint32_t i)
     return p * (1.0 - TIGHTENING) * pow(TIGHTENING, (double)i);
 }
 
-static stage *newest(const sbloom_t *f)
+static sbloom_part *newest(const sbloom_t *f)
 {
     scalable *s = state_of(f);
     return &s->stages[s->nstages - 1];
-}
-
-/* The newest stage is full when it took as many keys as it was planned for. */
-static int newest_full(const sbloom_t *f)
-{
-    const stage *st = newest(f);
-    return st->items >= st->planned_items;
 }
 
 static int add_stage(sbloom_t *f)
@@ -83,39 +66,20 @@ static int add_stage(sbloom_t *f)
     if (s->nstages == MAX_STAGES || (s->first_items << s->nstages) >> s->nstages != s->first_items)
         return SBLOOM_E_TOO_LARGE;
     uint32_t i = s->nstages;
-    uint64_t n = stage_items(s->first_items, i);
-    double p = stage_rate(f->planned_fpp, i);
-    sbloom_plan k8 = sbloom_plan_init(), k16 = sbloom_plan_init();
-    int rc8 = sbloom_plan_for_layout(n, p, SBLOOM_LAYOUT_BLOCK512_K8, &k8);
-    int rc16 = sbloom_plan_for_layout(n, p, SBLOOM_LAYOUT_BLOCK512_K16, &k16);
-    if (rc8 != SBLOOM_OK && rc16 != SBLOOM_OK)
-        return rc8;
-    const sbloom_plan *plan =
-        rc16 != SBLOOM_OK || (rc8 == SBLOOM_OK && k8.bytes <= k16.bytes) ? &k8 : &k16;
-    stage *st = &s->stages[i];
-    int rc = sbloom_core_init(&st->core, plan->bytes, plan->layout, SBLOOM_OWNER_HEAP);
+    int rc = sbloom_part_init(&s->stages[i], stage_items(s->first_items, i),
+                              stage_rate(f->planned_fpp, i));
     if (rc != SBLOOM_OK)
         return rc;
-    st->items = 0;
-    st->planned_items = n;
-    st->planned_fpp = p;
     s->nstages++;
-    f->isa = st->core.isa;
+    f->isa = s->stages[i].core.isa;
     return SBLOOM_OK;
-}
-
-static void release_stages(scalable *s, uint32_t from)
-{
-    for (uint32_t i = from; i < s->nstages; i++)
-        sbloom_core_release(&s->stages[i].core);
-    s->nstages = from;
 }
 
 static void scalable_release(sbloom_t *f)
 {
     scalable *s = state_of(f);
     if (s)
-        release_stages(s, 0);
+        sbloom_parts_release(s->stages, 0, s->nstages);
     free(s);
     f->state = NULL;
 }
@@ -154,114 +118,50 @@ int sbloom_scalable_new(sbloom_t **out, uint64_t first_items, double p)
     return rc;
 }
 
-uint32_t sbloom_scalable_stage_count(const sbloom_t *f)
+static uint32_t scalable_cores(const sbloom_t *f)
 {
     return state_of(f)->nstages;
 }
 
-const sbloom_core *sbloom_scalable_stage(const sbloom_t *f, uint32_t i, uint64_t *items,
-                                         uint64_t *planned_items, double *planned_fpp)
+static const sbloom_part *scalable_core_at(const sbloom_t *f, uint32_t i)
 {
-    const stage *st = &state_of(f)->stages[i];
-    *items = st->items;
-    *planned_items = st->planned_items;
-    *planned_fpp = st->planned_fpp;
-    return &st->core;
-}
-
-/* What the stages hold together: their keys, their plans, or their bytes. */
-enum stage_sum { STAGE_ITEMS, STAGE_PLANNED, STAGE_BYTES };
-
-static uint64_t sum_stages(const sbloom_t *f, enum stage_sum what)
-{
-    const scalable *s = state_of(f);
-    uint64_t sum = 0;
-    for (uint32_t i = 0; i < s->nstages; i++) {
-        const stage *st = &s->stages[i];
-        sum += what == STAGE_ITEMS     ? st->items
-               : what == STAGE_PLANNED ? st->planned_items
-                                       : st->core.bytes;
-    }
-    return sum;
+    return &state_of(f)->stages[i];
 }
 
 static uint64_t scalable_items(const sbloom_t *f)
 {
-    return sum_stages(f, STAGE_ITEMS);
+    return sbloom_parts_items(state_of(f)->stages, state_of(f)->nstages);
 }
 
 static uint64_t scalable_capacity(const sbloom_t *f)
 {
-    return sum_stages(f, STAGE_PLANNED);
+    return sbloom_parts_planned(state_of(f)->stages, state_of(f)->nstages);
 }
 
 static uint64_t scalable_bytes(const sbloom_t *f)
 {
-    return sum_stages(f, STAGE_BYTES);
-}
-
-/* present[j] = "one of stages [0, count) holds key j". */
-static void probe_stages(const scalable *s, uint32_t count, const uint64_t *hashes, size_t n,
-                         uint8_t *present)
-{
-    uint8_t answer[STEP];
-    memset(present, 0, n);
-    for (uint32_t i = 0; i < count; i++) {
-        sbloom_core_run(&s->stages[i].core, SBLOOM_OP_CONTAINS, hashes, n, answer);
-        for (size_t j = 0; j < n; j++)
-            present[j] |= answer[j];
-    }
-}
-
-/* Adds keys [0, n) (n <= STEP, and no more than the newest stage has room for): those no older
- * stage holds go to the newest, in order. */
-static uint64_t insert_step(sbloom_t *f, const uint64_t *hashes, size_t n, uint8_t *is_new)
-{
-    uint8_t old[STEP], answer[STEP];
-    uint64_t absent[STEP];
-    size_t where[STEP], m = 0;
-    scalable *s = state_of(f);
-    stage *last = newest(f);
-    probe_stages(s, s->nstages - 1, hashes, n, old);
-    for (size_t j = 0; j < n; j++)
-        if (!old[j]) {
-            absent[m] = hashes[j];
-            where[m++] = j;
-        }
-    uint64_t fresh = sbloom_core_run(&last->core, SBLOOM_OP_INSERT, absent, m, answer);
-    last->items += fresh;
-    if (is_new) {
-        memset(is_new, 0, n);
-        for (size_t j = 0; j < m; j++)
-            is_new[where[j]] = answer[j];
-    }
-    return fresh;
+    return sbloom_parts_bytes(state_of(f)->stages, state_of(f)->nstages);
 }
 
 static uint64_t scalable_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                              uint8_t *results)
 {
+    scalable *s = state_of(f);
+    if (op == SBLOOM_OP_CONTAINS)
+        return sbloom_parts_contains(s->stages, s->nstages, hashes, n, results);
     uint64_t count = 0;
-    size_t at = 0;
-    while (at < n) {
-        size_t len = n - at < STEP ? n - at : STEP;
-        if (op == SBLOOM_OP_CONTAINS) {
-            uint8_t present[STEP];
-            probe_stages(state_of(f), state_of(f)->nstages, hashes + at, len, present);
-            for (size_t j = 0; j < len; j++)
-                count += present[j];
-            if (results)
-                memcpy(results + at, present, len);
-        } else {
-            if (newest_full(f))
-                add_stage(f); /* if it fails (memory, 40 stages), the newest takes more keys */
-            const stage *last = newest(f);
-            uint64_t room =
-                last->planned_items > last->items ? last->planned_items - last->items : 0;
-            if (room && room < len)
-                len = (size_t)room; /* never more keys than the stage was planned for */
-            count += insert_step(f, hashes + at, len, results ? results + at : NULL);
-        }
+    for (size_t at = 0; at < n;) {
+        size_t len = n - at < SBLOOM_PART_STEP ? n - at : SBLOOM_PART_STEP;
+        const sbloom_part *last = newest(f);
+        if (last->items >= last->planned_items)
+            add_stage(f); /* if it fails (memory, 40 stages), the newest takes more keys */
+        last = newest(f);
+        uint64_t room = last->planned_items > last->items ? last->planned_items - last->items : 0;
+        if (room && room < len)
+            len = (size_t)room; /* never more keys than the stage was planned for */
+        /* a key goes to the newest stage only when no older one holds it */
+        count += sbloom_parts_insert(s->stages, s->nstages, s->nstages - 1, hashes + at, len,
+                                     results ? results + at : NULL);
         at += len;
     }
     return count;
@@ -275,53 +175,27 @@ static int scalable_add_one(sbloom_t *f, uint64_t hash)
 
 static int scalable_contains_one(const sbloom_t *f, uint64_t hash)
 {
-    return (int)scalable_run((sbloom_t *)f, SBLOOM_OP_CONTAINS, &hash, 1, NULL); /* only reads */
+    return (int)sbloom_parts_contains(state_of(f)->stages, state_of(f)->nstages, &hash, 1, NULL);
 }
-
-/* ---- Statistics ---- */
 
 static int scalable_stats(const sbloom_t *f, int sampled, sbloom_stats *out)
 {
-    const scalable *s = state_of(f);
-    double fill_bits = 0.0, miss = 1.0, items = 0.0, bits = 0.0;
-    for (uint32_t i = 0; i < s->nstages; i++) {
-        sbloom_stats st = sbloom_stats_init();
-        sbloom_core_stats(&s->stages[i].core, sampled, &st);
-        double stage_bits = 8.0 * (double)s->stages[i].core.bytes;
-        fill_bits += st.fill * stage_bits;
-        bits += stage_bits;
-        miss *= 1.0 - st.estimated_fpp; /* a negative key must pass every stage */
-        items += st.estimated_items;
-    }
-    out->fill = fill_bits / bits;
-    out->estimated_fpp = 1.0 - miss;
-    out->estimated_items = items;
+    sbloom_parts_stats(state_of(f)->stages, state_of(f)->nstages, sampled, out);
     return SBLOOM_OK;
 }
-
-/* ---- Copies, union ---- */
 
 static int scalable_clone(sbloom_t **out, const sbloom_t *f)
 {
     const scalable *from = state_of(f);
     sbloom_t *copy = NULL;
     int rc = new_scalable(&copy, from->first_items, f->planned_fpp);
-    for (uint32_t i = 0; rc == SBLOOM_OK && i < from->nstages; i++) {
-        scalable *to = state_of(copy);
-        rc = sbloom_core_copy(&to->stages[i].core, &from->stages[i].core);
-        if (rc == SBLOOM_OK) {
-            to->stages[i].items = from->stages[i].items;
-            to->stages[i].planned_items = from->stages[i].planned_items;
-            to->stages[i].planned_fpp = from->stages[i].planned_fpp;
-            to->nstages++;
-            copy->isa = to->stages[i].core.isa;
-        }
-    }
-    if (rc != SBLOOM_OK) {
-        if (copy)
-            sbloom_object_free(copy);
+    if (rc == SBLOOM_OK &&
+        (rc = sbloom_parts_copy(state_of(copy)->stages, from->stages, from->nstages)) != SBLOOM_OK)
+        sbloom_object_free(copy);
+    if (rc != SBLOOM_OK)
         return rc;
-    }
+    state_of(copy)->nstages = from->nstages;
+    copy->isa = f->isa;
     copy->threads = f->threads;
     *out = copy;
     return SBLOOM_OK;
@@ -330,7 +204,8 @@ static int scalable_clone(sbloom_t **out, const sbloom_t *f)
 static void scalable_clear(sbloom_t *f)
 {
     scalable *s = state_of(f);
-    release_stages(s, 1);
+    sbloom_parts_release(s->stages, 1, s->nstages);
+    s->nstages = 1;
     memset(s->stages[0].core.blocks, 0, (size_t)s->stages[0].core.bytes);
     s->stages[0].items = 0;
 }
@@ -347,16 +222,9 @@ static int scalable_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
     scalable *d = state_of(dst);
     const scalable *s = state_of(src);
     if (d->first_items != s->first_items || dst->planned_fpp != src->planned_fpp ||
-        d->nstages != s->nstages)
+        d->nstages != s->nstages || !sbloom_parts_alike(d->stages, s->stages, d->nstages))
         return SBLOOM_E_INCOMPATIBLE;
-    for (uint32_t i = 0; i < d->nstages; i++)
-        if (d->stages[i].core.bytes != s->stages[i].core.bytes ||
-            d->stages[i].core.layout != s->stages[i].core.layout)
-            return SBLOOM_E_INCOMPATIBLE;
-    for (uint32_t i = 0; i < d->nstages; i++) {
-        sbloom_core_combine(&d->stages[i].core, &s->stages[i].core, 0);
-        d->stages[i].items = sbloom_core_estimated_items(&d->stages[i].core);
-    }
+    sbloom_parts_union(d->stages, s->stages, d->nstages);
     return SBLOOM_OK;
 }
 
@@ -364,29 +232,19 @@ static int scalable_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
 
 static uint64_t scalable_image_bytes(const sbloom_t *f)
 {
-    const scalable *s = state_of(f);
-    uint64_t bytes = SBLOOM_HEADER_BYTES;
-    for (uint32_t i = 0; i < s->nstages; i++)
-        bytes += SBLOOM_HEADER_BYTES + s->stages[i].core.bytes;
-    return bytes;
+    return SBLOOM_HEADER_BYTES +
+           sbloom_parts_image_bytes(state_of(f)->stages, state_of(f)->nstages);
 }
 
 static int scalable_write_image(const sbloom_t *f, uint8_t *out)
 {
     const scalable *s = state_of(f);
-    uint8_t *payload = out + SBLOOM_HEADER_BYTES, *at = payload;
-    for (uint32_t i = 0; i < s->nstages; i++) {
-        const stage *st = &s->stages[i];
-        sbloom_header h;
-        sbloom_header_describe(&h, &st->core, st->items, st->planned_items, st->planned_fpp);
-        sbloom_header_pack(&h, at);
-        sbloom_core_payload_out(&st->core, at + SBLOOM_HEADER_BYTES);
-        at += SBLOOM_HEADER_BYTES + st->core.bytes;
-    }
+    uint8_t *payload = out + SBLOOM_HEADER_BYTES;
+    uint8_t *end = sbloom_parts_write_images(s->stages, s->nstages, payload);
     sbloom_header h;
     sbloom_header_start(&h, SBLOOM_LAYOUT_SCALABLE, scalable_items(f), f->planned_items,
                         f->planned_fpp);
-    h.payload_bytes = (uint64_t)(at - payload);
+    h.payload_bytes = (uint64_t)(end - payload);
     h.nblocks = h.payload_bytes / 64; /* 64-byte units: each stage image is a multiple */
     h.payload_checksum = sbloom_xxh3(payload, (size_t)h.payload_bytes);
     sbloom_header_pack(&h, out);
@@ -404,52 +262,24 @@ int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const u
     if (rc != SBLOOM_OK)
         return rc;
     scalable *s = state_of(f);
-    uint64_t at = 0, items = 0;
+    uint64_t at = 0, size = 0;
     while (rc == SBLOOM_OK && at < h->payload_bytes) {
-        uint64_t left = h->payload_bytes - at;
-        if (s->nstages == MAX_STAGES || left < SBLOOM_HEADER_BYTES) {
-            rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "stage %u: %s", s->nstages,
-                                  left < SBLOOM_HEADER_BYTES ? "truncated" : "one stage too many");
-            break;
-        }
-        /* the stage's own size, from its header (checked against its checksum below) */
-        uint64_t stage_payload = sbloom_header_payload_bytes(payload + at);
-        if (stage_payload > left - SBLOOM_HEADER_BYTES) {
-            rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "stage %u: %llu bytes, more than is left",
-                                  s->nstages, (unsigned long long)stage_payload);
-            break;
-        }
-        uint64_t size = SBLOOM_HEADER_BYTES + stage_payload;
         uint32_t i = s->nstages;
-        stage *st = &s->stages[i];
-        sbloom_header sh;
-        /* each stage is a whole filter image, its size, plan and checksum checked */
-        rc = sbloom_header_parse(payload + at, size, &sh);
-        if (rc == SBLOOM_OK)
-            rc = sbloom_core_from_image(&st->core, &sh, payload + at + SBLOOM_HEADER_BYTES);
-        if (rc != SBLOOM_OK) {
-            char why[200];
-            snprintf(why, sizeof why, "%s", sbloom_error_detail());
-            sbloom_fail_with(rc, "stage %u: %s", i, why[0] ? why : sbloom_strerror(rc));
+        if (i == MAX_STAGES) {
+            rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "stage %u: one stage too many", i);
             break;
         }
-        s->nstages++;
-        st->items = sh.items;
-        st->planned_items = (sh.flags & 1u) ? sh.planned_items : 0;
-        st->planned_fpp = (sh.flags & 1u) ? sh.planned_fpp : NAN;
-        f->isa = st->core.isa;
-        /* each stage must be the one this plan grows: a 512-bit layout with its items and rate */
-        if ((sh.layout != SBLOOM_LAYOUT_BLOCK512_K8 && sh.layout != SBLOOM_LAYOUT_BLOCK512_K16) ||
-            st->planned_items != stage_items(s->first_items, i) ||
-            st->planned_fpp != stage_rate(f->planned_fpp, i))
-            rc = sbloom_fail_with(SBLOOM_E_CORRUPT,
-                                  "stage %u: layout %s, %llu items at rate %g, not this filter's "
-                                  "stage %u",
-                                  i, sbloom_layout_name(sh.layout),
-                                  (unsigned long long)st->planned_items, st->planned_fpp, i);
-        items += st->items;
-        at += size;
+        /* each stage must be the one this plan grows: its items and rate */
+        rc = sbloom_part_read_image(&s->stages[i], "stage", payload + at, h->payload_bytes - at, i,
+                                    stage_items(s->first_items, i), stage_rate(f->planned_fpp, i),
+                                    &size);
+        if (rc == SBLOOM_OK) {
+            s->nstages++;
+            f->isa = s->stages[i].core.isa;
+            at += size;
+        }
     }
+    uint64_t items = sbloom_parts_items(s->stages, s->nstages);
     if (rc == SBLOOM_OK && (s->nstages == 0 || items != h->items))
         rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "header counts %llu items, its stages %llu",
                               (unsigned long long)h->items, (unsigned long long)items);
@@ -478,4 +308,6 @@ const sbloom_mode sbloom_mode_scalable = {
     .image_bytes = scalable_image_bytes,
     .write_image = scalable_write_image,
     .release = scalable_release,
+    .cores = scalable_cores,
+    .core_at = scalable_core_at,
 };

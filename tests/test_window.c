@@ -1,0 +1,255 @@
+/*
+ * The windowed filter (sbloom_create_windowed): the promise of the header, with the clock driven
+ * through the API. A key added at time t is present at every time before t + W (W = periods x
+ * period), and from t + W + period on it is gone but for the false-positive rate; the rate over a
+ * window of n distinct keys stays at most p. Checked against an exact model of when each key was
+ * added, key by key, at every step of a clock that moves by uneven amounts, jumps and stands still.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "simdbloom.h"
+#include "check.h"
+
+#define KEYS 60000
+
+static uint64_t added_at[KEYS]; /* the time each key was last reported new, or UINT64_MAX */
+
+/* Adds keys [from, to) at time now, through the batch or the one-key form; checks each answer
+ * against the model (new exactly when the model has it out of the window, except a false
+ * positive, counted in *fp) and records the new ones. */
+static void add_range(sbloom_t *f, const uint64_t *keys, size_t from, size_t to, uint64_t now,
+                      uint64_t window, uint64_t period, int batch, uint64_t *fp, int *wrong)
+{
+    static uint8_t is_new[KEYS];
+    if (batch)
+        CHECK(sbloom_add_if_new_u64s(f, keys + from, to - from, is_new) >= 0);
+    for (size_t i = from; i < to; i++) {
+        int fresh = batch ? is_new[i - from] : sbloom_add_u64(f, keys[i]);
+        uint64_t t = added_at[i];
+        int inside = t != UINT64_MAX && now < t + window;         /* must be held */
+        int gone = t == UINT64_MAX || now >= t + window + period; /* must be forgotten */
+        if (inside && fresh)
+            *wrong += 1; /* a false negative: the one thing a filter must never do */
+        if (gone && !fresh)
+            *fp += 1;
+        if (fresh)
+            added_at[i] = now;
+    }
+}
+
+/* The promise over many periods: each round advances the clock by an uneven step, adds a slice of
+ * keys (half of them seen before), and checks every key ever added: present while inside its
+ * window, and forgotten (but for the rate) once past it and one period. */
+static void keeps_the_promise(uint32_t periods, uint64_t period, int batch)
+{
+    static uint64_t keys[KEYS];
+    uint64_t seed = 11 + periods + period;
+    for (size_t i = 0; i < KEYS; i++) {
+        keys[i] = test_rand(&seed);
+        added_at[i] = UINT64_MAX;
+    }
+    const uint64_t per_window = 6000;
+    const double p = 0.01;
+    uint64_t window = periods * period, now = 1000 * period + period / 2;
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_windowed(&f, per_window, p, periods, period, now) == SBLOOM_OK);
+    if (!f)
+        return;
+    CHECK(sbloom_get_layout(f) == SBLOOM_LAYOUT_WINDOWED && sbloom_stages(f) == periods + 1);
+    CHECK(sbloom_planned_items(f) == per_window && sbloom_planned_fpp(f) == p);
+    int wrong = 0;
+    uint64_t fp = 0, fp_probes = 0;
+    /* keys per round: a period takes at most five rounds (the steps below), each adding up to
+     * twice this many keys new to the window, so that no generation takes more than its plan */
+    size_t next = 0, per_round = (size_t)(per_window / periods / 10);
+    static const uint64_t steps[] = {0, 1, 3, 7, 2, 11, 1, 0, 5, 13};
+    for (int round = 0; round < 400 && next + per_round <= KEYS; round++) {
+        uint64_t step = steps[round % 10] * period / 4 + (round % 37 == 36 ? 3 * window : 0);
+        now += step;
+        CHECK(sbloom_advance(f, now) == SBLOOM_OK);
+        /* a slice of new keys, then as many seen before (a repeat within or past the window) */
+        add_range(f, keys, next, next + per_round, now, window, period, batch, &fp, &wrong);
+        size_t back = next > 4 * per_round ? next - 4 * per_round : 0;
+        add_range(f, keys, back, back + per_round, now, window, period, batch, &fp, &wrong);
+        next += per_round;
+        /* every key ever added, against the model */
+        for (size_t i = 0; i < next; i++) {
+            uint64_t t = added_at[i];
+            int present = sbloom_contains_u64(f, keys[i]);
+            if (t != UINT64_MAX && now < t + window && present != 1)
+                wrong++;
+            if (t != UINT64_MAX && now >= t + window + period) {
+                fp += (uint64_t)present;
+                fp_probes++;
+            }
+        }
+    }
+    CHECK(wrong == 0);
+    CHECK(next > KEYS / 4);
+    /* forgotten keys answer at most at the rate (each probe of a stale key is a fresh key's odds:
+     * at most p, with room for the spread of one run) */
+    CHECK(fp_probes > 10000);
+    CHECK((double)fp <= 1.5 * p * (double)fp_probes + 10);
+    if (wrong || (double)fp > 1.5 * p * (double)fp_probes + 10)
+        fprintf(stderr, "  in: %u periods of %llu, %s: %d wrong, %llu of %llu stale present\n",
+                periods, (unsigned long long)period, batch ? "batch" : "one key", wrong,
+                (unsigned long long)fp, (unsigned long long)fp_probes);
+    sbloom_free(f);
+}
+
+/* At the plan (n distinct keys spread over a window), the rate fresh keys meet is at most p. */
+static void rate_over_a_window(uint32_t periods)
+{
+    const uint64_t n = 20000;
+    const double p = 0.01;
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_windowed(&f, n, p, periods, 100, 0) == SBLOOM_OK);
+    if (!f)
+        return;
+    uint64_t seed = 5 + periods, now = 0;
+    for (uint32_t q = 0; q < periods; q++, now += 100) {
+        CHECK(sbloom_advance(f, now) == SBLOOM_OK);
+        for (uint64_t i = 0; i < n / periods; i++)
+            sbloom_add_u64(f, test_rand(&seed));
+    }
+    uint64_t hits = 0, probes = 200000;
+    for (uint64_t i = 0; i < probes; i++)
+        hits += (uint64_t)sbloom_contains_u64(f, test_rand(&seed));
+    double rate = (double)hits / (double)probes;
+    CHECK(rate <= p * 1.1);
+    sbloom_stats st = sbloom_stats_init();
+    CHECK(sbloom_get_stats(f, &st) == SBLOOM_OK);
+    CHECK_REL(st.estimated_fpp, rate, 0.15);
+    CHECK_REL(st.estimated_items, (double)n, 0.05);
+    CHECK(sbloom_items(f) >= n - n / 50 && sbloom_items(f) <= n);
+    /* memory against one plain filter planned for the window's keys at the same rate */
+    sbloom_plan plain = sbloom_plan_init();
+    CHECK(sbloom_plan_for(n, p, &plain) == SBLOOM_OK);
+    printf("window of %u periods: rate %.5f (plan %.2f), %.2fx the memory of a plain filter\n",
+           periods, rate, p, (double)sbloom_bytes(f) / (double)plain.bytes);
+    sbloom_free(f);
+}
+
+/* The window as sbloom_get_window gives it, and the filter's file: saved and loaded (and
+ * serialized) with its generations and when each began, then going on as the original does. */
+static void window_and_file(void)
+{
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_windowed(&f, 3000, 0.001, 4, 60, 12345) == SBLOOM_OK);
+    if (!f)
+        return;
+    sbloom_window w = sbloom_window_init();
+    CHECK(sbloom_get_window(f, &w) == SBLOOM_OK);
+    CHECK(w.periods == 4 && w.generations == 5 && w.period == 60 && w.now == 12300);
+    CHECK(w.generation_start[4] == 12300 && w.generation_start[0] == UINT64_MAX);
+    for (uint64_t t = 12345, i = 0; i < 2000; i++, t += 1) {
+        CHECK(sbloom_advance(f, t) == SBLOOM_OK);
+        sbloom_add_u64(f, i);
+    }
+    CHECK(sbloom_get_window(f, &w) == SBLOOM_OK);
+    CHECK(w.now == 14340 && w.generation_start[0] == 14100 && w.generation_start[4] == 14340);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < w.generations; i++) {
+        sum += w.generation_items[i];
+        CHECK(sbloom_items(sbloom_stage(f, i)) == w.generation_items[i]);
+    }
+    CHECK(sum == sbloom_items(f) && sum > 0 && sum < 2000); /* the oldest are forgotten */
+
+    char path[] = "/tmp/simdbloom-window-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+    CHECK(sbloom_save(f, path) == SBLOOM_OK);
+    sbloom_t *back = NULL;
+    CHECK(sbloom_load(&back, path) == SBLOOM_OK);
+    unlink(path);
+    sbloom_t *copy = NULL;
+    CHECK(sbloom_clone(&copy, f) == SBLOOM_OK);
+    sbloom_t *forms[2] = {back, copy};
+    for (int k = 0; k < 2; k++) {
+        sbloom_t *g = forms[k];
+        CHECK(g != NULL);
+        if (!g)
+            continue;
+        sbloom_window v = sbloom_window_init();
+        CHECK(sbloom_get_window(g, &v) == SBLOOM_OK);
+        CHECK(memcmp(v.generation_start, w.generation_start, sizeof w.generation_start) == 0);
+        CHECK(v.now == w.now && v.period == w.period && sbloom_items(g) == sbloom_items(f));
+        uint64_t same = 0;
+        for (uint64_t i = 0; i < 4000; i++)
+            same += sbloom_contains_u64(g, i) == sbloom_contains_u64(f, i);
+        CHECK(same == 4000);
+    }
+    /* time goes on alike: an hour later everything is forgotten in both */
+    CHECK(sbloom_advance(f, 14340 + 3600) == SBLOOM_OK && sbloom_advance(back, 14340 + 3600) == 0);
+    CHECK(sbloom_items(f) == 0 && back && sbloom_items(back) == 0);
+    CHECK(sbloom_contains_u64(f, 1999) == 0);
+    /* a clock that goes back changes nothing */
+    CHECK(sbloom_add_u64(f, 7) == 1 && sbloom_advance(f, 10) == SBLOOM_OK);
+    CHECK(sbloom_contains_u64(f, 7) == 1);
+    /* union: the same plan at the same period */
+    CHECK(sbloom_union(f, copy) == SBLOOM_E_INCOMPATIBLE); /* copy is an hour behind */
+    CHECK(sbloom_advance(copy, 14340 + 3600) == SBLOOM_OK && sbloom_add_u64(copy, 8) == 1);
+    CHECK(sbloom_union(f, copy) == SBLOOM_OK);
+    CHECK(sbloom_contains_u64(f, 7) == 1 && sbloom_contains_u64(f, 8) == 1);
+    CHECK(sbloom_intersect(f, copy) == SBLOOM_E_LAYOUT);
+    /* what a windowed filter refuses */
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_E_LAYOUT);
+    sbloom_t *folded = NULL;
+    CHECK(sbloom_fold(&folded, f, 2) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_remove_u64(f, 7) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_image_size(4096, SBLOOM_LAYOUT_WINDOWED) == 0);
+    sbloom_t *plain = NULL;
+    CHECK(sbloom_create(&plain, 1000, 0.01) == SBLOOM_OK);
+    CHECK(sbloom_advance(plain, 100) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_get_window(plain, &w) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_union(plain, f) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_union(f, plain) == SBLOOM_E_INCOMPATIBLE);
+    /* the clear forgets everything at once, and the window goes on */
+    CHECK(sbloom_clear(f) == SBLOOM_OK && sbloom_items(f) == 0 && sbloom_contains_u64(f, 8) == 0);
+    CHECK(sbloom_add_u64(f, 8) == 1);
+    sbloom_free(plain);
+    sbloom_free(back);
+    sbloom_free(copy);
+    sbloom_free(f);
+}
+
+/* Arguments out of range are refused, nothing made. */
+static void refusals(void)
+{
+    sbloom_t *f = (sbloom_t *)1;
+    CHECK(sbloom_create_windowed(&f, 0, 0.01, 4, 10, 0) == SBLOOM_E_INVALID && f == NULL);
+    CHECK(sbloom_create_windowed(&f, 100, 1.0, 4, 10, 0) == SBLOOM_E_INVALID);
+    CHECK(sbloom_create_windowed(&f, 100, 0.01, 0, 10, 0) == SBLOOM_E_INVALID);
+    CHECK(sbloom_create_windowed(&f, 100, 0.01, SBLOOM_WINDOW_MAX_PERIODS + 1, 10, 0) ==
+          SBLOOM_E_INVALID);
+    CHECK(sbloom_create_windowed(&f, 100, 0.01, 4, 0, 0) == SBLOOM_E_INVALID);
+    CHECK(sbloom_create_windowed(NULL, 100, 0.01, 4, 10, 0) == SBLOOM_E_NULL);
+    CHECK(sbloom_advance(NULL, 5) == SBLOOM_E_NULL);
+    CHECK(sbloom_create_windowed(&f, 100, 0.01, SBLOOM_WINDOW_MAX_PERIODS, 10, UINT64_MAX) ==
+          SBLOOM_OK);
+    CHECK(f && sbloom_add(f, "x", 1) == 1 && sbloom_advance(f, UINT64_MAX) == SBLOOM_OK);
+    CHECK(f && sbloom_contains(f, "x", 1) == 1);
+    sbloom_window w = sbloom_window_init();
+    w.size = 0;
+    CHECK(sbloom_get_window(f, &w) == SBLOOM_E_INVALID);
+    sbloom_free(f);
+}
+
+int main(void)
+{
+    keeps_the_promise(1, 10, 1);
+    keeps_the_promise(4, 10, 1);
+    keeps_the_promise(4, 10, 0);
+    keeps_the_promise(7, 86400, 1);
+    rate_over_a_window(1);
+    rate_over_a_window(4);
+    rate_over_a_window(8);
+    window_and_file();
+    refusals();
+    return check_report();
+}
