@@ -125,7 +125,7 @@ static uint64_t run_mode(void *ctx, sbloom_batch_op op, const uint64_t *hashes, 
 
 void sbloom_object_runner(const sbloom_t *f, sbloom_runner *r)
 {
-    r->run = run_mode;
+    r->run = f->mode->chunk ? f->mode->chunk : run_mode;
     r->ctx = (sbloom_t *)f; /* a lookup's chunk function only reads */
     r->core = f->mode->has_core ? &f->core : NULL;
     r->layout = f->layout;

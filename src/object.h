@@ -57,7 +57,8 @@ struct sbloom {
     uint32_t nviews;
 };
 
-/* A mode: what each operation means for a kind of filter. Every entry is set but the last two. */
+/* A mode: what each operation means for a kind of filter. Every entry is set but chunk and the
+ * last two. */
 struct sbloom_mode {
     const char *name;
     int has_core;     /* keys land in f->core (prefetched, split among threads) */
@@ -65,6 +66,9 @@ struct sbloom_mode {
     /* The chunk function: the operation over n hashes (results may be NULL), its count. */
     uint64_t (*run)(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                     uint8_t *results);
+    /* The same as the driver calls it (ctx: the filter), where a mode has a faster form than a
+     * call of run; NULL: run. */
+    sbloom_chunk_fn chunk;
     int (*add_one)(sbloom_t *f, uint64_t hash); /* 1 new, 0 not (the count is the caller's) */
     int (*contains_one)(const sbloom_t *f, uint64_t hash);
     uint64_t (*items)(const sbloom_t *f);

@@ -71,10 +71,24 @@ int sbloom_plain_wrap(sbloom_t **out, uint8_t *base, const sbloom_header *h, int
     return SBLOOM_OK;
 }
 
+/* The driver's chunk function: the kernel called straight from here, so that a string batch,
+ * which calls it every SBK_PREFETCH_AHEAD keys, pays one indirect call for the mode, no more. */
+static uint64_t plain_chunk(void *ctx, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                            uint8_t *results)
+{
+    const sbloom_core *c = &((const sbloom_t *)ctx)->core;
+    switch (op) {
+    case SBLOOM_OP_INSERT: return c->kern->insert(c->blocks, c->nblocks, hashes, n, results);
+    case SBLOOM_OP_REMOVE: return c->kern->remove(c->blocks, c->nblocks, hashes, n, results);
+    case SBLOOM_OP_CONTAINS:
+    default: return c->kern->contains(c->blocks, c->nblocks, hashes, n, results);
+    }
+}
+
 static uint64_t plain_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                           uint8_t *results)
 {
-    return sbloom_core_run(&f->core, op, hashes, n, results);
+    return plain_chunk(f, op, hashes, n, results);
 }
 
 static int plain_add_one(sbloom_t *f, uint64_t hash)
@@ -161,7 +175,12 @@ static void plain_release(sbloom_t *f)
 }
 
 const sbloom_mode sbloom_mode_plain = {
-    SBLOOM_ONE_CORE_OPERATIONS, .name = "plain",          .takes_inline = 1,
-    .run = plain_run,           .add_one = plain_add_one, .contains_one = plain_contains_one,
+    SBLOOM_ONE_CORE_OPERATIONS,
+    .name = "plain",
+    .takes_inline = 1,
+    .run = plain_run,
+    .chunk = plain_chunk,
+    .add_one = plain_add_one,
+    .contains_one = plain_contains_one,
     .release = plain_release,
 };
