@@ -41,6 +41,33 @@ const char *option_value(int argc, char **argv, int *i, const char *name)
     return argv[++*i];
 }
 
+int parse_duration(const char *option, const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(text, &end, 10);
+    uint64_t unit = 0;
+    if (end != text && text[0] != '-' && errno == 0) {
+        if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
+            unit = 1;
+        else if (strcmp(end, "m") == 0)
+            unit = 60;
+        else if (strcmp(end, "h") == 0)
+            unit = 3600;
+        else if (strcmp(end, "d") == 0)
+            unit = 86400;
+    }
+    if (unit == 0 || n == 0 || n > UINT64_MAX / unit / 2) {
+        fprintf(stderr,
+                "simdbloom: %s wants a duration: a positive number with s, m, h or d (90m, 12h, "
+                "30d), not '%s'\n",
+                option, text);
+        return 0;
+    }
+    *out = (uint64_t)n * unit;
+    return 1;
+}
+
 int parse_count(const char *option, const char *text, uint64_t *out)
 {
     char *end;
@@ -124,7 +151,8 @@ int parse_layout(const char *option, const char *text, sbloom_layout *out)
     }
     int layout = sbloom_layout_from_name(text);
     if (layout == SBLOOM_LAYOUT_WINDOWED) {
-        fprintf(stderr, "simdbloom: %s: a windowed filter is made by --forget-after, not a layout\n",
+        fprintf(stderr,
+                "simdbloom: %s: a windowed filter is made by --forget-after, not a layout\n",
                 option);
         return 0;
     }
@@ -285,6 +313,11 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
                     return EXIT_USAGE;
                 o->redis_retry = (double)seconds;
             }
+        } else if (is_option(arg, "--forget-after")) {
+            if (!accepts(allowed, OPT_FORGET, command, arg) ||
+                !(value = option_value(argc, argv, &i, "--forget-after")) ||
+                !parse_duration("--forget-after", value, &o->forget_after))
+                return EXIT_USAGE;
         } else if (is_option(arg, "--checkpoint")) {
             uint64_t seconds;
             if (!accepts(allowed, OPT_CHECKPOINT, command, arg) ||
@@ -370,11 +403,32 @@ int create_planned(const cli_options *o, sbloom_t **out)
     return planned_result(o, rc, "filter");
 }
 
+int create_windowed(const cli_options *o, sbloom_t **out)
+{
+    uint64_t period = o->forget_after / FORGET_PERIODS + (o->forget_after % FORGET_PERIODS != 0);
+    int rc = sbloom_create_windowed(out, o->expect, o->fpp, FORGET_PERIODS, period, wall_seconds());
+    return planned_result(o, rc, "windowed filter");
+}
+
+uint64_t wall_seconds(void)
+{
+    time_t now = time(NULL);
+    return now > 0 ? (uint64_t)now : 0;
+}
+
+int load_filter(const char *path, sbloom_t **out)
+{
+    int rc = sbloom_load(out, path);
+    if (rc == SBLOOM_OK && sbloom_get_layout(*out) == SBLOOM_LAYOUT_WINDOWED)
+        sbloom_advance(*out, wall_seconds()); /* what fell out of the window since it was saved */
+    return rc;
+}
+
 /* Read, not mapped: a mapping would die of SIGBUS if another program truncated the file while
  * the command runs (cp onto it does); a read copy cannot. Loading verifies every checksum. */
 int load_for_reading(const char *path, sbloom_t **out)
 {
-    return sbloom_load(out, path);
+    return load_filter(path, out);
 }
 
 int require_bit_layout(const char *command, const char *path, const sbloom_t *f)

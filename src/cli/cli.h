@@ -42,7 +42,11 @@ enum {
     OPT_NO_WAIT = 1 << 12,   /* --no-wait */
     OPT_SHARED = 1 << 13,    /* --shared FILTER */
     OPT_REDIS = 1 << 14,     /* --redis NODES --name NAME [--pass P] [--retry SECONDS] */
+    OPT_FORGET = 1 << 15,    /* --forget-after DURATION */
 };
+/* The periods of a window --forget-after makes: a key is forgotten between the duration and
+ * 1.25 times it. */
+#define FORGET_PERIODS 4
 
 #define DEFAULT_EXPECT UINT64_C(10000000)
 #define DEFAULT_FPP 1e-6
@@ -55,6 +59,7 @@ typedef struct cli_options {
     unsigned threads; /* default: the cores online */
     const char *output, *state, *shared;
     double checkpoint;                           /* seconds, 0 = only at the end */
+    uint64_t forget_after;                       /* --forget-after, in seconds; 0: never */
     const char *redis, *redis_name, *redis_pass; /* --redis, --name, --pass */
     double redis_retry;                          /* --retry SECONDS (0: the library's 30) */
     int nargs;
@@ -73,6 +78,13 @@ int filter_error(const char *doing, const char *path, int rc);
 /* A new filter from the options' plan (expect, fpp, layout); returns an exit status (EXIT_OK, or
  * EXIT_USAGE / EXIT_RUNTIME after a message). */
 int create_planned(const cli_options *o, sbloom_t **out);
+/* A windowed filter for --forget-after (FORGET_PERIODS periods), its clock the wall clock. */
+int create_windowed(const cli_options *o, sbloom_t **out);
+/* The wall clock, in seconds since the epoch: the clock of the command's windowed filters. */
+uint64_t wall_seconds(void);
+/* sbloom_load, with a windowed filter's clock moved to now (what its window let go of since it was
+ * saved is forgotten before the command reads it). */
+int load_filter(const char *path, sbloom_t **out);
 
 /* filelock.c: one writer of a filter file at a time (flock on FILTER.lock, created when absent).
  * filter_lock waits for the holder (saying so on a terminal unless quiet) or, with no_wait,
@@ -159,9 +171,11 @@ int cmd_push(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 
 /* args.c: parsing that prints "simdbloom: ..." on failure and returns 0; 1 on success. */
-int parse_count(const char *option, const char *text, uint64_t *out);       /* 10000, 10k, 5M, 2G */
-int parse_rate(const char *option, const char *text, double *out);          /* in (0, 1) */
-int parse_fraction(const char *option, const char *text, double *out);      /* in [0, 1) */
+int parse_count(const char *option, const char *text, uint64_t *out); /* 10000, 10k, 5M, 2G */
+int parse_duration(const char *option, const char *text,
+                   uint64_t *out);                                     /* 90m, 12h, 30d: seconds */
+int parse_rate(const char *option, const char *text, double *out);     /* in (0, 1) */
+int parse_fraction(const char *option, const char *text, double *out); /* in [0, 1) */
 int parse_layout(const char *option, const char *text, sbloom_layout *out); /* 0 = auto */
 /* The value of option argv[*i] ("--x V" or "--x=V"), advancing *i; NULL with a message if absent.
  */

@@ -21,6 +21,7 @@
 /* In two parts: one string literal would pass the 4095 characters C guarantees. */
 static const char dedup_help_files[] =
     "usage: simdbloom dedup [--expect N] [--fpp P] [--layout L] [--normalize url]\n"
+    "                       [--forget-after DURATION]\n"
     "                       [--state FILTER [--checkpoint SECONDS] | --shared FILTER]\n"
     "                       [--no-wait] [--threads N] [--quiet] [FILE...]\n"
     "       simdbloom dedup --redis HOST:PORT[,...] --name NAME [--expect N] [--fpp P]\n"
@@ -39,6 +40,11 @@ static const char dedup_help_files[] =
     "                      repeat and dropped (default 1e-6)\n"
     "  --layout L          auto (default: the smallest filter), parquet, block512-k8,\n"
     "                      block512-k16, counting512, scalable (grows from N)\n"
+    "  --forget-after D    a line seen is let through again D later (90m, 12h, 30d): for\n"
+    "                      recrawls and dedup windows. The window is 4 periods of D / 4 on the\n"
+    "                      wall clock: a line is forgotten between D and 1.25 D after it was\n"
+    "                      first written, never before. --expect is then lines per window\n"
+    "                      (default 10M); with --state the file keeps the window\n"
     "  --state FILTER      keep the seen lines in this filter file across runs: loaded if it\n"
     "                      exists (then --expect/--fpp/--layout are the file's), created if not,\n"
     "                      saved crash-safely at the end\n"
@@ -95,6 +101,7 @@ static const char dedup_help_rest[] =
     "Examples:\n"
     "  simdbloom dedup --expect 50M crawl-*.txt > new-urls.txt\n"
     "  simdbloom dedup --state visited.sbloom --checkpoint 60 < discovered.txt > to-fetch.txt\n"
+    "  simdbloom dedup --state recent.sbloom --forget-after 30d --expect 5M < found.txt\n"
     "  simdbloom dedup --shared visited.sbloom --expect 100M < worker-3.txt > fetch-3.txt\n"
     "  simdbloom dedup --redis 10.0.0.5:7000 --name visited --expect 1G < found.txt > fetch.txt\n";
 
@@ -118,6 +125,7 @@ typedef struct dedup_run {
     double checkpoint, last_saved;
     claims *claims; /* --shared, --redis: the lines this worker claimed and has not yet written */
     uint64_t owed_written; /* lines a killed worker had claimed, written by this one */
+    int windowed;          /* the filter forgets: its clock moves with the wall clock */
     uint8_t is_new[65536];
 } dedup_run;
 
@@ -202,6 +210,8 @@ static int dedup_batch(void *ctx, const line_batch *b)
         }
         return EXIT_OK;
     }
+    if (r->windowed)
+        sbloom_advance(r->filter, wall_seconds()); /* a long run forgets as it goes */
     int64_t fresh = sbloom_add_if_new_hashes(r->filter, b->hashes, n, r->is_new);
     if (fresh < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
@@ -239,7 +249,16 @@ static void print_summary(const sbloom_t *filter, const stream_state *s, const d
         return;
     }
 #endif
-    if (sbloom_get_layout(filter) == SBLOOM_LAYOUT_SCALABLE)
+    sbloom_window w = sbloom_window_init();
+    if (sbloom_get_window(filter, &w) == SBLOOM_OK)
+        fprintf(stderr,
+                "filter: windowed, %s, forgets after %llu s (%u periods of %llu s), planned %llu "
+                "items a window at false-positive rate %.3g, %llu items now, isa %s\n",
+                human_bytes(sbloom_bytes(filter), size, sizeof size),
+                (unsigned long long)(w.period * w.periods), w.periods, (unsigned long long)w.period,
+                (unsigned long long)sbloom_planned_items(filter), sbloom_planned_fpp(filter),
+                (unsigned long long)sbloom_items(filter), sbloom_filter_isa(filter));
+    else if (sbloom_get_layout(filter) == SBLOOM_LAYOUT_SCALABLE)
         fprintf(stderr,
                 "filter: scalable, %s in %u stages (room for %llu items) at false-positive rate "
                 "%.3g, isa %s\n",
@@ -260,9 +279,12 @@ static void print_summary(const sbloom_t *filter, const stream_state *s, const d
     warn_if_overloaded(filter, "lines", r->state ? r->state : r->shared, s->lines);
 }
 
-/* A new filter: planned when --expect (or --layout) is given, else scalable. */
+/* A new filter: windowed with --forget-after, planned when --expect (or --layout) is given, else
+ * scalable. */
 static int create_for_dedup(const cli_options *o, sbloom_t **filter)
 {
+    if (o->forget_after)
+        return create_windowed(o, filter);
     if (o->expect_given || o->layout)
         return create_planned(o, filter);
     int rc = sbloom_create_scalable(filter, DEDUP_FIRST_STAGE, o->fpp);
@@ -278,13 +300,13 @@ static int open_state(const cli_options *o, sbloom_t **filter)
         stale_temporaries_warn(o->state);
     if (access(o->state, F_OK) != 0)
         return create_for_dedup(o, filter);
-    int rc = sbloom_load(filter, o->state);
+    int rc = load_filter(o->state, filter);
     if (rc != SBLOOM_OK)
         return filter_error("load", o->state, rc);
-    if (!o->quiet && (o->expect_given || o->fpp_given || o->layout))
+    if (!o->quiet && (o->expect_given || o->fpp_given || o->layout || o->forget_after))
         fprintf(stderr,
-                "simdbloom dedup: %s exists, so it keeps its own plan; --expect, --fpp and "
-                "--layout apply only when the state is created\n",
+                "simdbloom dedup: %s exists, so it keeps its own plan; --expect, --fpp, --layout "
+                "and --forget-after apply only when the state is created\n",
                 o->state);
     return EXIT_OK;
 }
@@ -404,11 +426,11 @@ static int open_claims(const cli_options *o, claims **out)
 int cmd_dedup(int argc, char **argv)
 {
     cli_options o;
-    int rc =
-        parse_options("dedup", dedup_help(), argc, argv,
-                      OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_STATE | OPT_CHECKPOINT |
-                          OPT_NORMALIZE | OPT_THREADS | OPT_SHARED | OPT_NO_WAIT | OPT_REDIS,
-                      &o);
+    int rc = parse_options("dedup", dedup_help(), argc, argv,
+                           OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_STATE |
+                               OPT_CHECKPOINT | OPT_NORMALIZE | OPT_THREADS | OPT_SHARED |
+                               OPT_NO_WAIT | OPT_REDIS | OPT_FORGET,
+                           &o);
     if (rc >= 0)
         return rc;
     if (o.checkpoint > 0 && !o.state)
@@ -419,6 +441,9 @@ int cmd_dedup(int argc, char **argv)
         return usage_error("dedup", "--redis excludes --state and --shared");
     if (o.no_wait && !o.state && !o.shared)
         return usage_error("dedup", "--no-wait goes with --state or --shared");
+    if (o.forget_after && (o.shared || o.redis))
+        return usage_error("dedup", "--forget-after goes with --state or a filter of the run's "
+                                    "own; not yet with --shared or --redis");
 
     dedup_run run = {0};
     const char *locked = o.state ? o.state : o.shared;
@@ -458,6 +483,7 @@ int cmd_dedup(int argc, char **argv)
     }
     run.state = o.state;
     run.shared = o.shared;
+    run.windowed = sbloom_get_layout(run.filter) == SBLOOM_LAYOUT_WINDOWED;
     run.checkpoint = o.checkpoint;
     run.last_saved = now_seconds();
 

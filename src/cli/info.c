@@ -1,5 +1,6 @@
 /* simdbloom info: what a filter file holds, and whether it is intact. */
 #include <stdio.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -19,6 +20,13 @@ static const char info_help[] =
     "clients, fill, and the memory it takes in Redis.\n"
     "Exit status 1 if a file cannot be read or is damaged.\n";
 
+/* The fraction of a generation's bits that are set. */
+static double generation_fill(const sbloom_t *g)
+{
+    sbloom_stats st = sbloom_stats_init();
+    return sbloom_get_stats(g, &st) == SBLOOM_OK ? st.fill : 0.0;
+}
+
 static int info_one(const char *path)
 {
     sbloom_t *f;
@@ -31,9 +39,16 @@ static int info_one(const char *path)
     sbloom_get_stats(f, &st);
     int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
     int scalable = sbloom_get_layout(f) == SBLOOM_LAYOUT_SCALABLE;
+    sbloom_window w = sbloom_window_init();
+    int windowed = sbloom_get_window(f, &w) == SBLOOM_OK;
     char size[32];
     printf("%s:\n", path);
-    if (scalable)
+    if (windowed)
+        printf("  layout            windowed (forgets after %llu s: %u periods of %llu s, %u "
+               "generations)\n",
+               (unsigned long long)(w.period * w.periods), w.periods, (unsigned long long)w.period,
+               w.generations);
+    else if (scalable)
         printf("  layout            scalable (%u stages, grows as keys come)\n", sbloom_stages(f));
     else
         printf("  layout            %s (k = %u %s per key)\n",
@@ -59,7 +74,21 @@ static int info_one(const char *path)
                (unsigned long long)sbloom_items(stage),
                (unsigned long long)sbloom_planned_items(stage), sbloom_planned_fpp(stage));
     }
-    if (scalable)
+    for (uint32_t i = 0; windowed && i < w.generations; i++) {
+        const sbloom_t *g = sbloom_stage(f, i);
+        char began[64] = "not yet in use";
+        time_t start = (time_t)w.generation_start[i];
+        struct tm tm;
+        if (w.generation_start[i] != UINT64_MAX && gmtime_r(&start, &tm))
+            strftime(began, sizeof began, "began %Y-%m-%d %H:%M:%S UTC", &tm);
+        printf("  generation %-2u     %s, %s, %llu items, fill %.4f\n", i, began,
+               human_bytes(sbloom_bytes(g), size, sizeof size),
+               (unsigned long long)w.generation_items[i], generation_fill(g));
+    }
+    if (windowed)
+        printf("  planned           %llu items a window at false-positive rate %.3g\n",
+               (unsigned long long)sbloom_planned_items(f), sbloom_planned_fpp(f));
+    else if (scalable)
         printf("  planned           room for %llu items so far, false-positive rate %.3g in all\n",
                (unsigned long long)sbloom_planned_items(f), sbloom_planned_fpp(f));
     else if (sbloom_planned_items(f))
