@@ -8,6 +8,7 @@
 #define SIMDBLOOM_DRIVER_H
 
 #include "core.h"
+#include "keys.h"
 
 /* A chunk function: the operation over n hashes, its answers in results (may be NULL), and the
  * count it returns (new, present or removed keys). */
@@ -23,30 +24,6 @@ typedef struct sbloom_runner {
     sbloom_layout layout; /* which hash a string or integer key takes */
     unsigned threads;     /* workers a large batch may spread over (sbloom_set_threads) */
 } sbloom_runner;
-
-/* Where a batch's keys come from: byte strings by pointer and length (keys), integers (values),
- * or byte strings in one buffer (data) with n + 1 offsets of 32 or 64 bits (offsets, wide). */
-typedef struct sbloom_key_source {
-    const void *const *keys;
-    const size_t *lens;
-    const uint64_t *values;
-    const uint8_t *data;
-    const void *offsets;
-    int wide; /* offsets are int64_t (else int32_t) */
-} sbloom_key_source;
-
-/* keys.c: out[i] = the hash of key start + i, for n keys, with the layout's hash. With prefetch
- * (0 none, 1 read, 2 write) and a core, each key's line is requested as soon as its hash is known.
- * Returns 0 if a key was NULL with a non-zero length (its hash then is the empty key's), else 1. */
-int sbloom_hash_source(sbloom_layout layout, const sbloom_key_source *src, size_t start, size_t n,
-                       uint64_t *out, const sbloom_core *core, int prefetch);
-/* Offset i of a buffer-and-offsets source. */
-static inline int64_t sbloom_offset_at(const void *offsets, int wide, size_t i)
-{
-    return wide ? ((const int64_t *)offsets)[i] : ((const int32_t *)offsets)[i];
-}
-/* 1 when no key of keys[0, n) is NULL with a non-zero length, else 0. */
-int sbloom_keys_valid(const void *const *keys, const size_t *lens, size_t n);
 
 /* parallel.c: the threads a batch of n keys runs on (1: serially); the chunk function over the
  * batch on t threads, each owning a range of the core's blocks (answers as the serial call's);

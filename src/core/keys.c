@@ -1,6 +1,6 @@
 /* Keys into hashes, and the check that no key is NULL with a length. */
 #include "../base/hash.h"
-#include "driver.h"
+#include "keys.h"
 
 /* n string keys hashed with XXH3-64 (xxh3 1) or Parquet's XXH64 (0). It also checks the keys,
  * which costs less here than in a pass of its own (sbloom_keys_valid: about 0.15 ns a URL,
