@@ -1,0 +1,103 @@
+/*
+ * fuzz_window: add / lookup / advance / save-and-load sequences on a windowed filter, held against
+ * an exact model of when each key was added. A key the model has inside its window (added at t,
+ * now < t + W) must be present, and its add must say "not new": a false negative inside the
+ * window is a finding, whatever the clock does (stand still, creep, jump, go back).
+ *
+ * Input: periods (1 byte), period (1 byte), then operations of 2 bytes: a kind and an argument
+ * (a key of 64, or a step of the clock).
+ */
+#include "fuzz_common.h"
+
+#define KEYS 64
+#define NOT_ADDED UINT64_MAX
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_input in = {data, size, 0};
+    uint32_t periods = 1 + (uint32_t)fuzz_take(&in, 1) % 5;
+    uint64_t period = 1 + fuzz_take(&in, 1) % 9;
+    uint64_t window = periods * period, now = 1000;
+    uint64_t added[KEYS];
+    for (int i = 0; i < KEYS; i++)
+        added[i] = NOT_ADDED;
+    sbloom_t *f = NULL;
+    if (sbloom_create_windowed(&f, 40, 0.01, periods, period, now) != SBLOOM_OK)
+        abort();
+    while (!fuzz_done(&in)) {
+        uint8_t kind = (uint8_t)fuzz_take(&in, 1), arg = (uint8_t)fuzz_take(&in, 1);
+        uint64_t key = arg % KEYS;
+        int inside = added[key] != NOT_ADDED && now < added[key] + window;
+        switch (kind % 6) {
+        case 0: { /* one key */
+            int fresh = sbloom_add_u64(f, key);
+            if (fresh < 0 || (inside && fresh))
+                abort();
+            if (fresh)
+                added[key] = now;
+            break;
+        }
+        case 1: /* lookup */
+            if (inside && sbloom_contains_u64(f, key) != 1)
+                abort();
+            break;
+        case 2: /* the clock: still, a little, or a jump; sometimes back */
+            if (arg < 200)
+                now += arg * period / 8;
+            else if (arg < 250)
+                now += (uint64_t)(arg - 199) * window;
+            else
+                now -= now > 3 * period ? 3 * period : 0;
+            if (sbloom_advance(f, now) != SBLOOM_OK)
+                abort();
+            break;
+        case 3: { /* a batch of the next keys, with repeats */
+            uint64_t keys[8];
+            uint8_t is_new[8];
+            for (int i = 0; i < 8; i++)
+                keys[i] = (key + (uint64_t)i * (arg % 3)) % KEYS;
+            if (sbloom_add_if_new_u64s(f, keys, 8, is_new) < 0)
+                abort();
+            for (int i = 0; i < 8; i++) {
+                uint64_t k = keys[i];
+                int held = added[k] != NOT_ADDED && now < added[k] + window;
+                if (held && is_new[i])
+                    abort();
+                if (is_new[i])
+                    added[k] = now;
+            }
+            break;
+        }
+        case 4: { /* the file: serialized, loaded back, and going on from the copy */
+            size_t len = (size_t)sbloom_serialized_size(f);
+            uint8_t *image = malloc(len);
+            sbloom_t *back = NULL;
+            if (!image || sbloom_serialize(f, image, len) != SBLOOM_OK ||
+                sbloom_deserialize(&back, image, len) != SBLOOM_OK ||
+                sbloom_items(back) != sbloom_items(f))
+                abort();
+            free(image);
+            sbloom_free(f);
+            f = back;
+            break;
+        }
+        default: { /* the window's account: its generations' keys add up to the filter's */
+            sbloom_window w = sbloom_window_init();
+            uint64_t sum = 0;
+            if (sbloom_get_window(f, &w) != SBLOOM_OK || w.generations != periods + 1)
+                abort();
+            for (uint32_t i = 0; i < w.generations; i++)
+                sum += w.generation_items[i];
+            if (sum != sbloom_items(f))
+                abort();
+            break;
+        }
+        }
+    }
+    /* at the end, every key the model holds is present */
+    for (uint64_t k = 0; k < KEYS; k++)
+        if (added[k] != NOT_ADDED && now < added[k] + window && sbloom_contains_u64(f, k) != 1)
+            abort();
+    sbloom_free(f);
+    return 0;
+}
