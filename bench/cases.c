@@ -215,8 +215,8 @@ bench_case *bench_case_new(const bench_spec *spec, char *err, size_t errcap)
         break;
     }
     case IMPL_LINE_READS: {
-        /* Memory as the filters get it (src/base/memory.c): 2 MiB-aligned and on huge pages where the
-         * kernel grants them. On 4 KiB pages a 256 MiB array pays a page walk per line, and the
+        /* Memory as the filters get it (src/base/memory.c): 2 MiB-aligned and on huge pages where
+         * the kernel grants them. On 4 KiB pages a 256 MiB array pays a page walk per line, and the
          * limit read 58-63 ns a key in two of three full runs of bench/report (9 ns alone). */
         size_t huge = (size_t)2 << 20, bytes = (size_t)((s->filter_bytes + 63) & ~UINT64_C(63));
         c->array = aligned_alloc(bytes >= huge ? huge : 64,

@@ -84,7 +84,8 @@ static const uint32_t k8_paired_salts[8] = {SBK_SALT0, SBK_SALT4, SBK_SALT1, SBK
  * 26-31 of each 64-bit lane (its low product), words 4-7 the lane's top 6 bits (its high
  * product): no widening and no extract, 6 vector operations after the multiply instead of 9
  * (`simdbloom bench --isa avx2 --size 1250k`, before and after, alternated twice on an AMD EPYC:
- * add 2.07-2.11 -> 1.54-1.70 ns, contains 1.48-1.52 -> 1.25-1.53; docs/notes/kernels-history.md). */
+ * add 2.07-2.11 -> 1.54-1.70 ns, contains 1.48-1.52 -> 1.25-1.53; docs/notes/kernels-history.md).
+ */
 static inline void k8_masks(const uint64_t *key, __m256i *lo, __m256i *hi)
 {
     __m256i k = _mm256_set1_epi32(sbk_key_low32(key));

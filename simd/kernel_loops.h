@@ -10,8 +10,9 @@
  * `key` is the address of the key's 64-bit hash, not its value: a vector kernel then loads the
  * hash's low half straight into every lane (a broadcast load, done by a load port), where a value
  * in a register must first cross to the vector unit (vmovd, then vpbroadcastd). On the AMD EPYC
- * of docs/notes/kernels-history.md a standalone AVX2 loop of Parquet lookups in L2, compiled at 32 placements,
- * took a median 0.65 ns a key that way against 0.69, and 0.51-0.55 against 0.60-0.62 unrolled.
+ * of docs/notes/kernels-history.md a standalone AVX2 loop of Parquet lookups in L2, compiled at 32
+ * placements, took a median 0.65 ns a key that way against 0.69, and 0.51-0.55 against 0.60-0.62
+ * unrolled.
  *
  * For the counting layout it writes three per-key functions (NAME_probe as above, counters
  * non-zero for set bits; NAME_increment, 1 if a counter was zero; NAME_decrement, 1 if removed)
@@ -54,10 +55,10 @@
     } while (0)
 
 /* The per-key loops run four keys an iteration (SBK_UNROLL). On the AMD EPYC of
- * docs/notes/kernels-history.md the speed of a loop this short depends on where its code lands in memory: with
- * avx2.c compiled at 16 different offsets, one key an iteration, the Parquet lookup loop took
- * 0.67-0.74 ns a key at 12 of them and 1.08-1.17 at the other 4; unrolled by four (and with the
- * broadcast load above), 0.52-0.58 at all 16 (100K keys in 125 KB of blocks, best of 30;
+ * docs/notes/kernels-history.md the speed of a loop this short depends on where its code lands in
+ * memory: with avx2.c compiled at 16 different offsets, one key an iteration, the Parquet lookup
+ * loop took 0.67-0.74 ns a key at 12 of them and 1.08-1.17 at the other 4; unrolled by four (and
+ * with the broadcast load above), 0.52-0.58 at all 16 (100K keys in 125 KB of blocks, best of 30;
  * `bash bench/placement` measures it again). Compilers without the pragma run one key at a time,
  * and so does the scalar reference, which defines SBK_UNROLL empty: it is written for reading, and
  * unrolled its code was four times the size. */
@@ -79,8 +80,9 @@
  * column of answers, and is emptied into the total after at most 255 steps, before it could
  * overflow. The byte loop it replaces took 0.09-0.12 ns an answer (gcc widened every byte to 64
  * bits), this 0.01-0.06; block512-k8 test-and-add with AVX2, 100K keys, went 1.18-1.20 -> 1.10
- * ns a key (AMD EPYC, gcc 12; docs/notes/kernels-history.md). The scalar reference defines SBK_COUNT_BYTES to
- * keep the byte loop, so the differential tests compare this count with a plain one. */
+ * ns a key (AMD EPYC, gcc 12; docs/notes/kernels-history.md). The scalar reference defines
+ * SBK_COUNT_BYTES to keep the byte loop, so the differential tests compare this count with a plain
+ * one. */
 static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
 {
     uint64_t count = 0;

@@ -114,18 +114,16 @@ typedef struct sbloom_layout_kernels {
     sbk_batch_fn insert;
     sbk_probe_fn contains;
     sbk_batch_fn remove;
-    /* The concurrent mode's forms (bit layouts only, NULL for counting: src/modes/concurrent.c), safe
-     * while other threads and processes run them on the same blocks:
-     *   insert_shared:   tests each word of the key's block and ORs the key's bit in with one
-     *                    atomic fetch-or only where the word lacks it (a key already present
-     *                    writes nothing); was_absent[i] = 1 if this call found a bit missing.
-     *   contains_shared: contains. Native vector kernels (AVX2, AVX-512, NEON on Arm) are their
-     *                    plain contains: an aligned vector load reads every aligned 8-byte word
-     *                    whole, and bits only go from 0 to 1, so it sees each word as it was
-     *                    before or after any fetch-or, never a mixture that clears a bit. Portable
-     *                    kernels (scalar, and the SIMDe emulations, whose vector loads are byte
-     *                    copies) read each 64-bit word with a relaxed atomic load instead, which
-     *                    is what C11 (and ThreadSanitizer) can check. */
+    /* The concurrent mode's forms (bit layouts only, NULL for counting: src/modes/concurrent.c),
+     * safe while other threads and processes run them on the same blocks: insert_shared:   tests
+     * each word of the key's block and ORs the key's bit in with one atomic fetch-or only where the
+     * word lacks it (a key already present writes nothing); was_absent[i] = 1 if this call found a
+     * bit missing. contains_shared: contains. Native vector kernels (AVX2, AVX-512, NEON on Arm)
+     * are their plain contains: an aligned vector load reads every aligned 8-byte word whole, and
+     * bits only go from 0 to 1, so it sees each word as it was before or after any fetch-or, never
+     * a mixture that clears a bit. Portable kernels (scalar, and the SIMDe emulations, whose vector
+     * loads are byte copies) read each 64-bit word with a relaxed atomic load instead, which is
+     * what C11 (and ThreadSanitizer) can check. */
     sbk_batch_fn insert_shared;
     sbk_probe_fn contains_shared;
     sbk_insert_one_fn insert_one; /* insert and contains of one key (the plain forms) */

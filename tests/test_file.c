@@ -352,7 +352,7 @@ static void forged_plans(void)
         {128 + 24, UINT64_MAX, 8, "at period 18446744073709551615"},
         {128 + 32 + 8 * (10 % 4), 11, 8, "began at period 11"}, /* the current one, in the future */
         {128 + 32 + 8 * (10 % 4), UINT64_MAX, 8, "generation 2 began"}, /* the current, unbegun */
-        {128 + 32 + 8 * 0, 4, 8, "generation 0 began at period 4"}, /* out of the ring */
+        {128 + 32 + 8 * 0, 4, 8, "generation 0 began at period 4"},     /* out of the ring */
         {128 + 190, 1, 1, "byte 190 is set"},
         {128 + 0, 0, 8, "no window record"},
     };
