@@ -533,9 +533,11 @@ SBLOOM_API uint32_t sbloom_shard(uint64_t hash, uint32_t nshards);
  * (SBLOOM_E_LAYOUT), not concurrent, not folded, no removal. sbloom_create_for_layout with
  * SBLOOM_LAYOUT_SCALABLE is this call with first_items = n. */
 SBLOOM_API int sbloom_create_scalable(sbloom_t **out, uint64_t first_items, double p);
-/* The number of stages of a scalable filter (1 for every other filter, 0 for NULL). */
+/* The number of stages of a scalable filter, generations of a windowed one (1 for every other
+ * filter, 0 for NULL). */
 SBLOOM_API uint32_t sbloom_stages(const sbloom_t *filter);
-/* Stage i of a scalable filter, oldest first, for introspection (layout, bytes, items, plan):
+/* Stage i of a scalable filter (generation i of a windowed one), oldest first, for introspection
+ * (layout, bytes, items, plan):
  * a read-only view whose count is the stage's at this call. For any other filter, stage 0 is the
  * filter itself. NULL past the last. Owned by the filter: valid until it is cleared or freed. */
 SBLOOM_API const sbloom_t *sbloom_stage(const sbloom_t *filter, uint32_t i);

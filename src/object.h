@@ -27,8 +27,9 @@ typedef enum {
 struct sbloom {
     /* The public first members (sbloom_inline_view in simdbloom.h, which the header's inline
      * single-key calls read), named here as members of the filter itself. Both are members of
-     * one union with the same initial sequence, so either name reads the same object. Written
-     * by object.c only (sbloom_object_show_core, the count). */
+     * one union with the same initial sequence, so either name reads the same object. The blocks
+     * and the inline flags are written by object.c only (sbloom_object_show_core); the count by
+     * object.c's sbloom_object_count and by the modes' clear, union and loads. */
     union {
         sbloom_inline_view view;
         struct {
