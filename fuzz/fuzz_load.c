@@ -34,8 +34,9 @@ static void sign(uint8_t *p, size_t len)
 
 /* Checksums stop almost every mutated input at the door; a copy whose checksums are recomputed
  * (as a buggy or hostile writer's would be) lets the fuzzer reach the field and geometry checks
- * behind. A scalable file (layout 5) holds whole filter images: each stage is re-signed first, as
- * far as the sizes its headers claim fit, then the file. */
+ * behind. A scalable file (layout 5) holds whole filter images, and a windowed one (layout 6) a
+ * 192-byte window record and then whole images: each is re-signed first, as far as the sizes its
+ * headers claim fit, then the file. */
 static void check_resigned(const uint8_t *data, size_t size)
 {
     if (size < 128)
@@ -44,8 +45,11 @@ static void check_resigned(const uint8_t *data, size_t size)
     if (!copy)
         return;
     memcpy(copy, data, size);
-    if (copy[16] == 5 && copy[17] == 0 && copy[18] == 0 && copy[19] == 0) {
-        for (size_t at = 128; size - at >= 128;) {
+    int composite =
+        (copy[16] == 5 || copy[16] == 6) && copy[17] == 0 && copy[18] == 0 && copy[19] == 0;
+    size_t first = copy[16] == 6 ? 128 + 192 : 128;
+    if (composite && size >= first) {
+        for (size_t at = first; size - at >= 128;) {
             uint64_t stage_payload = le64(copy + at + 72);
             if (stage_payload > size - at - 128)
                 break;
@@ -132,8 +136,10 @@ static void require_attach_agrees(const uint8_t *data, size_t size, const sbloom
         free(image);
         return;
     }
-    /* a scalable filter's stages are separate filters: loaded, never attached in place */
-    int attachable = loaded != NULL && sbloom_get_layout(loaded) != SBLOOM_LAYOUT_SCALABLE;
+    /* a scalable or windowed filter's cores are separate filters: loaded, never attached in place
+     */
+    int attachable = loaded != NULL && sbloom_get_layout(loaded) != SBLOOM_LAYOUT_SCALABLE &&
+                     sbloom_get_layout(loaded) != SBLOOM_LAYOUT_WINDOWED;
     if ((rc == SBLOOM_OK) != attachable || (rc != SBLOOM_OK && attached != NULL))
         abort();
     if (attached && sbloom_contains_hashes(attached, probes, 16, NULL) != found)

@@ -2,7 +2,9 @@
  * fuzz_window: add / lookup / advance / save-and-load sequences on a windowed filter, held against
  * an exact model of when each key was added. A key the model has inside its window (added at t,
  * now < t + W) must be present, and its add must say "not new": a false negative inside the
- * window is a finding, whatever the clock does (stand still, creep, jump, go back).
+ * window is a finding, whatever the clock does (stand still, creep, jump, go back). The filter's
+ * time is the latest it was given (an advance to an earlier time changes nothing), so the model
+ * keeps that time too.
  *
  * Input: periods (1 byte), period (1 byte), then operations of 2 bytes: a kind and an argument
  * (a key of 64, or a step of the clock).
@@ -17,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_input in = {data, size, 0};
     uint32_t periods = 1 + (uint32_t)fuzz_take(&in, 1) % 5;
     uint64_t period = 1 + fuzz_take(&in, 1) % 9;
-    uint64_t window = periods * period, now = 1000;
+    uint64_t window = periods * period, now = 1000, latest = now; /* latest: the filter's time */
     uint64_t added[KEYS];
     for (int i = 0; i < KEYS; i++)
         added[i] = NOT_ADDED;
@@ -27,14 +29,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     while (!fuzz_done(&in)) {
         uint8_t kind = (uint8_t)fuzz_take(&in, 1), arg = (uint8_t)fuzz_take(&in, 1);
         uint64_t key = arg % KEYS;
-        int inside = added[key] != NOT_ADDED && now < added[key] + window;
+        int inside = added[key] != NOT_ADDED && latest < added[key] + window;
         switch (kind % 6) {
         case 0: { /* one key */
             int fresh = sbloom_add_u64(f, key);
             if (fresh < 0 || (inside && fresh))
                 abort();
             if (fresh)
-                added[key] = now;
+                added[key] = latest;
             break;
         }
         case 1: /* lookup */
@@ -50,6 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 now -= now > 3 * period ? 3 * period : 0;
             if (sbloom_advance(f, now) != SBLOOM_OK)
                 abort();
+            latest = now > latest ? now : latest;
             break;
         case 3: { /* a batch of the next keys, with repeats */
             uint64_t keys[8];
@@ -60,11 +63,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
             for (int i = 0; i < 8; i++) {
                 uint64_t k = keys[i];
-                int held = added[k] != NOT_ADDED && now < added[k] + window;
+                int held = added[k] != NOT_ADDED && latest < added[k] + window;
                 if (held && is_new[i])
                     abort();
                 if (is_new[i])
-                    added[k] = now;
+                    added[k] = latest;
             }
             break;
         }
@@ -96,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     /* at the end, every key the model holds is present */
     for (uint64_t k = 0; k < KEYS; k++)
-        if (added[k] != NOT_ADDED && now < added[k] + window && sbloom_contains_u64(f, k) != 1)
+        if (added[k] != NOT_ADDED && latest < added[k] + window && sbloom_contains_u64(f, k) != 1)
             abort();
     sbloom_free(f);
     return 0;
