@@ -24,12 +24,6 @@ int sbloom_intersect(sbloom_t *dst, const sbloom_t *src)
     return combine(dst, src, 1);
 }
 
-/* Layouts whose blocks OR together: neither counters nor stages. */
-static int bitwise(const sbloom_t *f)
-{
-    return f->layout != SBLOOM_LAYOUT_COUNTING512 && !sbloom_layout_composite(f->layout);
-}
-
 /* The largest item count, up to `limit`, at which the filter keeps the planned rate: the plan a
  * smaller filter can honestly carry (0 when the original had no plan). */
 static uint64_t capacity_at_rate(const sbloom_t *f, uint64_t limit, double rate)
@@ -54,7 +48,7 @@ int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint64_t factor)
     *out = NULL;
     if (!filter)
         return SBLOOM_E_NULL;
-    if (!bitwise(filter))
+    if (!sbloom_layout_is_bits(filter->layout))
         return SBLOOM_E_LAYOUT;
     const sbloom_core *from = &filter->core;
     if (factor == 0 || from->nblocks % factor != 0)
@@ -81,7 +75,7 @@ int sbloom_fold(sbloom_t **out, const sbloom_t *filter, uint64_t factor)
 size_t sbloom_fold_factors(const sbloom_t *filter, uint64_t *factors, size_t cap)
 {
     size_t count = 0;
-    if (!filter || !bitwise(filter))
+    if (!filter || !sbloom_layout_is_bits(filter->layout))
         return 0;
     for (uint64_t f = 2; f <= 64 && f <= filter->core.nblocks; f++)
         if (filter->core.nblocks % f == 0) {

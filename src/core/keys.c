@@ -53,9 +53,8 @@ static inline void hash_spans(sbloom_layout layout, const uint8_t *data, const v
     }
 }
 
-static __attribute__((noinline)) void hash_spans_of(sbloom_layout layout,
-                                                    const sbloom_key_source *src, size_t start,
-                                                    size_t n, uint64_t *out)
+static void hash_spans_of(sbloom_layout layout, const sbloom_key_source *src, size_t start,
+                          size_t n, uint64_t *out)
 {
     const void *offsets = src->wide ? (const void *)((const int64_t *)src->offsets + start)
                                     : (const void *)((const int32_t *)src->offsets + start);

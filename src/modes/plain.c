@@ -136,16 +136,11 @@ int sbloom_plain_stats(const sbloom_t *f, int sampled, sbloom_stats *out)
     return SBLOOM_OK;
 }
 
-/* OR and AND of counters would not be sums or minimums of counts: the counting layout is refused
- * rather than given a meaning that loses counts (and a filter of stages has no blocks to OR). */
-static int bitwise(sbloom_layout layout)
-{
-    return layout != SBLOOM_LAYOUT_COUNTING512 && !sbloom_layout_composite(layout);
-}
-
 int sbloom_plain_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
 {
-    if (!bitwise(dst->layout) || !bitwise(src->layout))
+    /* OR and AND of counters would not be sums or minimums of counts: the counting layout is
+     * refused rather than given a meaning that loses counts (and a composite has no blocks) */
+    if (!sbloom_layout_is_bits(dst->layout) || !sbloom_layout_is_bits(src->layout))
         return SBLOOM_E_LAYOUT;
     if (dst->layout != src->layout || dst->core.bytes != src->core.bytes)
         return SBLOOM_E_INCOMPATIBLE;
