@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rp_format(&plan, again, sizeof again);
     if (rp_parse(again, &back, why, sizeof why) != RP_OK || back.layout != plan.layout ||
         back.bytes != plan.bytes || back.shard_blocks != plan.shard_blocks ||
-        back.planned_items != plan.planned_items ||
+        back.planned_items != plan.planned_items || back.version != plan.version ||
         (plan.planned_items && back.planned_fpp != plan.planned_fpp))
         abort();
     return 0;

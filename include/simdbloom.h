@@ -399,6 +399,21 @@ SBLOOM_API int sbloom_create_in(sbloom_t **out, void *buf, size_t cap, uint64_t 
  * bits' checksum only with SBLOOM_OPEN_VERIFY), without copying; read-only unless flags has
  * SBLOOM_OPEN_WRITE. */
 SBLOOM_API int sbloom_attach(sbloom_t **out, void *buf, size_t len, unsigned flags);
+/* Concurrent mode across processes for a filter in caller memory that several processes write
+ * (a shared mapping each made with sbloom_create_in or sbloom_attach with SBLOOM_OPEN_WRITE).
+ * sbloom_set_concurrent keeps its locks in the process's own heap: it gives exactly-once between
+ * the threads of one process only, and processes sharing an image then report keys new twice.
+ * This call keeps the lock table and the live item count in `locks` instead: a region of
+ * SBLOOM_SHARED_LOCKS_BYTES (8-byte aligned) in memory every process maps, zeroed once before
+ * any process uses it; every process calls this on its own handle before its first add, with
+ * the same region. Then the promises of concurrent mode hold across the processes (exactly
+ * once, no lost item), and sbloom_items is the image's count plus the live delta; sbloom_sync,
+ * called when no process adds, moves the delta into the image's header. A lock held by a
+ * process that died is taken over. SBLOOM_E_INVALID for other filters (use sbloom_map with
+ * SBLOOM_OPEN_CONCURRENT for files), a region too small or misaligned, or a filter already
+ * concurrent; SBLOOM_E_LAYOUT for the counting layout. */
+#define SBLOOM_SHARED_LOCKS_BYTES 20480u
+SBLOOM_API int sbloom_set_concurrent_shared(sbloom_t *filter, void *locks, size_t len);
 /* Writes the header of a filter in caller memory or a read-write mapping (item count, checksum)
  * back into its image, and for a mapping flushes it to the file (msync): the image is then a
  * valid file again. O(bytes). SBLOOM_OK and nothing done for other filters. */

@@ -12,9 +12,19 @@
  *                          planned_items=N planned_fpp=P" (set once, by whichever client
  *                          creates the filter, with SET NX)
  *   sbloom:{NAME}:items    keys reported new, summed over every client (INCRBY)
+ *   sbloom:{NAME}:ready    set once every shard holds its marker (version 2)
  *   sbloom:{NAME#i}        shard i: blocks [i*S, (i+1)*S) of the payload; at least 64 shards
  *                          (fewer only for smaller filters), none over 64 MiB, spread over the
- *                          cluster's slots by their hash tags
+ *                          cluster's slots by their hash tags; then (version 2) 8 bytes of
+ *                          marker, a hash of NAME and i, written when the filter is made
+ *
+ * Fail closed: a shard that Redis evicted (a maxmemory-policy of allkeys-*), that someone
+ * deleted, cut short or overwrote has lost its marker. Every round reads the markers of the
+ * shards it touches in the same commands (adds) or pipeline (lookups); a key of a damaged shard
+ * is never answered ("seen" or "new" on the strength of bits that are gone), and the call fails
+ * with SBLOOM_REDIS_E_DAMAGED naming the shard. sbloom_redis_check lists the damaged shards and
+ * sbloom_redis_repair resets them. Filters made by version 1 (no markers) are still read, without
+ * this check.
  *
  * Exactly once across clients: add_if_new sets a key's bits with one BITFIELD command (SET u1
  * for each of its k bits, which returns the old bit); Redis runs each command atomically, so of
@@ -50,8 +60,13 @@ enum {
                                         without a master) for the whole retry time */
     SBLOOM_REDIS_E_PLAN = -104,      /* the filter in Redis has another plan, or is not one */
     SBLOOM_REDIS_E_NOT_FOUND = -105, /* no filter of that name (opened without a plan) */
-    SBLOOM_REDIS_E_REPLY = -106      /* Redis answered with an error (out of memory, ...) */
+    SBLOOM_REDIS_E_REPLY = -106,     /* Redis answered with an error (out of memory, ...) */
+    SBLOOM_REDIS_E_DAMAGED = -107    /* a shard is missing or damaged (evicted, deleted,
+                                        overwritten): see sbloom_redis_check */
 };
+
+/* add_if_new's answer for a key it did not add, after an error (see the batch calls). */
+#define SBLOOM_REDIS_NOT_ADDED 2
 
 /* A short text for any code of simdbloom.h or this header. */
 SBLOOM_API const char *sbloom_redis_strerror(int code);
@@ -130,9 +145,14 @@ SBLOOM_API uint64_t sbloom_redis_hash(const sbloom_redis_t *filter, const void *
  * (adds) or per key (contains), pipelined to every master at once. When most keys of a round
  * were already present, adds first read the keys' blocks (one GETRANGE a key) and send only the
  * absent keys to BITFIELD.
- * On an error, add_if_new's is_new[i] is 0 only for keys known to be in the table before this
- * call's add; the keys whose outcome is unknown are 1, so a caller that writes every key marked
- * new never loses one. */
+ * On an error, add_if_new's is_new[i] says what became of each key:
+ *   0                       seen: in the table before this call's add
+ *   1                       new, or perhaps new: its command was sent and its reply lost (it
+ *                           may have run); such a key is 1 at its first occurrence only
+ *   SBLOOM_REDIS_NOT_ADDED  not added: its command was refused (an error reply: it did
+ *                           nothing) or never sent; calling again adds it
+ * A caller that writes the keys marked 1 and stops, then runs the same keys again after the
+ * repair, writes every key at least once and loses none. */
 SBLOOM_API int64_t sbloom_redis_add_hashes(sbloom_redis_t *filter, const uint64_t *hashes,
                                            size_t n);
 SBLOOM_API int64_t sbloom_redis_contains_hashes(sbloom_redis_t *filter, const uint64_t *hashes,
@@ -166,6 +186,23 @@ static inline sbloom_redis_info sbloom_redis_info_init(void)
 
 /* Reads the counter and scans the shards (BITCOUNT, STRLEN: O(bytes) in Redis). */
 SBLOOM_API int sbloom_redis_get_info(sbloom_redis_t *filter, sbloom_redis_info *out);
+
+/* Reads every shard's marker (one GETRANGE of 8 bytes a shard): *count is the number of damaged
+ * shards (missing, cut short, overwritten, of another type), whose indices go to damaged[0..cap).
+ * A filter of format version 1 has no markers: *count is 0. */
+SBLOOM_API int sbloom_redis_check(sbloom_redis_t *filter, uint64_t *damaged, size_t cap,
+                                  uint64_t *count);
+/* Resets every damaged shard to an empty one with its marker (DEL, then SETRANGE of the marker),
+ * and says how many it reset. The keys whose bits were in them are lost: each is reported new
+ * once more when it comes again (the fleet repeats them; it does not lose them). */
+SBLOOM_API int sbloom_redis_repair(sbloom_redis_t *filter, uint64_t *repaired);
+
+/* 1 if a master that holds the filter's shards may evict them: its maxmemory-policy is one of
+ * allkeys-lru, allkeys-lfu, allkeys-random (named in policy, cap bytes), which evict keys without
+ * an expiry, as the filter's are, when memory runs out; 0 if none is (noeviction and the
+ * volatile-* policies leave them); negative if a server would not say (CONFIG renamed or not
+ * allowed). */
+SBLOOM_API int sbloom_redis_eviction_policy(sbloom_redis_t *filter, char *policy, size_t cap);
 
 /* ORs a local filter into the Redis filter, shard by shard (each shard is copied to a temporary
  * key beside it and merged with BITOP OR, so bits other clients set meanwhile stay), and adds

@@ -140,4 +140,41 @@ for isa in avx2 avx512 neon; do
   esac
 done
 
+# The --shared file under a hostile neighbour: truncated while a worker has it mapped (a SIGBUS
+# there), or replaced (cp + mv over it). Each ends with exit 1 and one line saying which, never a
+# crash; the lines of the run are recovered by a rerun on a new file. Workers hold their input
+# open (a FIFO) while the file is changed.
+export SIMDBLOOM_CLAIMS_DIR=$tmp
+echo x | "$bin" dedup --quiet --shared probe.sbloom --expect 1k >/dev/null 2>err
+if grep -q "not supported by this build or host" err; then
+  skip "big-endian host: dedup --shared refuses (as documented), its hostile cases not run"
+else
+  seq 1 20000 | sed 's|^|https://example.org/shared/|' >shared-keys
+  shared_hostile() { # NAME ACTION: a worker over shared-keys, ACTION run after its first half
+    rm -f sh.sbloom* sh-fifo; mkfifo sh-fifo
+    timeout 60 "$bin" dedup --quiet --shared sh.sbloom --expect 100k <sh-fifo >sh-out 2>sh-err &
+    local pid=$!
+    exec 4>sh-fifo
+    head -n 10000 shared-keys >&4
+    for _ in $(seq 400); do [ "$(wc -l <sh-out)" -ge 10000 ] && break; sleep 0.025; done
+    bash -c "$2"
+    tail -n +10001 shared-keys >&4 2>/dev/null
+    exec 4>&-
+    wait "$pid"
+  }
+  shared_hostile truncated "truncate -s 4096 sh.sbloom"; rc=$?
+  check "--shared file truncated mid-run: exit 1, not a signal ($rc)" [ "$rc" -eq 1 ]
+  check "--shared file truncated mid-run: one line saying so" \
+    bash -c "[ \$(wc -l <sh-err) -eq 1 ] && grep -q 'truncated by another process' sh-err"
+  cp sh-out sh-first
+  rm -f sh.sbloom
+  timeout 60 "$bin" dedup --quiet --shared sh.sbloom --expect 100k shared-keys >sh-again
+  check "after the truncation, a rerun on a new file: nothing lost" \
+    bash -c "sort -u sh-first sh-again | cmp -s - <(sort -u shared-keys)"
+  shared_hostile replaced "'$bin' build --quiet --expect 100k -o other.sbloom shared-keys && mv other.sbloom sh.sbloom"; rc=$?
+  check "--shared file replaced mid-run: exit 1 ($rc)" [ "$rc" -eq 1 ]
+  check "--shared file replaced mid-run: one line saying so" \
+    bash -c "[ \$(wc -l <sh-err) -eq 1 ] && grep -q 'replaced or removed by another process' sh-err"
+fi
+
 finish

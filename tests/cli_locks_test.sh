@@ -28,7 +28,7 @@ seq -f 'built-%g' 1 3000 >"$tmp/built"   # what build -o writes
 locked() { ! flock -n "$1.lock" true; } # someone holds FILTER.lock (shared or exclusive)
 # A shared read-write mapping needs a little-endian host: on s390x --shared is refused, said so.
 holders="state shared add" shared=1
-echo x | "$bin" dedup --shared "$tmp/probe.sbloom" >/dev/null 2>"$tmp/err"
+echo x | "$bin" dedup --shared "$tmp/probe.sbloom" --expect 1k >/dev/null 2>"$tmp/err"
 if grep -q "not supported by this build or host" "$tmp/err"; then
   echo "SKIP: big-endian host: dedup --shared refuses (as documented), its races not run"
   holders="state add" shared=0

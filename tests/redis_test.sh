@@ -111,7 +111,7 @@ for t in t4:shard_blocks t5:shard_blocks t6:planned_items t7:planned_fpp t8:byte
   check "forged plan $name: exit 1 ($rc), no line written, the error names $field"     bash -c "[ $rc = 1 ] && [ ! -s '$work/out' ] && [ \$(grep -c . '$work/err') = 1 ] && grep -q 'damaged plan: .*$field' '$work/err'"
 done
 # A standalone server is a one-node cluster; REDISCLI_AUTH gives the password as for redis-cli.
-out=$(REDISCLI_AUTH=pw-$$ "$sb" dedup --quiet --redis "$single" --name solo <"$work/a" | wc -l)
+out=$(REDISCLI_AUTH=pw-$$ "$sb" dedup --quiet --redis "$single" --name solo --expect 100k <"$work/a" | wc -l)
 check "standalone server with REDISCLI_AUTH" [ "$out" = "$(awk '!seen[$0]++' "$work/a" | wc -l)" ]
 
 # ---- 5. slots moving mid-run (redis-cli --cluster reshard): MOVED and ASK are followed, and the

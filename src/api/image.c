@@ -84,3 +84,16 @@ int sbloom_sync(sbloom_t *filter)
 {
     return filter ? sbloom_object_sync(filter) : SBLOOM_E_NULL;
 }
+
+int sbloom_set_concurrent_shared(sbloom_t *filter, void *locks, size_t len)
+{
+    if (!filter || !locks)
+        return SBLOOM_E_NULL;
+    if (((uintptr_t)locks & 7u) != 0 || len < SBLOOM_SHARED_LOCKS_BYTES)
+        return SBLOOM_E_INVALID;
+    if (filter->core.owner != SBLOOM_OWNER_CALLER || !filter->image || filter->readonly)
+        return SBLOOM_E_INVALID; /* caller memory written in place: the one kind it is for */
+    if (sbloom_is_concurrent(filter))
+        return SBLOOM_E_INVALID; /* set once, before the first add */
+    return sbloom_concurrent_share_region(filter, locks);
+}

@@ -231,6 +231,10 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
             if (!accepts(allowed, OPT_CLEAN, command, arg))
                 return EXIT_USAGE;
             o->clean = 1;
+        } else if (strcmp(arg, "--repair") == 0) {
+            if (!accepts(allowed, OPT_REPAIR, command, arg))
+                return EXIT_USAGE;
+            o->repair = 1;
         } else if (strcmp(arg, "--no-wait") == 0) {
             if (!accepts(allowed, OPT_NO_WAIT, command, arg))
                 return EXIT_USAGE;

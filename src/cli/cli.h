@@ -43,6 +43,7 @@ enum {
     OPT_SHARED = 1 << 13,    /* --shared FILTER */
     OPT_REDIS = 1 << 14,     /* --redis NODES --name NAME [--pass P] [--retry SECONDS] */
     OPT_FORGET = 1 << 15,    /* --forget-after DURATION */
+    OPT_REPAIR = 1 << 16,    /* --repair */
 };
 /* The periods of a window --forget-after makes: a key is forgotten between the duration and
  * 1.25 times it. */
@@ -55,7 +56,7 @@ typedef struct cli_options {
     uint64_t expect;
     double fpp;
     sbloom_layout layout; /* 0 = auto */
-    int quiet, absent, fpp_given, expect_given, normalize, counting, clean, no_wait;
+    int quiet, absent, fpp_given, expect_given, normalize, counting, clean, no_wait, repair;
     unsigned threads; /* default: the cores online */
     const char *output, *state, *shared;
     double checkpoint;                           /* seconds, 0 = only at the end */
@@ -154,16 +155,21 @@ int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, v
  * caught: the kernel may then cut the last write short at a page boundary. */
 enum { EXIT_STOPPED = 3 };
 void stream_stop_on_signals(void);
+/* A SIGBUS (the mapped file at path truncated by another process) ends the process with one line
+ * saying so and exit 1, instead of a crash. */
+void stop_on_mapping_failure(const char *path);
 int stop_exit_status(void);
 
 /* redis.c (where libsimdbloom-redis is built, SIMDBLOOM_WITH_REDIS): the fleet table in Redis.
  * fleet_open opens (or creates, from --expect/--fpp/--layout, default 10M at 1e-6) the filter
  * --name at --redis, and sets *hasher to a local filter that hashes keys as it does; both print
  * their own messages and return an exit status. fleet_add_if_new returns the keys new, or -1
- * after a message (is_new then marks every key whose outcome is unknown as new). */
+ * (is_new then as sbloom_redis_add_if_new_hashes leaves it on an error; fleet_message says
+ * why). */
 typedef struct fleet fleet;
 int fleet_open(const cli_options *o, fleet **out, sbloom_t **hasher);
 int64_t fleet_add_if_new(fleet *f, const uint64_t *hashes, size_t n, uint8_t *is_new);
+const char *fleet_message(const fleet *f); /* the last error's message */
 void fleet_summary(fleet *f);
 void fleet_close(fleet *f);
 int redis_info(const cli_options *o);

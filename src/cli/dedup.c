@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#ifdef SIMDBLOOM_WITH_REDIS
+#include "simdbloom_redis.h"
+#endif
 
 /* In two parts: one string literal would pass the 4095 characters C guarantees. */
 static const char dedup_help_files[] =
@@ -52,8 +55,9 @@ static const char dedup_help_files[] =
     "                      first (or with --no-wait fails, naming it); the lock is FILTER.lock\n"
     "  --shared FILTER     several dedup processes at once on one live filter file, mapped and\n"
     "                      shared: each distinct line is written by exactly one of them. Created\n"
-    "                      from --expect/--fpp/--layout (default --expect 10M) by whichever\n"
-    "                      starts first. A worker killed (even by kill -9) loses nothing: the\n"
+    "                      from --expect/--fpp/--layout (--expect is then required: it does not\n"
+    "                      grow) by whichever starts first. A worker killed (even by kill -9) "
+    "loses nothing: the\n"
     "                      same command run again writes every line it had claimed and not\n"
     "                      written (its journal: /dev/shm/.sbloom-claims-*, or beside FILTER\n"
     "                      where there is no /dev/shm; $SIMDBLOOM_CLAIMS_DIR to choose),\n"
@@ -73,9 +77,13 @@ static const char dedup_help_rest[] =
     "  --redis NODES       dedup against a fleet table kept in a Redis Cluster (or one Redis\n"
     "                      server): seed nodes host:port[,host:port...]. Any number of dedup\n"
     "                      processes on any hosts write each distinct line once between them.\n"
-    "                      The table is created from --expect/--fpp/--layout (default --expect\n"
-    "                      10M) by whichever starts first; a later one with another plan is\n"
-    "                      refused. After a failover a line may be written twice, never lost.\n"
+    "                      The table is created from --expect/--fpp/--layout (--expect is then\n"
+    "                      required: it does not grow) by whichever starts first; a later one\n"
+    "                      with another plan is refused. A shard Redis evicted or someone\n"
+    "                      overwrote stops the run, naming it, before any line is written on its\n"
+    "                      strength; an error stops the run at the line it names, and the same\n"
+    "                      command run again after the repair loses nothing and repeats nothing. "
+    "After a failover a line may be written twice, never lost.\n"
     "                      A killed worker loses nothing after the same command runs again on\n"
     "                      this host, as with --shared\n"
     "  --name NAME         with --redis: the table's name in Redis\n"
@@ -124,8 +132,10 @@ typedef struct dedup_run {
     const char *state, *shared;
     double checkpoint, last_saved;
     claims *claims; /* --shared, --redis: the lines this worker claimed and has not yet written */
-    uint64_t owed_written; /* lines a killed worker had claimed, written by this one */
-    int windowed;          /* the filter forgets: its clock moves with the wall clock */
+    uint64_t owed_written;      /* lines a killed worker had claimed, written by this one */
+    int windowed;               /* the filter forgets: its clock moves with the wall clock */
+    const stream_state *stream; /* the input: lines read before the batch being run */
+    int failed;                 /* the run stopped on an error whose message is printed */
     uint8_t is_new[65536];
 } dedup_run;
 
@@ -139,6 +149,44 @@ static int journal_failed(void)
     return EXIT_RUNTIME;
 }
 
+#ifdef SIMDBLOOM_WITH_REDIS
+/* The fleet failed in this window. is_new says what became of each line: 1 the fleet may have
+ * taken it (its command was sent, and perhaps ran), so it is written (once: at its first
+ * occurrence); 0 seen; SBLOOM_REDIS_NOT_ADDED refused or never sent, so not written: the same
+ * command run again after the repair writes it. The run stops here, saying where. */
+static int fleet_failed(dedup_run *r, const line_batch *b, size_t at, size_t len)
+{
+    uint8_t *is_new = r->is_new + at;
+    size_t first_not_added = len;
+    for (size_t i = 0; i < len; i++) {
+        if (is_new[i] == SBLOOM_REDIS_NOT_ADDED) {
+            if (first_not_added == len)
+                first_not_added = i;
+            is_new[i] = 0; /* not taken: the journal lets it go */
+        } else if (is_new[i] && line_writer_put(&r->out, b->lines[at + i], b->lens[at + i]) < 0)
+            return EXIT_RUNTIME;
+    }
+    if (claims_taken(r->claims, b->hashes + at, is_new, len) < 0)
+        return journal_failed();
+    if (line_writer_flush(&r->out) == 0)
+        claims_written(r->claims);
+    uint64_t before = r->stream->lines;
+    unsigned long long line = (unsigned long long)(before + at + first_not_added + 1);
+    if (first_not_added < len)
+        fprintf(stderr,
+                "simdbloom: redis: %s; stopped at input line %llu: run the same input again after "
+                "the repair, nothing is lost\n",
+                fleet_message(r->fleet), line);
+    else
+        fprintf(stderr,
+                "simdbloom: redis: %s; stopped after input line %llu: run the same input again "
+                "after the repair, nothing is lost\n",
+                fleet_message(r->fleet), (unsigned long long)(before + at + len));
+    r->failed = 1;
+    return EXIT_RUNTIME;
+}
+#endif
+
 /* A window of a shared table's batch: journal, claim, write out, journal again (claims.c). The
  * lines a killed worker had claimed are written when met, as if new. */
 static int claim_window(dedup_run *r, const line_batch *b, size_t at, size_t len)
@@ -150,16 +198,8 @@ static int claim_window(dedup_run *r, const line_batch *b, size_t at, size_t len
     int64_t fresh;
 #ifdef SIMDBLOOM_WITH_REDIS
     if (r->fleet) {
-        /* On an error, is_new marks every line the fleet may have taken: they are written
-         * before the run stops, so a line can be repeated but never lost. */
-        if ((fresh = fleet_add_if_new(r->fleet, hashes, len, is_new)) < 0) {
-            for (size_t i = 0; i < len; i++)
-                if (is_new[i] && line_writer_put(&r->out, b->lines[at + i], b->lens[at + i]) < 0)
-                    return EXIT_RUNTIME;
-            if (line_writer_flush(&r->out) == 0)
-                claims_written(r->claims);
-            return EXIT_RUNTIME;
-        }
+        if ((fresh = fleet_add_if_new(r->fleet, hashes, len, is_new)) < 0)
+            return fleet_failed(r, b, at, len);
     } else
 #endif
         fresh = sbloom_add_if_new_hashes(r->filter, hashes, len, is_new);
@@ -316,6 +356,14 @@ static int open_state(const cli_options *o, sbloom_t **filter)
 static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
 {
     if (access(o->shared, F_OK) != 0) {
+        if (!o->expect_given) {
+            fprintf(stderr,
+                    "simdbloom: %s does not exist yet: give --expect N (the distinct lines all "
+                    "the workers will see) and --fpp to create it; a shared filter has a fixed "
+                    "size and does not grow\n",
+                    o->shared);
+            return EXIT_RUNTIME;
+        }
         sbloom_t *made = NULL;
         int rc = create_planned(o, &made);
         if (rc != EXIT_OK)
@@ -341,9 +389,19 @@ static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
 }
 
 /* The end of a --shared run: the last process to leave (no other holds the lock) brings the
- * file's header up to date, so that it is a valid filter file again. */
-static int close_shared(const char *path, int lock, sbloom_t *filter)
+ * file's header up to date, so that it is a valid filter file again. A file replaced or removed
+ * while the run had it mapped kept none of the run's lines: said, exit 1. */
+static int close_shared(const char *path, int lock, sbloom_t *filter, const struct stat *mapped)
 {
+    struct stat now;
+    if (stat(path, &now) != 0 || now.st_ino != mapped->st_ino || now.st_dev != mapped->st_dev) {
+        fprintf(stderr,
+                "simdbloom: %s was replaced or removed by another process while this run had it "
+                "mapped: the lines this run wrote are not in the file now there (the same "
+                "command run again writes them again)\n",
+                path);
+        return EXIT_RUNTIME;
+    }
     int rc = EXIT_OK;
     if (filter_lock_change(lock, LOCK_FILTER_EXCLUSIVE, 1) == EXIT_OK) {
         int synced = sbloom_sync(filter);
@@ -481,6 +539,11 @@ int cmd_dedup(int argc, char **argv)
         fprintf(stderr, "simdbloom: out of memory\n");
         return EXIT_RUNTIME;
     }
+    struct stat mapped = {0}; /* --shared: the file mapped, to tell whether it was replaced */
+    if (o.shared) {
+        stat(o.shared, &mapped);
+        stop_on_mapping_failure(o.shared);
+    }
     run.state = o.state;
     run.shared = o.shared;
     run.windowed = sbloom_get_layout(run.filter) == SBLOOM_LAYOUT_WINDOWED;
@@ -494,6 +557,7 @@ int cmd_dedup(int argc, char **argv)
                       .filter = run.filter,
                       .idle = line_writer_flush_when_idle, /* lines go out as input stalls */
                       .idle_ctx = &run.out};
+    run.stream = &s;
     double started = now_seconds();
     stream_stop_on_signals();
     rc = stream_inputs(&s, o.nargs, o.args, dedup_batch, &run);
@@ -510,11 +574,11 @@ int cmd_dedup(int argc, char **argv)
             rc = saved;
     }
     if (o.shared) {
-        int closed = close_shared(o.shared, lock, run.filter);
+        int closed = close_shared(o.shared, lock, run.filter, &mapped);
         if (rc == EXIT_OK)
             rc = closed;
     }
-    if (!o.quiet)
+    if (!o.quiet && !run.failed) /* a failure's one line is all it prints */
         print_summary(run.filter, &s, &run, now_seconds() - started);
     if (!o.quiet && run.owed_written)
         fprintf(stderr,

@@ -6,7 +6,7 @@
 
 static const char info_help[] =
     "usage: simdbloom info [--clean] FILTER...\n"
-    "       simdbloom info --redis HOST:PORT[,...] --name NAME [--pass P]\n"
+    "       simdbloom info --redis HOST:PORT[,...] --name NAME [--pass P] [--repair]\n"
     "\n"
     "Prints, for each filter file: layout, size, bits per key (k), items added, fill, distinct\n"
     "items estimated from the fill, the false-positive rate planned and the one estimated now,\n"
@@ -17,8 +17,12 @@ static const char info_help[] =
     "named on standard error.\n"
     "  --clean   remove those temporary files (only while no other command is saving the filter)\n"
     "With --redis, the fleet filter NAME in Redis: its plan, shards, items reported new by all\n"
-    "clients, fill, and the memory it takes in Redis.\n"
-    "Exit status 1 if a file cannot be read or is damaged.\n";
+    "clients, fill, the false-positive rate now, the memory it takes in Redis, and the shards\n"
+    "that are missing or damaged (evicted, deleted or overwritten).\n"
+    "  --repair  with --redis: reset the damaged shards to empty ones, so that the filter can be\n"
+    "            used again; the keys they held are written once more when they come again\n"
+    "Exit status 1 if a file cannot be read or is damaged (with --redis: a damaged shard that\n"
+    "--repair did not reset).\n";
 
 /* The fraction of a generation's bits that are set. */
 static double generation_fill(const sbloom_t *g)
@@ -106,16 +110,20 @@ static int info_one(const char *path)
 int cmd_info(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("info", info_help, argc, argv, OPT_CLEAN | OPT_REDIS, &o);
+    int rc = parse_options("info", info_help, argc, argv, OPT_CLEAN | OPT_REDIS | OPT_REPAIR, &o);
     if (rc >= 0)
         return rc;
 #ifdef SIMDBLOOM_WITH_REDIS
     if (o.redis) {
         if (o.nargs)
             return usage_error("info", "--redis takes no FILTER file");
+        if (o.clean)
+            return usage_error("info", "--clean is for filter files; --redis takes --repair");
         return redis_info(&o);
     }
 #endif
+    if (o.repair)
+        return usage_error("info", "--repair goes with --redis");
     if (o.nargs < 1)
         return usage_error("info", "FILTER is missing");
     rc = EXIT_OK;

@@ -2,6 +2,7 @@
  * The command line's side of simdbloom-redis: dedup against the fleet table (fleet_*), info
  * --redis, push (a local filter file into Redis) and pull (the Redis filter into a file).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,24 +23,22 @@ static sbloom_redis_options options_of(const cli_options *o)
     return r;
 }
 
-/* Opens --name at --redis: with a plan when one is given (or, for `create_default`, the
- * default plan when the filter does not exist yet), else as stored. */
-static int open_named(const cli_options *o, const sbloom_redis_plan *plan, int create_default,
+/* Opens --name at --redis: with a plan when one is given (it is created from the plan when it
+ * does not exist yet), else as stored. A fleet filter has a fixed size, so dedup (`to_create`)
+ * says how to create one rather than guess a size. */
+static int open_named(const cli_options *o, const sbloom_redis_plan *plan, int to_create,
                       sbloom_redis_t **out)
 {
     sbloom_redis_options opt = options_of(o);
     char err[512];
     int rc = sbloom_redis_open(out, &opt, o->redis_name, plan, err, sizeof err);
-    if (rc == SBLOOM_REDIS_E_NOT_FOUND && create_default) {
-        sbloom_plan p = sbloom_plan_init();
-        sbloom_redis_plan def = sbloom_redis_plan_init();
-        if (sbloom_plan_for(DEFAULT_EXPECT, DEFAULT_FPP, &p) == SBLOOM_OK) {
-            def.layout = p.layout;
-            def.bytes = p.bytes;
-            def.planned_items = DEFAULT_EXPECT;
-            def.planned_fpp = DEFAULT_FPP;
-            rc = sbloom_redis_open(out, &opt, o->redis_name, &def, err, sizeof err);
-        }
+    if (rc == SBLOOM_REDIS_E_NOT_FOUND && to_create) {
+        fprintf(stderr,
+                "simdbloom: redis: no filter named %s yet: give --expect N (the distinct lines "
+                "the whole fleet will see) and --fpp to create it; a fleet filter has a fixed "
+                "size and does not grow\n",
+                o->redis_name);
+        return EXIT_RUNTIME;
     }
     if (rc) {
         fprintf(stderr, "simdbloom: redis: %s\n", err);
@@ -48,12 +47,78 @@ static int open_named(const cli_options *o, const sbloom_redis_plan *plan, int c
     return EXIT_OK;
 }
 
+/* Exit 1 with one line naming the shards, if any is missing or damaged. */
+static int refuse_damaged(sbloom_redis_t *f, const char *name)
+{
+    uint64_t damaged[4], count;
+    if (sbloom_redis_check(f, damaged, 4, &count) != 0) {
+        fprintf(stderr, "simdbloom: redis: %s\n", sbloom_redis_message(f));
+        return EXIT_RUNTIME;
+    }
+    if (!count)
+        return EXIT_OK;
+    char list[128] = "";
+    for (uint64_t i = 0; i < count && i < 4; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%llu", i ? ", " : "",
+                 (unsigned long long)damaged[i]);
+    fprintf(stderr,
+            "simdbloom: redis: filter %s has %llu missing or damaged shards (%s%s): evicted, "
+            "deleted or overwritten; nothing was done. 'simdbloom info --redis ... --name %s "
+            "--repair' resets them (their lines are then written once more)\n",
+            name, (unsigned long long)count, list, count > 4 ? ", ..." : "", name);
+    return EXIT_RUNTIME;
+}
+
+/* A warning when a master may evict the filter's shards. */
+static void warn_eviction(sbloom_redis_t *f, const char *name)
+{
+    char policy[64];
+    if (sbloom_redis_eviction_policy(f, policy, sizeof policy) == 1)
+        fprintf(stderr,
+                "warning: a Redis master that holds %s has maxmemory-policy %s: when its memory "
+                "runs out it may evict shards of the filter (runs then stop, naming them). Use "
+                "noeviction, or a volatile-* policy\n",
+                name, policy);
+}
+
+/* Distinct keys in the fleet filter: the counter, or more where the fill says so (an overfull
+ * filter takes new keys for old, and the counter then undercounts); and the false-positive rate
+ * now. */
+static void fleet_load(const sbloom_redis_plan *plan, const sbloom_redis_info *info, double *items,
+                       double *fpp_now)
+{
+    double bits = (double)plan->bytes * 8.0, fill = (double)info->bits_set / bits;
+    unsigned k = sbloom_layout_k(plan->layout);
+    double from_fill = fill < 1.0 ? -bits / k * log(1.0 - fill) : INFINITY;
+    *items = fmax((double)info->items, from_fill);
+    *fpp_now =
+        isfinite(*items) ? sbloom_blocked_fpp(plan->layout, plan->bytes, (uint64_t)*items) : 1.0;
+}
+
+/* The local modes' overload warning, for the fleet filter. */
+static void warn_fleet_overloaded(const sbloom_redis_plan *plan, const sbloom_redis_info *info)
+{
+    double items, fpp_now;
+    fleet_load(plan, info, &items, &fpp_now);
+    if (!plan->planned_items || !(items > 1.02 * (double)plan->planned_items))
+        return;
+    fprintf(stderr,
+            "warning: about %.0f distinct lines in the fleet filter exceed the %llu planned; the "
+            "false-positive rate is now about %.3g (planned %.3g): that share of new lines is "
+            "taken for repeats. A fleet filter cannot grow: make a new one with room to spare "
+            "(--expect %llu under another --name)\n",
+            items, (unsigned long long)plan->planned_items, fpp_now, plan->planned_fpp,
+            (unsigned long long)(2.0 * fmin(items, 1e15)));
+}
+
 /* The plan from --expect/--fpp/--layout, when any is given (else *given = 0). */
 static int plan_of(const cli_options *o, sbloom_redis_plan *plan, int *given)
 {
     *given = o->expect_given || o->fpp_given || o->layout;
     if (!*given)
         return EXIT_OK;
+    if (!o->expect_given) /* a plan is made from the distinct lines expected */
+        return usage_error("dedup", "--fpp and --layout make a plan with --expect N: give it");
     if (o->layout == SBLOOM_LAYOUT_COUNTING512 || o->layout == SBLOOM_LAYOUT_SCALABLE)
         return usage_error("dedup",
                            "--redis takes a bit layout (parquet, block512-k8, "
@@ -85,10 +150,16 @@ int fleet_open(const cli_options *o, fleet **out, sbloom_t **hasher)
         fprintf(stderr, "simdbloom: out of memory\n");
         return EXIT_RUNTIME;
     }
-    if ((rc = open_named(o, given ? &plan : NULL, !given, &f->filter)) != EXIT_OK) {
+    if ((rc = open_named(o, given ? &plan : NULL, 1, &f->filter)) != EXIT_OK) {
         free(f);
         return rc;
     }
+    if ((rc = refuse_damaged(f->filter, o->redis_name)) != EXIT_OK) {
+        fleet_close(f);
+        return rc;
+    }
+    if (!o->quiet)
+        warn_eviction(f->filter, o->redis_name);
     sbloom_redis_get_plan(f->filter, &plan);
     int made = sbloom_create_bytes(hasher, sbloom_layout_block_bytes(plan.layout), plan.layout);
     if (made != SBLOOM_OK) {
@@ -102,11 +173,12 @@ int fleet_open(const cli_options *o, fleet **out, sbloom_t **hasher)
 int64_t fleet_add_if_new(fleet *f, const uint64_t *hashes, size_t n, uint8_t *is_new)
 {
     int64_t fresh = sbloom_redis_add_if_new_hashes(f->filter, hashes, n, is_new);
-    if (fresh < 0) {
-        fprintf(stderr, "simdbloom: redis: %s\n", sbloom_redis_message(f->filter));
-        return -1;
-    }
-    return fresh;
+    return fresh < 0 ? -1 : fresh;
+}
+
+const char *fleet_message(const fleet *f)
+{
+    return sbloom_redis_message(f->filter);
 }
 
 static void describe_plan(const sbloom_redis_plan *plan, const char *indent)
@@ -140,6 +212,7 @@ void fleet_summary(fleet *f)
             sbloom_layout_name(plan.layout), human_bytes(plan.bytes, size, sizeof size),
             (unsigned long long)plan.shards, info.masters, (unsigned long long)info.items,
             (unsigned long long)info.round_trips);
+    warn_fleet_overloaded(&plan, &info);
 }
 
 void fleet_close(fleet *f)
@@ -158,22 +231,53 @@ int redis_info(const cli_options *o)
         return rc;
     sbloom_redis_plan plan = sbloom_redis_plan_init();
     sbloom_redis_get_plan(f, &plan);
-    sbloom_redis_info info = sbloom_redis_info_init();
-    if (sbloom_redis_get_info(f, &info) != 0) {
+    uint64_t repaired = 0;
+    if (o->repair && sbloom_redis_repair(f, &repaired) != 0) {
         fprintf(stderr, "simdbloom: redis: %s\n", sbloom_redis_message(f));
         sbloom_redis_close(f);
         return EXIT_RUNTIME;
     }
+    sbloom_redis_info info = sbloom_redis_info_init();
+    uint64_t *damaged = malloc((size_t)plan.shards * sizeof *damaged), count = 0;
+    if (!damaged || sbloom_redis_get_info(f, &info) != 0 ||
+        sbloom_redis_check(f, damaged, (size_t)plan.shards, &count) != 0) {
+        fprintf(stderr, "simdbloom: redis: %s\n",
+                damaged ? sbloom_redis_message(f) : "out of memory");
+        free(damaged);
+        sbloom_redis_close(f);
+        return EXIT_RUNTIME;
+    }
     char stored[32];
-    double fill = (double)info.bits_set / ((double)plan.bytes * 8.0);
+    double fill = (double)info.bits_set / ((double)plan.bytes * 8.0), items, fpp_now;
+    fleet_load(&plan, &info, &items, &fpp_now);
     printf("%s at %s:\n", o->redis_name, o->redis);
     describe_plan(&plan, "  ");
     printf("  items added       %llu (reported new, all clients)\n",
            (unsigned long long)info.items);
     printf("  fill              %.4f of bits set\n", fill);
+    if (isfinite(items))
+        printf("  distinct (est.)   %.0f (from the fill and the counter)\n", items);
+    else
+        printf("  distinct (est.)   far more than planned (every bit set)\n");
+    printf("  fpp now           %.3g (estimated from the bits)\n", fpp_now);
     printf("  stored            %s in Redis, on %u masters\n",
            human_bytes(info.stored_bytes, stored, sizeof stored), info.masters);
+    if (o->repair)
+        printf("  repaired          %llu shards reset to empty\n", (unsigned long long)repaired);
+    printf("  damaged shards    %llu", (unsigned long long)count);
+    for (uint64_t i = 0; i < count && i < 16; i++)
+        printf("%s%llu", i ? ", " : " (", (unsigned long long)damaged[i]);
+    printf("%s\n", count > 16 ? ", ...)" : count ? ")" : "");
+    warn_fleet_overloaded(&plan, &info);
+    free(damaged);
     sbloom_redis_close(f);
+    if (count) {
+        fprintf(stderr,
+                "simdbloom: redis: filter %s has %llu missing or damaged shards (evicted, deleted "
+                "or overwritten): runs stop at them; --repair resets them\n",
+                o->redis_name, (unsigned long long)count);
+        return EXIT_RUNTIME;
+    }
     return EXIT_OK;
 }
 

@@ -42,6 +42,9 @@
 #include "../os/os.h"
 #include "modes.h"
 
+_Static_assert(SBLOOM_SHARED_LOCKS_BYTES == SBLOOM_LOCK_FILE_BYTES,
+               "the caller's lock region is laid out as a lock file");
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -85,8 +88,9 @@ static void stripe_unlock(uint32_t *word)
 /* The lock table of a concurrent filter: SBLOOM_STRIPES words, in the heap or in PATH.lock. */
 typedef struct stripes {
     uint32_t *words;
-    void *map;  /* the PATH.lock mapping, or NULL */
-    int shared; /* across processes: a lock word holds its holder's process ID */
+    void *map;    /* the PATH.lock mapping, or NULL */
+    int shared;   /* across processes: a lock word holds its holder's process ID */
+    int borrowed; /* in the caller's memory (sbloom_set_concurrent_shared): not freed */
 } stripes;
 
 static uint32_t *stripe_of(const sbloom_t *f, uint64_t hash)
@@ -176,7 +180,7 @@ static void release_stripes(stripes *s)
         return;
     if (s->map)
         munmap(s->map, SBLOOM_LOCK_FILE_BYTES);
-    else
+    else if (!s->borrowed)
         free(s->words);
     free(s);
 }
@@ -239,6 +243,19 @@ int sbloom_concurrent_leave(sbloom_t *f)
     return SBLOOM_OK;
 }
 
+/* f becomes concurrent across processes with the lock table and item delta laid out in `base`
+ * as in a lock file: the delta at SBLOOM_LOCK_DELTA_AT, the stripes at SBLOOM_LOCK_STRIPES_AT. */
+static void share(sbloom_t *f, stripes *s, void *base)
+{
+    s->words = (uint32_t *)((char *)base + SBLOOM_LOCK_STRIPES_AT);
+    s->shared = 1;
+    f->items_delta = (uint64_t *)((char *)base + SBLOOM_LOCK_DELTA_AT);
+    f->counting = SBLOOM_COUNT_SHARED;
+    if (f->mode == &sbloom_mode_concurrent)
+        release_stripes(f->state); /* (a plain filter being shared has none) */
+    enter(f, s);
+}
+
 int sbloom_concurrent_share(sbloom_t *f, const char *path)
 {
     if (!f->core.kern->insert_shared)
@@ -258,12 +275,18 @@ int sbloom_concurrent_share(sbloom_t *f, const char *path)
         return rc;
     }
     s->map = map;
-    s->words = (uint32_t *)((char *)map + SBLOOM_LOCK_STRIPES_AT);
-    s->shared = 1;
-    f->items_delta = (uint64_t *)((char *)map + SBLOOM_LOCK_DELTA_AT);
-    f->counting = SBLOOM_COUNT_SHARED;
-    if (f->mode == &sbloom_mode_concurrent)
-        release_stripes(f->state); /* (a plain filter being shared has none) */
-    enter(f, s);
+    share(f, s, map);
+    return SBLOOM_OK;
+}
+
+int sbloom_concurrent_share_region(sbloom_t *f, void *region)
+{
+    if (!f->core.kern->insert_shared)
+        return SBLOOM_E_LAYOUT;
+    stripes *s = sbloom_calloc(1, sizeof *s);
+    if (!s)
+        return SBLOOM_E_NOMEM;
+    s->borrowed = 1;
+    share(f, s, region);
     return SBLOOM_OK;
 }

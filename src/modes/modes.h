@@ -46,6 +46,9 @@ int sbloom_plain_write_image(const sbloom_t *f, uint8_t *out);
 int sbloom_concurrent_enter(sbloom_t *f);
 int sbloom_concurrent_leave(sbloom_t *f);
 int sbloom_concurrent_share(sbloom_t *f, const char *path);
+/* The same with the lock table and item delta in the caller's region (SBLOOM_SHARED_LOCKS_BYTES,
+ * laid out as a lock file). */
+int sbloom_concurrent_share_region(sbloom_t *f, void *region);
 
 /* scalable.c: a scalable filter of one stage; one from its validated header and checksummed
  * payload. */

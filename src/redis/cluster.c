@@ -454,6 +454,7 @@ int rc_run(rc_cluster *c, rc_cmd *cmds, size_t n)
     }
     double deadline = monotonic_seconds() + c->retry, backoff = RC_BACKOFF_FIRST;
     int rc = 0;
+    char first_message[sizeof c->message] = "";
     while (npending > 0 && rc == 0) {
         int refresh = 0, later = 0;
         size_t nretry = 0;
@@ -493,23 +494,27 @@ int rc_run(rc_cluster *c, rc_cmd *cmds, size_t n)
             }
         }
         /* Every node's pipeline goes out before any reply is read: the masters work at once. */
-        for (size_t j = 0; j < norder && rc == 0;) {
-            rc_cmd *cmd = &cmds[order[j]];
+        for (size_t w = 0; w < norder && rc == 0;) {
+            rc_cmd *cmd = &cmds[order[w]];
             int node = cmd->ask_node >= 0 ? cmd->ask_node : c->slot_node[cmd->slot];
             int done = 0;
             redisContext *ctx = c->nodes[node].ctx;
             while (ctx && !done)
                 if (redisBufferWrite(ctx, &done) != REDIS_OK)
                     break;
-            while (j < norder) { /* skip to the next node's commands */
-                rc_cmd *next = &cmds[order[j]];
+            while (w < norder) { /* skip to the next node's commands */
+                rc_cmd *next = &cmds[order[w]];
                 if ((next->ask_node >= 0 ? next->ask_node : c->slot_node[next->slot]) != node)
                     break;
-                j++;
+                w++;
             }
         }
-        /* Replies, node by node, in the order sent. */
-        for (size_t j = 0; j < norder && rc == 0; j++) {
+        /* Replies, node by node, in the order sent. A command refused with an error that no
+         * retry cures (WRONGTYPE, OOM, ...) ends the run, but the replies already sent for are
+         * still read, so that the caller knows which commands ran. */
+        int written = rc == 0, broken = 0;
+        size_t j = 0;
+        for (; written && !broken && j < norder; j++) {
             rc_cmd *cmd = &cmds[order[j]];
             int node = cmd->ask_node >= 0 ? cmd->ask_node : c->slot_node[cmd->slot];
             int asked = cmd->ask_node >= 0;
@@ -526,7 +531,9 @@ int rc_run(rc_cluster *c, rc_cmd *cmds, size_t n)
                 if (ctx && ctx->err == REDIS_ERR_PROTOCOL) {
                     rc = rc_fail(c, SBLOOM_REDIS_E_PROTOCOL, "%s:%d: %s", c->nodes[node].host,
                                  c->nodes[node].port, ctx->errstr);
-                    break;
+                    cmd->uncertain = 1;
+                    broken = 1;
+                    continue;
                 }
                 rc_fail(c, SBLOOM_REDIS_E_CONNECT, "lost the connection to %s:%d: %s",
                         c->nodes[node].host, c->nodes[node].port,
@@ -537,11 +544,22 @@ int rc_run(rc_cluster *c, rc_cmd *cmds, size_t n)
                 refresh = later = 1;
                 continue;
             }
-            int verdict = judge_reply(c, cmd, r, node, &refresh, &rc);
+            int fatal = 0;
+            int verdict = judge_reply(c, cmd, r, node, &refresh, &fatal);
+            if (fatal && rc == 0) { /* the first refusal is the one reported */
+                rc = fatal;
+                snprintf(first_message, sizeof first_message, "%s", c->message);
+            }
             if (verdict != RC_FATAL && verdict != RC_DONE)
                 pending[nretry++] = order[j];
             later |= verdict == RC_RETRY_LATER;
         }
+        /* Sent, but their replies were not read (the connection is dropped below): they may
+         * have run. */
+        for (; written && j < norder; j++)
+            cmds[order[j]].uncertain = 1;
+        if (first_message[0])
+            snprintf(c->message, sizeof c->message, "%s", first_message);
         if (rc)
             break;
         npending = nretry;

@@ -17,8 +17,8 @@
 
 static void format_meta(const sbloom_redis_t *f, char *buf, size_t cap)
 {
-    rp_plan plan = {f->plan.layout, f->plan.bytes, f->shard_blocks, f->plan.planned_items,
-                    f->plan.planned_fpp};
+    rp_plan plan = {f->plan.layout,        f->plan.bytes,       f->shard_blocks,
+                    f->plan.planned_items, f->plan.planned_fpp, RP_FORMAT_VERSION};
     rp_format(&plan, buf, cap);
 }
 
@@ -40,6 +40,7 @@ static int parse_meta(sbloom_redis_t *f, const char *text)
     f->plan.planned_items = plan.planned_items;
     f->plan.planned_fpp = plan.planned_fpp;
     f->shard_blocks = plan.shard_blocks;
+    f->marked = plan.version >= 2;
     return 0;
 }
 
@@ -97,21 +98,23 @@ static int make_shards_and_scratch(sbloom_redis_t *f)
     f->shard_keys = calloc(shards, sizeof *f->shard_keys);
     f->shard_slots = calloc(shards, sizeof *f->shard_slots);
     f->shard_count = calloc(shards + 1, sizeof *f->shard_count);
+    f->shard_bad = calloc(shards, 1);
     f->block = malloc(ROUND_KEYS * sizeof *f->block);
     f->mask = malloc((size_t)ROUND_KEYS * f->block_bytes);
     f->ask = malloc(ROUND_KEYS);
     f->present = malloc(ROUND_KEYS);
     f->by_shard = malloc(ROUND_KEYS * sizeof *f->by_shard);
-    size_t max_cmds = ROUND_KEYS + 1; /* a GETRANGE per key, or fewer BITFIELDs; the INCRBY */
+    /* a GETRANGE per key and one a shard for its marker, or fewer BITFIELDs; the INCRBY */
+    size_t max_cmds = 2 * ROUND_KEYS + 1;
     size_t max_args = (size_t)ROUND_KEYS * 4 * MAX_K + 4 * max_cmds;
     f->shard_of_cmd = malloc(max_cmds * sizeof *f->shard_of_cmd);
     f->cmds = calloc(max_cmds, sizeof *f->cmds);
     f->argv = malloc(max_args * sizeof *f->argv);
     f->argvlen = malloc(max_args * sizeof *f->argvlen);
     f->offsets = malloc((size_t)ROUND_KEYS * MAX_K * OFFSET_CHARS);
-    if (!f->shard_keys || !f->shard_slots || !f->shard_count || !f->block || !f->mask || !f->ask ||
-        !f->present || !f->by_shard || !f->shard_of_cmd || !f->cmds || !f->argv || !f->argvlen ||
-        !f->offsets)
+    if (!f->shard_keys || !f->shard_slots || !f->shard_count || !f->shard_bad || !f->block ||
+        !f->mask || !f->ask || !f->present || !f->by_shard || !f->shard_of_cmd || !f->cmds ||
+        !f->argv || !f->argvlen || !f->offsets)
         return rf_fail(f, SBLOOM_E_NOMEM, "out of memory");
     for (uint64_t i = 0; i < shards; i++) {
         char key[192];
@@ -120,7 +123,7 @@ static int make_shards_and_scratch(sbloom_redis_t *f)
             return rf_fail(f, SBLOOM_E_NOMEM, "out of memory");
         f->shard_slots[i] = rc_slot(key, (size_t)len);
     }
-    return 0;
+    return rf_make_markers(f);
 }
 
 int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options, const char *name,
@@ -166,6 +169,7 @@ int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options,
     snprintf(f->name, sizeof f->name, "%s", name);
     snprintf(f->meta_key, sizeof f->meta_key, "sbloom:{%s}", name);
     snprintf(f->items_key, sizeof f->items_key, "sbloom:{%s}:items", name);
+    snprintf(f->ready_key, sizeof f->ready_key, "sbloom:{%s}:ready", name);
     if (plan) {
         f->plan = *plan;
         uint32_t bb = sbloom_layout_block_bytes(plan->layout);
@@ -184,6 +188,8 @@ int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options,
         rc = load_or_create_plan(f, plan ? &f->plan : NULL);
     if (rc == 0)
         rc = make_shards_and_scratch(f);
+    if (rc == 0 && f->marked)
+        rc = rf_mark_shards(f);
     uint64_t front_max = options->front_bytes ? options->front_bytes : DEFAULT_FRONT_BYTES;
     if (rc == 0 && !(options->flags & SBLOOM_REDIS_NO_FRONT) && f->plan.bytes <= front_max)
         rc = sbloom_create_bytes(&f->front, f->plan.bytes, f->plan.layout);
@@ -227,6 +233,7 @@ void sbloom_redis_close(sbloom_redis_t *f)
     free(f->shard_keys);
     free(f->shard_slots);
     free(f->shard_count);
+    free(f->shard_bad);
     free(f->block);
     free(f->mask);
     free(f->ask);
@@ -237,6 +244,10 @@ void sbloom_redis_close(sbloom_redis_t *f)
     free(f->argv);
     free(f->argvlen);
     free(f->offsets);
+    free(f->marker);
+    free(f->marker_bit);
+    free(f->marker_from);
+    free(f->marker_to);
     sbloom_free(f->front);
     sbloom_free(f->hasher);
     free(f);

@@ -19,6 +19,7 @@ const char *sbloom_redis_strerror(int code)
     case SBLOOM_REDIS_E_PLAN: return "the filter in Redis has another plan";
     case SBLOOM_REDIS_E_NOT_FOUND: return "no such filter in Redis";
     case SBLOOM_REDIS_E_REPLY: return "Redis answered with an error";
+    case SBLOOM_REDIS_E_DAMAGED: return "a shard of the filter in Redis is missing or damaged";
     default: return sbloom_strerror(code);
     }
 }

@@ -5,6 +5,7 @@
  *   filter.c     the plan: found or made in Redis; open and close
  *   rounds.c     adds and lookups, a round of keys at a time
  *   transfer.c   whole-filter operations: info, push, pull, drop
+ *   shards.c     the shards' markers: written when a filter is made, checked, repaired
  */
 #ifndef SIMDBLOOM_REDIS_HANDLE_H
 #define SIMDBLOOM_REDIS_HANDLE_H
@@ -33,9 +34,18 @@ struct sbloom_redis {
     sbloom_redis_plan plan;
     uint32_t block_bytes, k;
     uint64_t nblocks, shard_blocks;
-    char meta_key[160], items_key[168];
+    char meta_key[160], items_key[168], ready_key[168];
     char **shard_keys;
     uint16_t *shard_slots;
+    /* Markers (plans of version 2): each shard's 8 bytes after its blocks, and where they are
+     * as text: the bit offset (BITFIELD GET i64) and the byte range (GETRANGE). */
+    int marked;
+    uint8_t (*marker)[8];
+    char (*marker_bit)[OFFSET_CHARS];
+    char (*marker_from)[OFFSET_CHARS];
+    char (*marker_to)[OFFSET_CHARS];
+    uint64_t damaged_shard; /* the first shard a round found damaged (when one did) */
+    uint8_t *shard_bad;     /* a lookup round's scratch: 1 for shards whose marker was wrong */
     sbloom_t *front;        /* keys known to be in the fleet table, same plan; or NULL */
     sbloom_t *hasher;       /* a one-block filter of the layout: hashes keys as the plan's filter */
     uint64_t items_pending; /* keys found new, not yet added to the counter */
@@ -56,6 +66,20 @@ struct sbloom_redis {
     uint64_t hashes[ROUND_KEYS];
     char message[512];
 };
+
+/* shards.c. The payload bytes shard s holds (the last may hold fewer blocks). */
+uint64_t rf_shard_payload(const sbloom_redis_t *f, uint64_t s);
+/* Computes every shard's marker and its offsets (after the shards' keys are made). */
+int rf_make_markers(sbloom_redis_t *f);
+/* A new filter of version 2: writes every shard's marker (idempotent: any client that finds the
+ * filter not yet ready does it), then the ready key. */
+int rf_mark_shards(sbloom_redis_t *f);
+/* 1 if a BITFIELD GET i64 reply (or a GETRANGE reply of the marker's 8 bytes) is shard s's
+ * marker. */
+int rf_marker_integer_ok(const sbloom_redis_t *f, uint64_t s, const redisReply *r);
+int rf_marker_bytes_ok(const sbloom_redis_t *f, uint64_t s, const redisReply *r);
+/* The error for a shard found damaged by a round (and remembered in damaged_shard). */
+int rf_damaged(sbloom_redis_t *f, uint64_t s);
 
 /* handle.c: the message of an error (printf-style) set on the handle, and code returned. */
 int rf_fail(sbloom_redis_t *f, int code, const char *fmt, ...)

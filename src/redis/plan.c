@@ -25,7 +25,7 @@ void rp_format(const rp_plan *plan, char *buf, size_t cap)
     snprintf(buf, cap,
              "simdbloom-redis %d layout=%s bytes=%llu shard_blocks=%llu planned_items=%llu "
              "planned_fpp=%.17g",
-             RP_FORMAT_VERSION, sbloom_layout_name(plan->layout), (unsigned long long)plan->bytes,
+             plan->version, sbloom_layout_name(plan->layout), (unsigned long long)plan->bytes,
              (unsigned long long)plan->shard_blocks, (unsigned long long)plan->planned_items,
              plan->planned_fpp);
 }
@@ -65,9 +65,9 @@ rp_status rp_parse(const char *text, rp_plan *out, char *why, size_t cap)
         snprintf(why, cap, "%.120s", text);
         return RP_NOT_A_PLAN;
     }
-    if (version != RP_FORMAT_VERSION) {
-        snprintf(why, cap, "format version %d; this build knows version %d", version,
-                 RP_FORMAT_VERSION);
+    if (version < RP_FIRST_VERSION || version > RP_FORMAT_VERSION) {
+        snprintf(why, cap, "format version %d; this build knows versions %d to %d", version,
+                 RP_FIRST_VERSION, RP_FORMAT_VERSION);
         return RP_VERSION;
     }
     int lay = sbloom_layout_from_name(layout);
@@ -75,7 +75,7 @@ rp_status rp_parse(const char *text, rp_plan *out, char *why, size_t cap)
         snprintf(why, cap, "layout %s is not a bit layout", layout);
         return RP_DAMAGED;
     }
-    rp_plan plan = {(sbloom_layout)lay, bytes, shard_blocks, items, items ? fpp : NAN};
+    rp_plan plan = {(sbloom_layout)lay, bytes, shard_blocks, items, items ? fpp : NAN, version};
     const char *wrong = inconsistency(&plan);
     if (wrong) {
         snprintf(why, cap, "%s (%.120s)", wrong, text);

@@ -12,7 +12,11 @@
 
 #include "simdbloom.h"
 
-#define RP_FORMAT_VERSION 1
+/* Version 2 (written now): every shard string ends in a marker (8 bytes after its blocks) that
+ * says the shard is there and whole. Version 1 (still read): no markers, so a shard that was
+ * evicted or overwritten cannot be told from an empty one. */
+#define RP_FORMAT_VERSION 2
+#define RP_FIRST_VERSION 1
 
 typedef struct rp_plan {
     sbloom_layout layout;   /* a bit layout: parquet, block512-k8 or block512-k16 */
@@ -20,6 +24,7 @@ typedef struct rp_plan {
     uint64_t shard_blocks;  /* blocks a shard (a Redis string) holds; the last may hold fewer */
     uint64_t planned_items; /* 0: no plan */
     double planned_fpp;     /* NAN without a plan */
+    int version;            /* RP_FIRST_VERSION .. RP_FORMAT_VERSION */
 } rp_plan;
 
 typedef enum rp_status { RP_OK = 0, RP_NOT_A_PLAN, RP_VERSION, RP_DAMAGED } rp_status;

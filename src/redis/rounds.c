@@ -32,6 +32,11 @@ static size_t build_adds(sbloom_redis_t *f, size_t *arg)
         size_t argc = 0;
         argv[argc] = "BITFIELD", lens[argc++] = 8;
         argv[argc] = f->shard_keys[s], lens[argc++] = strlen(f->shard_keys[s]);
+        if (f->marked) { /* first the shard's marker: the same command proves the shard whole */
+            argv[argc] = "GET", lens[argc++] = 3;
+            argv[argc] = "i64", lens[argc++] = 3;
+            argv[argc] = f->marker_bit[s], lens[argc++] = strlen(f->marker_bit[s]);
+        }
         for (uint64_t j = from; j < to; j++) {
             uint32_t i = f->by_shard[j];
             uint64_t base = (f->block[i] % f->shard_blocks) * f->block_bytes * 8;
@@ -55,8 +60,8 @@ static size_t build_adds(sbloom_redis_t *f, size_t *arg)
     return ncmd;
 }
 
-/* Lookups: GETRANGE of each key's block. */
-static size_t build_lookups(sbloom_redis_t *f, size_t nask, size_t *arg)
+/* GETRANGE of each asked key's block: commands [0, nask). */
+static void build_key_lookups(sbloom_redis_t *f, size_t nask, size_t *arg)
 {
     for (size_t j = 0; j < nask; j++) {
         uint32_t i = f->by_shard[j];
@@ -74,7 +79,28 @@ static size_t build_lookups(sbloom_redis_t *f, size_t nask, size_t *arg)
         f->shard_of_cmd[j] = (uint32_t)s;
         *arg += 4;
     }
-    return nask;
+}
+
+/* Lookups: GETRANGE of each key's block, then (version 2) of the marker of each shard they
+ * touch, in the same pipeline. */
+static size_t build_lookups(sbloom_redis_t *f, size_t nask, size_t *arg)
+{
+    size_t ncmd = nask;
+    for (uint64_t s = 0; f->marked && s < f->plan.shards; s++) {
+        if (f->shard_count[s] == f->shard_count[s + 1])
+            continue;
+        const char **argv = f->argv + *arg;
+        size_t *lens = f->argvlen + *arg;
+        argv[0] = "GETRANGE", lens[0] = 8;
+        argv[1] = f->shard_keys[s], lens[1] = strlen(f->shard_keys[s]);
+        argv[2] = f->marker_from[s], lens[2] = strlen(f->marker_from[s]);
+        argv[3] = f->marker_to[s], lens[3] = strlen(f->marker_to[s]);
+        rf_point_command(&f->cmds[ncmd], argv, lens, 4, f->shard_slots[s]);
+        f->shard_of_cmd[ncmd++] = (uint32_t)s;
+        *arg += 4;
+    }
+    build_key_lookups(f, nask, arg);
+    return ncmd;
 }
 
 /* Groups the keys still asked (ask[i]) by shard, in input order within a shard: a key repeated
@@ -122,11 +148,20 @@ static int64_t lookup_pass(sbloom_redis_t *f, const uint64_t *hashes, size_t nas
     size_t arg = 0;
     size_t nwork = build_lookups(f, nask, &arg);
     int rc = run_commands(f, nwork, arg);
+    /* The markers, read after the blocks on the same connections: a shard whose marker is
+     * still there was whole when its blocks were read. */
+    uint64_t bad = UINT64_MAX;
+    for (size_t c = nask; c < nwork; c++) {
+        uint64_t s = f->shard_of_cmd[c];
+        f->shard_bad[s] = f->cmds[c].reply && !rf_marker_bytes_ok(f, s, f->cmds[c].reply);
+        if (f->shard_bad[s] && bad == UINT64_MAX)
+            bad = s;
+    }
     int64_t found = 0;
-    for (size_t c = 0; c < nwork; c++) {
+    for (size_t c = 0; c < nask; c++) {
         redisReply *r = f->cmds[c].reply;
-        if (!r)
-            continue; /* no answer: left as it was */
+        if (!r || (f->marked && f->shard_bad[f->shard_of_cmd[c]]))
+            continue; /* no answer, or none to trust: left as it was */
         uint32_t i = f->by_shard[c];
         const uint8_t *mask = f->mask + (size_t)i * f->block_bytes;
         int all = r->type == REDIS_REPLY_STRING;
@@ -139,8 +174,24 @@ static int64_t lookup_pass(sbloom_redis_t *f, const uint64_t *hashes, size_t nas
         if (all && f->front)
             sbloom_add_hash(f->front, hashes[i]);
     }
+    for (size_t c = nask; c < nwork; c++)
+        f->shard_bad[f->shard_of_cmd[c]] = 0;
     rc_cmds_release(f->cmds, nwork);
+    if (bad != UINT64_MAX)
+        return rf_damaged(f, bad);
     return rc ? rf_cluster_failed(f, rc) : found;
+}
+
+/* 1 if the key at by_shard[j] occurs earlier in its shard's group, from by_shard[first]. Only
+ * asked when a command's outcome is unknown, so the quadratic scan costs nothing in the usual
+ * case. */
+static int repeated_in_shard(const sbloom_redis_t *f, const uint64_t *hashes, uint64_t first,
+                             uint64_t j)
+{
+    for (uint64_t e = first; e < j; e++)
+        if (hashes[f->by_shard[e]] == hashes[f->by_shard[j]])
+            return 1;
+    return 0;
 }
 
 /* BITFIELD SET of each asked key's bits (grouped by group_asked); is_new[i] (if not NULL) from the
@@ -151,34 +202,48 @@ static int64_t add_pass(sbloom_redis_t *f, const uint64_t *hashes, uint8_t *is_n
     size_t arg = 0;
     size_t nwork = build_adds(f, &arg);
     int rc = run_commands(f, nwork, arg);
-    uint64_t fresh = 0;
+    uint64_t fresh = 0, bad = UINT64_MAX;
     for (size_t c = 0; c < nwork; c++) {
         redisReply *r = f->cmds[c].reply;
-        if (!r)
-            continue; /* no answer: the keys stay "new" (the command may have run) */
         uint64_t s = f->shard_of_cmd[c];
+        int answered = r && r->type == REDIS_REPLY_ARRAY;
+        int maybe_ran = f->cmds[c].uncertain; /* sent on a connection that broke */
         size_t at = 0;
-        for (uint64_t j = f->shard_count[s]; j < f->shard_count[s + 1]; j++) {
+        if (answered && f->marked) { /* the reply's first element is the shard's marker */
+            if (!(r->elements > 0 && rf_marker_integer_ok(f, s, r->element[0]))) {
+                if (bad == UINT64_MAX)
+                    bad = s;
+                continue; /* bits of a shard that is gone or damaged: the keys stay "not added" */
+            }
+            at = 1;
+        }
+        if (!answered && !maybe_ran)
+            continue; /* refused, or never sent: the keys stay "not added" */
+        uint64_t first = f->shard_count[s];
+        for (uint64_t j = first; j < f->shard_count[s + 1]; j++) {
             uint32_t i = f->by_shard[j];
             int was_new = 0;
-            for (uint32_t b = 0; b < f->k; b++, at++)
-                was_new |= r->type == REDIS_REPLY_ARRAY && at < r->elements &&
-                           r->element[at]->type == REDIS_REPLY_INTEGER &&
+            for (uint32_t b = 0; answered && b < f->k; b++, at++)
+                was_new |= at < r->elements && r->element[at]->type == REDIS_REPLY_INTEGER &&
                            r->element[at]->integer == 0;
-            *seen += !was_new;
-            /* A command that may have run before (its connection broke): a key it reports as
-             * seen may be seen because of that earlier run, so it counts as new. */
-            if (f->cmds[c].uncertain)
+            *seen += answered && !was_new;
+            /* A command that may have run before (its connection broke), or whose reply never
+             * came: a key it reports as seen may be seen because of that run, so it counts as
+             * new, at its first occurrence in the round only (the same key in one shard's
+             * command, in input order). */
+            if (maybe_ran && !repeated_in_shard(f, hashes, first, j))
                 was_new = 1;
             fresh += (uint64_t)was_new;
             if (is_new)
                 is_new[i] = (uint8_t)was_new;
-            if (f->front)
+            if (f->front && answered) /* the bits are in the table now */
                 sbloom_add_hash(f->front, hashes[i]);
         }
     }
     rc_cmds_release(f->cmds, nwork);
     f->items_pending += fresh;
+    if (bad != UINT64_MAX)
+        return rf_damaged(f, bad);
     return rc ? rf_cluster_failed(f, rc) : (int64_t)fresh;
 }
 
@@ -203,8 +268,8 @@ static int64_t run_round(sbloom_redis_t *f, redis_op op, const uint64_t *hashes,
         }
         sbloom_locate(f->plan.layout, f->nblocks, hashes[i], &f->block[i],
                       f->mask + i * f->block_bytes, f->block_bytes);
-        if (results) /* until a reply says otherwise: new (adds), absent (lookups) */
-            results[i] = op == OP_ADD_IF_NEW;
+        if (results) /* until a reply says otherwise: not added (adds), absent (lookups) */
+            results[i] = op == OP_ADD_IF_NEW ? SBLOOM_REDIS_NOT_ADDED : 0;
     }
     size_t nask = group_asked(f, n);
     if (nask == 0 && !f->items_pending)
@@ -245,7 +310,7 @@ static int64_t run_hashes(sbloom_redis_t *f, redis_op op, const uint64_t *hashes
         int64_t got = run_round(f, op, hashes + at, len, results ? results + at : NULL);
         if (got < 0) {
             for (size_t i = at + len; op == OP_ADD_IF_NEW && i < n; i++)
-                results[i] = 1; /* not sent: unknown, so "new" as the header promises */
+                results[i] = SBLOOM_REDIS_NOT_ADDED; /* never sent */
             return got;
         }
         total += got;
@@ -267,7 +332,7 @@ static int64_t run_keys(sbloom_redis_t *f, redis_op op, const void *const *keys,
         int64_t got = run_round(f, op, f->hashes, len, results ? results + at : NULL);
         if (got < 0) {
             for (size_t i = at + len; op == OP_ADD_IF_NEW && i < n; i++)
-                results[i] = 1;
+                results[i] = SBLOOM_REDIS_NOT_ADDED;
             return got;
         }
         total += got;

@@ -14,10 +14,14 @@
  * Redis, or returned by take). For the whole-filter reads and deletes (info, pull, drop). */
 typedef int (*shard_reply_fn)(sbloom_redis_t *f, void *ctx, uint64_t shard, int verb,
                               const redisReply *reply);
+static int take_counts(sbloom_redis_t *f, void *ctx, uint64_t shard, int verb, const redisReply *r);
 
 static int each_shard(sbloom_redis_t *f, const char *const *verbs, int nverbs, uint64_t group,
                       shard_reply_fn take, void *ctx)
 {
+    /* info counts what it can: a shard that is a key of another type (WRONGTYPE) counts as
+     * empty there, and is listed as damaged by the marker check */
+    int lenient = take == take_counts;
     int rc = 0;
     for (uint64_t s = 0; rc == 0 && s < f->plan.shards; s += group) {
         uint64_t end = s + group < f->plan.shards ? s + group : f->plan.shards;
@@ -29,10 +33,14 @@ static int each_shard(sbloom_redis_t *f, const char *const *verbs, int nverbs, u
                 argv[1] = f->shard_keys[i];
                 rf_set_command(&f->cmds[ncmd], argv, f->argvlen + 2 * ncmd, 2, f->shard_slots[i]);
             }
-        if ((rc = rc_run(f->cluster, f->cmds, ncmd)))
+        if ((rc = rc_run(f->cluster, f->cmds, ncmd)) && !(lenient && rc == SBLOOM_REDIS_E_REPLY))
             rc = rf_cluster_failed(f, rc);
+        else
+            rc = 0;
         for (size_t c = 0; rc == 0 && c < ncmd; c++)
-            rc = take(f, ctx, s + c / (size_t)nverbs, (int)(c % (size_t)nverbs), f->cmds[c].reply);
+            if (f->cmds[c].reply)
+                rc = take(f, ctx, s + c / (size_t)nverbs, (int)(c % (size_t)nverbs),
+                          f->cmds[c].reply);
         rc_cmds_release(f->cmds, ncmd);
     }
     return rc;
@@ -51,6 +59,25 @@ static int take_counts(sbloom_redis_t *f, void *ctx, uint64_t shard, int verb, c
     return 0;
 }
 
+/* The bits BITCOUNT found in the markers of the shards that have theirs are not the filter's. */
+static int discount_markers(sbloom_redis_t *f, sbloom_redis_info *out)
+{
+    uint64_t count, *damaged = malloc((size_t)f->plan.shards * sizeof *damaged);
+    if (!damaged)
+        return rf_fail(f, SBLOOM_E_NOMEM, "out of memory");
+    int rc = sbloom_redis_check(f, damaged, (size_t)f->plan.shards, &count);
+    for (uint64_t s = 0, d = 0; rc == 0 && s < f->plan.shards; s++) {
+        if (d < count && damaged[d] == s) {
+            d++;
+            continue;
+        }
+        for (int b = 0; b < 8; b++)
+            out->bits_set -= (uint64_t)__builtin_popcount(f->marker[s][b]);
+    }
+    free(damaged);
+    return rc;
+}
+
 int sbloom_redis_get_info(sbloom_redis_t *f, sbloom_redis_info *out)
 {
     if (!f || !out)
@@ -64,6 +91,8 @@ int sbloom_redis_get_info(sbloom_redis_t *f, sbloom_redis_info *out)
     static const char *const scans[2] = {"BITCOUNT", "STRLEN"};
     if (rc == 0)
         rc = each_shard(f, scans, 2, GROUP_SHARDS, take_counts, out);
+    if (rc == 0 && f->marked)
+        rc = discount_markers(f, out);
     out->masters = rc_masters_of(f->cluster, f->shard_slots, (size_t)f->plan.shards);
     out->round_trips = rc_round_trips(f->cluster);
     return rc;
@@ -177,6 +206,8 @@ int sbloom_redis_drop(sbloom_redis_t *f)
     int rc = each_shard(f, del, 1, 256, take_nothing, NULL);
     redisReply *r;
     if (rc == 0 && (rc = rf_run_one(f, &r, f->items_key, 2, "DEL", f->items_key)) == 0)
+        freeReplyObject(r);
+    if (rc == 0 && (rc = rf_run_one(f, &r, f->ready_key, 2, "DEL", f->ready_key)) == 0)
         freeReplyObject(r);
     if (rc == 0 && (rc = rf_run_one(f, &r, f->meta_key, 2, "DEL", f->meta_key)) == 0)
         freeReplyObject(r);
