@@ -208,6 +208,13 @@ static int topology_from(rc_cluster *c, int i)
         freeReplyObject(r);
         return 0;
     }
+    if (rc_error_is(r, "LOADING") || rc_error_is(r, "CLUSTERDOWN") || rc_error_is(r, "TRYAGAIN") ||
+        rc_error_is(r, "MASTERDOWN")) { /* a node starting or failing over: asked again later */
+        rc = rc_fail(c, SBLOOM_REDIS_E_CLUSTER, "%s:%d: CLUSTER SLOTS answered %s",
+                     c->nodes[i].host, c->nodes[i].port, r->str);
+        freeReplyObject(r);
+        return rc;
+    }
     if (r->type != REDIS_REPLY_ARRAY) {
         rc = rc_fail(c, SBLOOM_REDIS_E_PROTOCOL, "%s:%d: CLUSTER SLOTS answered %s",
                      c->nodes[i].host, c->nodes[i].port,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "handle.h"
+#include "replies.h"
 
 /* ---- Rounds ---------------------------------------------------------------------------------- */
 
@@ -153,7 +154,10 @@ static int64_t lookup_pass(sbloom_redis_t *f, const uint64_t *hashes, size_t nas
     uint64_t bad = UINT64_MAX;
     for (size_t c = nask; c < nwork; c++) {
         uint64_t s = f->shard_of_cmd[c];
-        f->shard_bad[s] = f->cmds[c].reply && !rf_marker_bytes_ok(f, s, f->cmds[c].reply);
+        const redisReply *r = f->cmds[c].reply;
+        /* WRONGTYPE: the shard is a key of another type; another error fails the round (rc) */
+        f->shard_bad[s] = r && !rf_marker_bytes_ok(f, s, r) &&
+                          (r->type != REDIS_REPLY_ERROR || rc_error_is(r, "WRONGTYPE"));
         if (f->shard_bad[s] && bad == UINT64_MAX)
             bad = s;
     }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "handle.h"
+#include "replies.h"
 
 uint64_t rf_shard_payload(const sbloom_redis_t *f, uint64_t s)
 {
@@ -148,15 +149,21 @@ static int scan_markers(sbloom_redis_t *f, uint64_t *damaged, size_t cap, uint64
         for (size_t j = 0; j < len; j++) {
             const redisReply *r = f->cmds[j].reply;
             /* an answer that is not the marker: "" (the key is gone), other bytes, or WRONGTYPE
-             * (a key of another type) */
-            if (r && !rf_marker_bytes_ok(f, s + j, r)) {
+             * (a key of another type); another error is the scan's failure (rc) */
+            if (r && !rf_marker_bytes_ok(f, s + j, r) &&
+                (r->type != REDIS_REPLY_ERROR || rc_error_is(r, "WRONGTYPE"))) {
                 if (*count < cap)
                     damaged[*count] = s + j;
                 ++*count;
             }
         }
+        int other_error = 0;
+        for (size_t j = 0; j < len; j++) {
+            const redisReply *r = f->cmds[j].reply;
+            other_error |= r && r->type == REDIS_REPLY_ERROR && !rc_error_is(r, "WRONGTYPE");
+        }
         rc_cmds_release(f->cmds, len);
-        if (rc && rc != SBLOOM_REDIS_E_REPLY) /* WRONGTYPE is an answer here */
+        if (rc && (rc != SBLOOM_REDIS_E_REPLY || other_error)) /* WRONGTYPE is an answer here */
             return rf_cluster_failed(f, rc);
     }
     return 0;
