@@ -140,7 +140,7 @@ check "allowed false positives are reported absent" test ! -s "$tmp/fps2"
 "$bin" query --quiet "$tmp/weak.sbloom" "$tmp/in" >"$tmp/present"
 check "the filter's keys stay present" cmp -s "$tmp/present" "$tmp/in"
 cp "$tmp/weak.sbloom.allow" "$tmp/allow.before"
-"$bin" allow "$tmp/weak.sbloom" "$tmp/fps" 2>"$tmp/err"
+"$bin" allow -v "$tmp/weak.sbloom" "$tmp/fps" 2>"$tmp/err"
 check "allowing again adds nothing: 0 new keys, the list unchanged" bash -c \
   "grep -q '^simdbloom allow: 0 new keys, $fps in ' '$tmp/err' && cmp -s '$tmp/allow.before' '$tmp/weak.sbloom.allow'"
 printf 'x' | dd of="$tmp/weak.sbloom.allow" bs=1 seek=70 conv=notrunc 2>/dev/null
@@ -162,7 +162,7 @@ check "info names the counting layout and its items" bash -c "grep -q counting51
 head -n 20000 "$tmp/a" >"$tmp/gone"
 tail -n +20001 "$tmp/a" >"$tmp/kept"
 head -n 1000 "$tmp/b" >"$tmp/never"
-cat "$tmp/gone" "$tmp/never" | "$bin" remove "$tmp/c.sbloom" 2>"$tmp/err"; rc=$?
+cat "$tmp/gone" "$tmp/never" | "$bin" remove -v "$tmp/c.sbloom" 2>"$tmp/err"; rc=$?
 check "remove: exit 0, counts removed and refused lines" bash -c "[ $rc -eq 0 ] && grep -Eq '21000 lines, 2[0-9]{4} removed, [0-9]+ not in the filter' '$tmp/err'"
 refused=$(sed -E 's/.* ([0-9]+) not in the filter.*/\1/' "$tmp/err")
 check "remove refuses most never-added lines (refused $refused of 1000)" bash -c "[ $refused -ge 980 ] && [ $refused -le 1000 ]"
@@ -191,7 +191,10 @@ done
 check "dedup output is the same with 1, 2 and 5 threads" bash -c "cmp -s '$tmp/t1' '$tmp/t2' && cmp -s '$tmp/t1' '$tmp/t5'"
 check "built filters are the same with 1, 2 and 5 threads" bash -c "cmp -s '$tmp/t1.sbloom' '$tmp/t2.sbloom' && cmp -s '$tmp/t1.sbloom' '$tmp/t5.sbloom'"
 check "query answers are the same with 1, 2 and 5 threads" bash -c "cmp -s '$tmp/q1' '$tmp/q2' && cmp -s '$tmp/q1' '$tmp/q5'"
-"$bin" dedup --threads 0 "$tmp/s1" >/dev/null 2>&1; rc=$?
-check "--threads 0 is a usage error" bash -c "[ $rc -eq 2 ]"
+"$bin" dedup --quiet --threads 0 --normalize url --fpp 1e-9 "$stream" >"$tmp/t0" 2>&1; rc=$?
+check "--threads 0 means every core, as in the library: exit 0, the same output" \
+  bash -c "[ $rc -eq 0 ] && cmp -s '$tmp/t0' '$tmp/t1'"
+"$bin" dedup --threads 33 "$tmp/s1" >/dev/null 2>&1; rc=$?
+check "--threads 33 is a usage error" bash -c "[ $rc -eq 2 ]"
 
 finish

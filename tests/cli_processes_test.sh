@@ -88,7 +88,7 @@ fi
 # 5. No --expect: a scalable filter that grows past its first stage (1M lines) and keeps
 #    dedup exact; the same as a --state file, reloaded.
 "$bin" gen-urls 1200000 --seed 9 --repeat 0.1 >big
-"$bin" dedup big >out 2>err
+"$bin" dedup -v big >out 2>err
 check "dedup without --expect equals awk '!seen[\$0]++'" bash -c "awk '!seen[\$0]++' big | cmp -s - out"
 check "and says its scalable filter grew to two stages" grep -q "filter: scalable, .* in 2 stages" err
 rm -f grow.sbloom

@@ -19,7 +19,7 @@ exit_code() { # exit_code WANT COMMAND...: the command's exit status is WANT
 
 # 1. The real stream: same output as awk's first-seen filter (a 1e-9 rate makes a false positive
 #    over 100k distinct lines a one-in-ten-thousand event), and the summary tells the counts.
-"$bin" dedup --fpp 1e-9 "$stream" >"$tmp/ours" 2>"$tmp/summary"
+"$bin" dedup -v --fpp 1e-9 "$stream" >"$tmp/ours" 2>"$tmp/summary"
 awk '!seen[$0]++' "$stream" >"$tmp/awk"
 check "dedup equals awk on the URL stream" cmp -s "$tmp/ours" "$tmp/awk"
 lines_in=$(wc -l <"$stream"); lines_out=$(wc -l <"$tmp/awk")
@@ -69,8 +69,16 @@ cat "$tmp/long" "$tmp/long" >"$tmp/long2"
 "$bin" dedup --quiet "$tmp/long2" >"$tmp/out"
 check "3 MB lines kept whole and told apart by their last byte" cmp -s "$tmp/out" "$tmp/long"
 : >"$tmp/empty"
-"$bin" dedup "$tmp/empty" >"$tmp/out" 2>"$tmp/err"
+"$bin" dedup --verbose "$tmp/empty" >"$tmp/out" 2>"$tmp/err"
 check "empty input: no output, a summary" bash -c "[ ! -s '$tmp/out' ] && grep -q '0 lines in, 0 lines out' '$tmp/err'"
+# A summary is for a person: standard error not a terminal (a file, here) gets none by default,
+# as zstd -c and cp give none; -v asks for it; -q silences everything but errors.
+"$bin" dedup "$tmp/empty" >"$tmp/out" 2>"$tmp/err"
+check "not on a terminal: no summary" [ ! -s "$tmp/err" ]
+for c in "dedup" "build -o $tmp/q.sbloom" "query $tmp/q.sbloom" "info $tmp/q.sbloom" "plan" "gen-urls 2"; do
+  "$bin" $c -q </dev/null >/dev/null 2>"$tmp/err"; rc=$?
+  check "$c accepts -q (exit $rc, quiet)" bash -c "[ $rc -eq 0 ] && [ ! -s '$tmp/err' ]"
+done
 for layout in parquet block512-k8 block512-k16; do
   "$bin" dedup --quiet --layout "$layout" --fpp 1e-9 "$stream" >"$tmp/out"
   check "layout $layout equals awk" cmp -s "$tmp/out" "$tmp/awk"
@@ -123,5 +131,36 @@ exit_code 2 "$bin" gen-urls 10 --repeat 1.5
 "$bin" plan --expect 1M --fpp 0.01 >"$tmp/plan"
 check "plan lists every layout and classic" bash -c "grep -q '^parquet' '$tmp/plan' && grep -q '^block512-k8' '$tmp/plan' && grep -q '^block512-k16' '$tmp/plan' && grep -q '^classic' '$tmp/plan' && grep -q '^auto picks' '$tmp/plan'"
 check "plan table has a row per rate" bash -c "[ \$('$bin' plan --table | grep -c '^| [0-9]') -eq 8 ]"
+
+# 7. Option parsing as getopt_long users expect: abbreviations, --opt=VALUE, combined short
+#    options, -oFILE, options after the files, --, -V; refusals name the option.
+printf 'b\na\nb\n' >"$tmp/p1"
+"$bin" dedup --exp 10 --fp=1e-3 "$tmp/p1" >"$tmp/out" 2>"$tmp/err"
+check "unambiguous abbreviations and --opt=VALUE work" bash -c "[ \$? -eq 0 ] && printf 'b\na\n' | cmp -s - '$tmp/out'"
+"$bin" build -qo "$tmp/p.sbloom" "$tmp/p1" 2>"$tmp/err"
+check "-qo FILE: combined short options" bash -c "[ -f '$tmp/p.sbloom' ] && [ ! -s '$tmp/err' ]"
+"$bin" build -q -o"$tmp/p2.sbloom" "$tmp/p1" --expect 100
+check "-oFILE, and an option after the files" bash -c "'$bin' info '$tmp/p2.sbloom' | grep -q 'planned *100 items'"
+printf 'x\n' >"$tmp/-dash"
+(cd "$tmp" && "$bin" dedup -- -dash >"$tmp/out")
+check "-- ends the options: a file named -dash" bash -c "[ \"\$(cat '$tmp/out')\" = x ]"
+check "-V prints the version, the number as field 2" bash -c "'$bin' -V | awk '{ exit !(\$2 ~ /^[0-9]+\\.[0-9]+\\.[0-9]+\$/) }'"
+"$bin" dedup --re x </dev/null >/dev/null 2>"$tmp/err"; rc=$?
+check "an ambiguous abbreviation (--re: --redis, --repair, --retry, --repeat): exit 2, one line" \
+  bash -c "[ $rc -eq 2 ] && [ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q \"ambiguous option '--re'\" '$tmp/err'"
+"$bin" query --expect 5 "$tmp/p.sbloom" </dev/null >/dev/null 2>"$tmp/err"; rc=$?
+check "an option of another command: exit 2, named" bash -c "[ $rc -eq 2 ] && grep -q \"'--expect' does not apply\" '$tmp/err'"
+"$bin" dedup --expect </dev/null >/dev/null 2>"$tmp/err"; rc=$?
+check "a missing value: exit 2, named" bash -c "[ $rc -eq 2 ] && grep -q 'option --expect needs a value' '$tmp/err'"
+"$bin" bench --quick --size 1MiB --isa scalar --json >"$tmp/bench.json" 2>/dev/null
+check "bench --size 1MiB is 2^20 bytes" bash -c "grep -q '\"filter_bytes\": 1048576' '$tmp/bench.json'"
+
+# 8. Every error is one line, and an unreadable file is skipped as cat skips it.
+"$bin" dedup "$tmp/p1" "$tmp/missing" "$tmp/p1" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "dedup FILE MISSING FILE: exit 1, one line, the readable files deduped" \
+  bash -c "[ $rc -eq 1 ] && [ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q missing '$tmp/err' && printf 'b\na\n' | cmp -s - '$tmp/out'"
+"$bin" info "$tmp/p1" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "info NOT-A-FILTER: exit 1, one line on standard error, nothing on standard output" \
+  bash -c "[ $rc -eq 1 ] && [ \$(wc -l <'$tmp/err') -eq 1 ] && [ ! -s '$tmp/out' ]"
 
 finish

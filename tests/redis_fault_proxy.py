@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A Redis proxy that injects faults, for tests/redis_faults_test.sh.
 
-    redis_fault_proxy.py UPSTREAM_PORT SEED RATE PORT_FILE
+    redis_fault_proxy.py UPSTREAM_PORT SEED RATE PORT_FILE [LOG]
 
 Listens on a free loopback port (written to PORT_FILE) and relays each client connection to
 127.0.0.1:UPSTREAM_PORT (a Redis server without cluster support: a one-node cluster, so every
@@ -15,9 +15,11 @@ with probability RATE (a generator seeded with SEED, so a run can be repeated), 
   drop-after  the command runs, then the connection is closed before its reply
   garbled     the command runs, then bytes that are not the protocol come back
   slow        the command runs, and its reply comes 0.3 s late
+  late        the command runs, and its reply comes 1.5 s late: past the timeout the test gives
+              the client (--timeout 1), which then counts the connection as lost
 
-The first commands of a connection (its greeting, CLUSTER SLOTS) pass untouched. Stops on
-SIGTERM. Loopback only; every socket is closed on exit.
+The first commands of a connection (its greeting, CLUSTER SLOTS) pass untouched. Each fault
+met is a line of LOG ("retried", "drop-after", ...). Stops on SIGTERM. Loopback only; every socket is closed on exit.
 """
 import random
 import signal
@@ -36,7 +38,7 @@ FATAL = ["WRONGTYPE Operation against a key holding the wrong kind of value",
 # Faults the client rides out are the common ones; those that end a run (an error no retry
 # cures, a reply that is not the protocol) one in eight.
 FAULTS = (["retried"] * 8 + ["drop-before"] * 2 + ["drop-after"] * 2 + ["slow"] * 2 +
-          ["fatal", "garbled"])
+          ["late", "fatal", "garbled"])
 
 
 class Reader:
@@ -85,7 +87,16 @@ class Reader:
         return raw
 
 
-def serve(client, upstream_port, rng, rate, port):
+LOG_LOCK = threading.Lock()
+
+
+def log_fault(log, fault):
+    if log:
+        with LOG_LOCK, open(log, "a") as out:
+            out.write(fault + "\n")
+
+
+def serve(client, upstream_port, rng, rate, port, log):
     upstream = socket.create_connection(("127.0.0.1", upstream_port))
     requests, replies = Reader(client), Reader(upstream)
     seen = 0
@@ -94,6 +105,8 @@ def serve(client, upstream_port, rng, rate, port):
             request = requests.value()
             seen += 1
             fault = rng.choice(FAULTS) if seen > 2 and rng.random() < rate else None
+            if fault:
+                log_fault(log, fault)
             if fault in ("retried", "fatal"):
                 error = rng.choice(RETRIED if fault == "retried" else FATAL)
                 error = error.format(slot=rng.randrange(16384), port=port)
@@ -108,8 +121,8 @@ def serve(client, upstream_port, rng, rate, port):
             if fault == "garbled":
                 client.sendall(b"%garbled\x00\r\n")
                 return
-            if fault == "slow":
-                time.sleep(0.3)
+            if fault in ("slow", "late"):
+                time.sleep(0.3 if fault == "slow" else 1.5)
             client.sendall(reply)
     except (EOFError, OSError, ValueError):
         pass
@@ -120,6 +133,7 @@ def serve(client, upstream_port, rng, rate, port):
 
 def main():
     upstream_port, seed, rate, port_file = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+    log = sys.argv[5] if len(sys.argv) > 5 else None
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -134,7 +148,7 @@ def main():
     while True:
         client, _ = listener.accept()
         rng = random.Random(master.getrandbits(64))  # one stream of faults a connection
-        threading.Thread(target=serve, args=(client, upstream_port, rng, rate, port), daemon=True).start()
+        threading.Thread(target=serve, args=(client, upstream_port, rng, rate, port, log), daemon=True).start()
 
 
 if __name__ == "__main__":

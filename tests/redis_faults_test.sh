@@ -2,7 +2,8 @@
 # dedup --redis through a proxy that injects faults (tests/redis_fault_proxy.py): at random
 # commands, with fixed seeds, error replies of every kind the client handles (MOVED, ASK,
 # TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN, READONLY, WRONGTYPE, OOM), connections dropped
-# before a command or after it ran, garbled replies, slow replies. For each seed, over the same
+# before a command or after it ran, garbled replies, slow replies and replies past the client's
+# timeout (--timeout 1). For each seed, over the same
 # input: no line written twice within a run; a failed run says so in one line and exits 1; no
 # run hangs past its bounds; a rerun without faults then loses no distinct line.
 #   redis_faults_test.sh SOURCE_DIR SIMDBLOOM URL_STREAM [SEEDS]
@@ -32,11 +33,11 @@ failed_runs=0 repeated=0 faults_seen=0
 for seed in $(seq 1 "$seeds"); do
   rm -f "$work/port"
   rate=$(awk -v s="$seed" 'BEGIN { print 0.0005 * (1 + s % 6) }') # 0.05% to 0.3% of the commands
-  "$python" "$src/tests/redis_fault_proxy.py" "$upstream" "$seed" "$rate" "$work/port" & proxy=$!
+  "$python" "$src/tests/redis_fault_proxy.py" "$upstream" "$seed" "$rate" "$work/port" "$work/faults" & proxy=$!
   for _ in $(seq 200); do [ -s "$work/port" ] && break; sleep 0.025; done
   port=$(cat "$work/port")
   start=$(date +%s)
-  timeout 60 "$sb" dedup --redis "127.0.0.1:$port" --name "f$seed" --expect 100k --retry 2 \
+  timeout 60 "$sb" dedup --redis "127.0.0.1:$port" --name "f$seed" --expect 100k --retry 3 --timeout 1 \
     "$work/in" >"$work/o1" 2>"$work/e1"
   rc=$?
   took=$(($(date +%s) - start))
@@ -57,4 +58,5 @@ for seed in $(seq 1 "$seeds"); do
   repeated=$((repeated + $(sort -u "$work/o1" | comm -12 - <(sort -u "$work/o2") | wc -l)))
 done
 echo "$seeds seeds: $failed_runs runs stopped with exit 1; $repeated lines written by both a run and its rerun"
+echo "faults injected: $(sort "$work/faults" 2>/dev/null | uniq -c | awk '{ printf "%s %s, ", $1, $2 }')"
 finish

@@ -78,7 +78,7 @@ int cmd_allow(int argc, char **argv)
         int saved = sbloom_allowlist_save(allow, path);
         if (saved != SBLOOM_OK)
             rc = filter_error("save", path, saved);
-        else if (!o.quiet)
+        else if (o.summary)
             fprintf(stderr, "simdbloom allow: %llu new keys, %llu in %s\n",
                     (unsigned long long)(sbloom_allowlist_count(allow) - before),
                     (unsigned long long)sbloom_allowlist_count(allow), path);

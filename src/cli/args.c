@@ -1,5 +1,6 @@
 /* Parsing and messages shared by the subcommands. */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,25 +21,6 @@ int usage_error(const char *command, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, " (see 'simdbloom %s --help')\n", command);
     return EXIT_USAGE;
-}
-
-int is_option(const char *arg, const char *name)
-{
-    size_t len = strlen(name);
-    return strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
-}
-
-const char *option_value(int argc, char **argv, int *i, const char *name)
-{
-    const char *arg = argv[*i];
-    size_t len = strlen(name);
-    if (arg[len] == '=')
-        return arg + len + 1;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "simdbloom: option %s needs a value\n", name);
-        return NULL;
-    }
-    return argv[++*i];
 }
 
 int parse_duration(const char *option, const char *text, uint64_t *out)
@@ -111,6 +93,28 @@ bad:
             "not '%s'\n",
             option, text);
     return 0;
+}
+
+int parse_size(const char *option, const char *text, uint64_t *out)
+{
+    size_t len = strlen(text);
+    static const struct {
+        const char *suffix;
+        unsigned shift;
+    } binary[] = {{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+    for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++) {
+        if (len > 3 && strcmp(text + len - 3, binary[i].suffix) == 0) {
+            char digits[32];
+            uint64_t n;
+            snprintf(digits, sizeof digits, "%.*s", (int)(len - 3), text);
+            if (len - 3 >= sizeof digits || !parse_count(option, digits, &n) ||
+                n > UINT64_MAX >> binary[i].shift)
+                return 0;
+            *out = n << binary[i].shift;
+            return 1;
+        }
+    }
+    return parse_count(option, text, out);
 }
 
 static int parse_double(const char *text, double *out)
@@ -190,12 +194,241 @@ const char *human_bytes(uint64_t bytes, char *buf, size_t cap)
     return buf;
 }
 
+/* The options every command takes, after each command's own help. */
+static const char common_help[] =
+    "\n"
+    "Every command takes:\n"
+    "  -q, --quiet     errors only: no summary, progress or warning on standard error\n"
+    "  -v, --verbose   the summary even when standard error is not a terminal (by default a\n"
+    "                  summary goes to a terminal only, so pipelines and scripts see nothing)\n"
+    "  -h, --help      this text\n";
+
 static int accepts(unsigned allowed, unsigned option, const char *command, const char *arg)
 {
     if (allowed & option)
         return 1;
     usage_error(command, "option '%s' does not apply here", arg);
     return 0;
+}
+
+/* Every option the commands know. getopt_long (glibc) gives what its users expect: unambiguous
+ * abbreviations of long options (--exp 1M), --opt=VALUE, combined short options (-qo FILE),
+ * -oFILE, options after the files, and -- ending the options. An option that another command
+ * takes is recognized everywhere and then refused by name ("does not apply here"). */
+enum {
+    KEY_EXPECT = 256,
+    KEY_FPP,
+    KEY_LAYOUT,
+    KEY_STATE,
+    KEY_CHECKPOINT,
+    KEY_ABSENT,
+    KEY_NORMALIZE,
+    KEY_THREADS,
+    KEY_COUNTING,
+    KEY_CLEAN,
+    KEY_NO_WAIT,
+    KEY_SHARED,
+    KEY_REDIS,
+    KEY_NAME,
+    KEY_PASS,
+    KEY_RETRY,
+    KEY_TIMEOUT,
+    KEY_FORGET,
+    KEY_REPAIR,
+    KEY_TABLE,
+    KEY_SEED,
+    KEY_REPEAT,
+    KEY_QUICK,
+    KEY_JSON,
+    KEY_SIZE,
+    KEY_ISA,
+    KEY_URLS
+};
+static const struct option long_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"output", required_argument, NULL, 'o'},
+    {"expect", required_argument, NULL, KEY_EXPECT},
+    {"fpp", required_argument, NULL, KEY_FPP},
+    {"layout", required_argument, NULL, KEY_LAYOUT},
+    {"state", required_argument, NULL, KEY_STATE},
+    {"checkpoint", required_argument, NULL, KEY_CHECKPOINT},
+    {"absent", no_argument, NULL, KEY_ABSENT},
+    {"normalize", required_argument, NULL, KEY_NORMALIZE},
+    {"threads", required_argument, NULL, KEY_THREADS},
+    {"counting", no_argument, NULL, KEY_COUNTING},
+    {"clean", no_argument, NULL, KEY_CLEAN},
+    {"no-wait", no_argument, NULL, KEY_NO_WAIT},
+    {"shared", required_argument, NULL, KEY_SHARED},
+    {"redis", required_argument, NULL, KEY_REDIS},
+    {"name", required_argument, NULL, KEY_NAME},
+    {"pass", required_argument, NULL, KEY_PASS},
+    {"retry", required_argument, NULL, KEY_RETRY},
+    {"timeout", required_argument, NULL, KEY_TIMEOUT},
+    {"forget-after", required_argument, NULL, KEY_FORGET},
+    {"repair", no_argument, NULL, KEY_REPAIR},
+    {"table", no_argument, NULL, KEY_TABLE},
+    {"seed", required_argument, NULL, KEY_SEED},
+    {"repeat", required_argument, NULL, KEY_REPEAT},
+    {"quick", no_argument, NULL, KEY_QUICK},
+    {"json", no_argument, NULL, KEY_JSON},
+    {"size", required_argument, NULL, KEY_SIZE},
+    {"isa", required_argument, NULL, KEY_ISA},
+    {"urls", required_argument, NULL, KEY_URLS},
+    {NULL, 0, NULL, 0},
+};
+
+/* The OPT_* flag an option needs (0: every command takes it). */
+static unsigned flag_of(int key)
+{
+    switch (key) {
+    case 'o': return OPT_OUTPUT;
+    case KEY_EXPECT: return OPT_EXPECT;
+    case KEY_FPP: return OPT_FPP;
+    case KEY_LAYOUT: return OPT_LAYOUT;
+    case KEY_STATE: return OPT_STATE;
+    case KEY_CHECKPOINT: return OPT_CHECKPOINT;
+    case KEY_ABSENT: return OPT_ABSENT;
+    case KEY_NORMALIZE: return OPT_NORMALIZE;
+    case KEY_THREADS: return OPT_THREADS;
+    case KEY_COUNTING: return OPT_COUNTING;
+    case KEY_CLEAN: return OPT_CLEAN;
+    case KEY_NO_WAIT: return OPT_NO_WAIT;
+    case KEY_SHARED: return OPT_SHARED;
+    case KEY_REDIS:
+    case KEY_NAME:
+    case KEY_PASS:
+    case KEY_RETRY:
+    case KEY_TIMEOUT: return OPT_REDIS;
+    case KEY_FORGET: return OPT_FORGET;
+    case KEY_REPAIR: return OPT_REPAIR;
+    case KEY_TABLE: return OPT_TABLE;
+    case KEY_SEED:
+    case KEY_REPEAT: return OPT_GEN;
+    case KEY_QUICK:
+    case KEY_JSON:
+    case KEY_SIZE:
+    case KEY_ISA:
+    case KEY_URLS: return OPT_BENCH;
+    default: return 0;
+    }
+}
+
+/* The option's name as the user should read it: "--expect", or "-o". */
+static const char *name_of(int key)
+{
+    static char name[40];
+    for (const struct option *o = long_options; o->name; o++)
+        if (o->val == key) {
+            snprintf(name, sizeof name, "--%s", o->name);
+            return name;
+        }
+    snprintf(name, sizeof name, "-%c", key);
+    return name;
+}
+
+/* One option and its value into o: EXIT_OK, or EXIT_USAGE after a message. */
+static int take_option(const char *command, int key, const char *value, cli_options *o)
+{
+    const char *name = name_of(key);
+    uint64_t count;
+    switch (key) {
+    case 'q': o->quiet = 1; break;
+    case 'v': o->verbose = 1; break;
+    case 'o': o->output = value; break;
+    case KEY_EXPECT:
+        if (!parse_count(name, value, &o->expect))
+            return EXIT_USAGE;
+        o->expect_given = 1;
+        break;
+    case KEY_FPP:
+        if (!parse_rate(name, value, &o->fpp))
+            return EXIT_USAGE;
+        o->fpp_given = 1;
+        break;
+    case KEY_LAYOUT:
+        if (!parse_layout(name, value, &o->layout))
+            return EXIT_USAGE;
+        break;
+    case KEY_STATE: o->state = value; break;
+    case KEY_CHECKPOINT:
+        if (!parse_count(name, value, &count))
+            return EXIT_USAGE;
+        o->checkpoint = (double)count;
+        break;
+    case KEY_ABSENT: o->absent = 1; break;
+    case KEY_NORMALIZE:
+        if (strcmp(value, "url") != 0)
+            return usage_error(command, "--normalize knows 'url', not '%s'", value);
+        o->normalize = 1;
+        break;
+    case KEY_THREADS: {
+        /* 0: every core, as in the library (sbloom_set_threads) */
+        char *end;
+        errno = 0;
+        unsigned long long threads = strtoull(value, &end, 10);
+        if (!*value || *value == '-' || *end || errno || threads > 32)
+            return usage_error(command, "--threads takes 0 (every core) to 32, not '%s'", value);
+        if (threads == 0) {
+            long cores = sysconf(_SC_NPROCESSORS_ONLN);
+            threads = cores > 0 ? (unsigned long long)(cores < 32 ? cores : 32) : 1;
+        }
+        o->threads = (unsigned)threads;
+        break;
+    }
+    case KEY_COUNTING: o->counting = 1; break;
+    case KEY_CLEAN: o->clean = 1; break;
+    case KEY_NO_WAIT: o->no_wait = 1; break;
+    case KEY_SHARED: o->shared = value; break;
+    case KEY_REDIS:
+    case KEY_NAME:
+    case KEY_PASS:
+    case KEY_RETRY:
+    case KEY_TIMEOUT:
+#ifndef SIMDBLOOM_WITH_REDIS
+        fprintf(stderr,
+                "simdbloom: %s: this simdbloom was built without Redis support (build it with "
+                "libhiredis-dev installed)\n",
+                name);
+        return EXIT_USAGE;
+#endif
+        if (key == KEY_REDIS)
+            o->redis = value;
+        else if (key == KEY_NAME)
+            o->redis_name = value;
+        else if (key == KEY_PASS)
+            o->redis_pass = value;
+        else if (!parse_count(name, value, &count)) /* seconds, at least 1 */
+            return EXIT_USAGE;
+        else
+            *(key == KEY_RETRY ? &o->redis_retry : &o->redis_timeout) = (double)count;
+        break;
+    case KEY_FORGET:
+        if (!parse_duration(name, value, &o->forget_after))
+            return EXIT_USAGE;
+        break;
+    case KEY_REPAIR: o->repair = 1; break;
+    case KEY_TABLE: o->table = 1; break;
+    case KEY_SEED:
+        if (!parse_count(name, value, &o->seed))
+            return EXIT_USAGE;
+        break;
+    case KEY_REPEAT:
+        if (!parse_fraction(name, value, &o->repeat))
+            return EXIT_USAGE;
+        break;
+    case KEY_QUICK: o->quick = 1; break;
+    case KEY_JSON: o->json = 1; break;
+    case KEY_SIZE:
+        if (!parse_size(name, value, &o->size))
+            return EXIT_USAGE;
+        break;
+    case KEY_ISA: o->isa = value; break;
+    case KEY_URLS: o->urls = value; break;
+    default: break;
+    }
+    return EXIT_OK;
 }
 
 int parse_options(const char *command, const char *help, int argc, char **argv, unsigned allowed,
@@ -206,137 +439,41 @@ int parse_options(const char *command, const char *help, int argc, char **argv, 
     o->fpp = DEFAULT_FPP;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     o->threads = cores > 0 ? (unsigned)(cores < 32 ? cores : 32) : 1;
-    /* Positional arguments are gathered at the front of argv itself: the one written is never
-     * ahead of the one read, so nothing is overwritten before it is seen. */
-    o->args = argv + 1;
-    int only_files = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *value;
-        if (only_files || arg[0] != '-' || arg[1] == '\0') {
-            o->args[o->nargs++] = argv[i];
-        } else if (strcmp(arg, "--") == 0) {
-            only_files = 1;
-        } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+    o->seed = 1;
+    opterr = 0; /* the messages are ours, naming the command */
+    optind = 1;
+    int key;
+    while ((key = getopt_long(argc, argv, ":hqvo:", long_options, NULL)) != -1) {
+        const char *arg = argv[optind - 1];
+        if (key == 'h') {
             fputs(help, stdout);
+            fputs(common_help, stdout);
             return EXIT_OK;
-        } else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
-            if (!accepts(allowed, OPT_QUIET, command, arg))
-                return EXIT_USAGE;
-            o->quiet = 1;
-        } else if (strcmp(arg, "--counting") == 0) {
-            if (!accepts(allowed, OPT_COUNTING, command, arg))
-                return EXIT_USAGE;
-            o->counting = 1;
-        } else if (strcmp(arg, "--clean") == 0) {
-            if (!accepts(allowed, OPT_CLEAN, command, arg))
-                return EXIT_USAGE;
-            o->clean = 1;
-        } else if (strcmp(arg, "--repair") == 0) {
-            if (!accepts(allowed, OPT_REPAIR, command, arg))
-                return EXIT_USAGE;
-            o->repair = 1;
-        } else if (strcmp(arg, "--no-wait") == 0) {
-            if (!accepts(allowed, OPT_NO_WAIT, command, arg))
-                return EXIT_USAGE;
-            o->no_wait = 1;
-        } else if (strcmp(arg, "--absent") == 0) {
-            if (!accepts(allowed, OPT_ABSENT, command, arg))
-                return EXIT_USAGE;
-            o->absent = 1;
-        } else if (is_option(arg, "--expect")) {
-            if (!accepts(allowed, OPT_EXPECT, command, arg) ||
-                !(value = option_value(argc, argv, &i, "--expect")) ||
-                !parse_count("--expect", value, &o->expect))
-                return EXIT_USAGE;
-            o->expect_given = 1;
-        } else if (is_option(arg, "--fpp")) {
-            if (!accepts(allowed, OPT_FPP, command, arg) ||
-                !(value = option_value(argc, argv, &i, "--fpp")) ||
-                !parse_rate("--fpp", value, &o->fpp))
-                return EXIT_USAGE;
-            o->fpp_given = 1;
-        } else if (is_option(arg, "--layout")) {
-            if (!accepts(allowed, OPT_LAYOUT, command, arg) ||
-                !(value = option_value(argc, argv, &i, "--layout")) ||
-                !parse_layout("--layout", value, &o->layout))
-                return EXIT_USAGE;
-        } else if (strcmp(arg, "-o") == 0 || is_option(arg, "--output")) {
-            if (!accepts(allowed, OPT_OUTPUT, command, arg) ||
-                !(o->output = option_value(argc, argv, &i, arg[1] == 'o' ? "-o" : "--output")))
-                return EXIT_USAGE;
-        } else if (is_option(arg, "--normalize")) {
-            if (!accepts(allowed, OPT_NORMALIZE, command, arg) ||
-                !(value = option_value(argc, argv, &i, "--normalize")))
-                return EXIT_USAGE;
-            if (strcmp(value, "url") != 0)
-                return usage_error(command, "--normalize knows 'url', not '%s'", value);
-            o->normalize = 1;
-        } else if (is_option(arg, "--threads")) {
-            uint64_t threads;
-            if (!accepts(allowed, OPT_THREADS, command, arg) ||
-                !(value = option_value(argc, argv, &i, "--threads")) ||
-                !parse_count("--threads", value, &threads))
-                return EXIT_USAGE;
-            if (threads > 32)
-                return usage_error(command, "--threads takes 1 to 32, not %s", value);
-            o->threads = (unsigned)threads;
-        } else if (is_option(arg, "--state")) {
-            if (!accepts(allowed, OPT_STATE, command, arg) ||
-                !(o->state = option_value(argc, argv, &i, "--state")))
-                return EXIT_USAGE;
-        } else if (is_option(arg, "--shared")) {
-            if (!accepts(allowed, OPT_SHARED, command, arg) ||
-                !(o->shared = option_value(argc, argv, &i, "--shared")))
-                return EXIT_USAGE;
-        } else if (is_option(arg, "--redis") || is_option(arg, "--name") ||
-                   is_option(arg, "--pass") || is_option(arg, "--retry")) {
-            if (!accepts(allowed, OPT_REDIS, command, arg))
-                return EXIT_USAGE;
-#ifndef SIMDBLOOM_WITH_REDIS
-            fprintf(stderr,
-                    "simdbloom: %s: this simdbloom was built without Redis support "
-                    "(build it with libhiredis-dev installed)\n",
-                    arg);
-            return EXIT_USAGE;
-#endif
-            const char *name = is_option(arg, "--redis")  ? "--redis"
-                               : is_option(arg, "--name") ? "--name"
-                               : is_option(arg, "--pass") ? "--pass"
-                                                          : "--retry";
-            if (!(value = option_value(argc, argv, &i, name)))
-                return EXIT_USAGE;
-            if (strcmp(name, "--redis") == 0)
-                o->redis = value;
-            else if (strcmp(name, "--name") == 0)
-                o->redis_name = value;
-            else if (strcmp(name, "--pass") == 0)
-                o->redis_pass = value;
-            else {
-                uint64_t seconds;
-                if (!parse_count("--retry", value, &seconds))
-                    return EXIT_USAGE;
-                o->redis_retry = (double)seconds;
-            }
-        } else if (is_option(arg, "--forget-after")) {
-            if (!accepts(allowed, OPT_FORGET, command, arg) ||
-                !(value = option_value(argc, argv, &i, "--forget-after")) ||
-                !parse_duration("--forget-after", value, &o->forget_after))
-                return EXIT_USAGE;
-        } else if (is_option(arg, "--checkpoint")) {
-            uint64_t seconds;
-            if (!accepts(allowed, OPT_CHECKPOINT, command, arg) ||
-                !(value = option_value(argc, argv, &i, "--checkpoint")) ||
-                !parse_count("--checkpoint", value, &seconds))
-                return EXIT_USAGE;
-            o->checkpoint = (double)seconds;
-        } else {
-            return usage_error(command, "unknown option '%s'", arg);
         }
+        if (key == '?') {
+            if (optopt && optopt < 256)
+                return usage_error(command, "unknown option '-%c'", optopt);
+            return usage_error(command, "unknown or ambiguous option '%s'", arg);
+        }
+        if (key == ':') {
+            fprintf(stderr, "simdbloom: option %s needs a value\n",
+                    optopt && optopt < 256 ? name_of(optopt) : arg);
+            return EXIT_USAGE;
+        }
+        if (flag_of(key) && !accepts(allowed, flag_of(key), command, name_of(key)))
+            return EXIT_USAGE;
+        int rc = take_option(command, key, optarg, o);
+        if (rc != EXIT_OK)
+            return rc;
     }
+    o->args = argv + optind; /* getopt put the files last, in their order */
+    o->nargs = argc - optind;
+    /* summaries are for a person: on a terminal, or when asked for (zstd and cp are silent) */
+    o->summary = !o->quiet && (o->verbose || isatty(STDERR_FILENO));
     if (o->redis && !o->redis_name)
         return usage_error(command, "--redis needs --name NAME (the filter's name in Redis)");
-    if (!o->redis && (o->redis_name || o->redis_pass || o->redis_retry > 0))
-        return usage_error(command, "--name, --pass and --retry go with --redis");
+    if (!o->redis && (o->redis_name || o->redis_pass || o->redis_retry > 0 || o->redis_timeout > 0))
+        return usage_error(command, "--name, --pass, --retry and --timeout go with --redis");
     return -1;
 }
 

@@ -19,7 +19,8 @@
 #include "urlgen.h"
 
 static const char bench_help[] =
-    "usage: simdbloom bench [--quick] [--size BYTES] [--isa NAME] [--urls FILE] [--json]\n"
+    "usage: simdbloom bench [--quick] [--size BYTES] [--isa NAME] [--layout L] [--urls FILE]\n"
+    "                       [--json]\n"
     "\n"
     "Measures this build on this CPU: for filter sizes picked from the cache sizes (half of L1d,\n"
     "L2, L3, and 256 MiB for DRAM) and every instruction set that runs natively, batch contains,\n"
@@ -27,7 +28,8 @@ static const char bench_help[] =
     "test-and-add of URL strings, in ns per key and millions of keys per second, beside the\n"
     "line-read limit (one random cache line per key, prefetched 16 ahead). About 20 seconds.\n"
     "  --quick       two sizes (L2, 64 MiB), fewer keys: a few seconds\n"
-    "  --size BYTES  one filter size (suffix k, M, G), instead of the cache-based sizes\n"
+    "  --size BYTES  one filter size instead of the cache-based sizes: k, M, G are powers of\n"
+    "                1000 (1M = 10^6 bytes), KiB, MiB, GiB of 1024 (1MiB = 2^20 bytes)\n"
     "  --isa NAME    one instruction set (see simdbloom --version)\n"
     "  --layout L    another layout than block512-k8 (counting512 adds a remove row)\n"
     "  --urls FILE   URL strings from FILE (one per line) instead of generated ones\n"
@@ -225,41 +227,23 @@ static char *load_urls(const bench_config *c, size_t want, const void ***keys, s
 static int parse_bench(int argc, char **argv, bench_config *c)
 {
     memset(c, 0, sizeof *c);
-    c->layout = SBLOOM_LAYOUT_BLOCK512_K8;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *value;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(bench_help, stdout);
-            return EXIT_OK;
-        } else if (strcmp(arg, "--quick") == 0) {
-            c->quick = 1;
-        } else if (strcmp(arg, "--json") == 0) {
-            c->json = 1;
-        } else if (is_option(arg, "--size")) {
-            if (!(value = option_value(argc, argv, &i, "--size")) ||
-                !parse_count("--size", value, &c->size))
-                return EXIT_USAGE;
-        } else if (is_option(arg, "--isa")) {
-            if (!(c->isa = option_value(argc, argv, &i, "--isa")))
-                return EXIT_USAGE;
-            if (sbloom_set_isa(c->isa) != SBLOOM_OK)
-                return usage_error("bench", "--isa %s: not an instruction set this build runs here",
-                                   c->isa);
-        } else if (is_option(arg, "--layout")) {
-            if (!(value = option_value(argc, argv, &i, "--layout")) ||
-                !parse_layout("--layout", value, &c->layout))
-                return EXIT_USAGE;
-            if (c->layout == 0)
-                c->layout = SBLOOM_LAYOUT_BLOCK512_K8;
-            if (c->layout == SBLOOM_LAYOUT_SCALABLE)
-                return usage_error("bench", "--layout scalable: the benchmark sizes fixed filters");
-        } else if (is_option(arg, "--urls")) {
-            if (!(c->urls_path = option_value(argc, argv, &i, "--urls")))
-                return EXIT_USAGE;
-        } else {
-            return usage_error("bench", "unexpected argument '%s'", arg);
-        }
-    }
+    cli_options o;
+    int rc = parse_options("bench", bench_help, argc, argv, OPT_BENCH | OPT_LAYOUT, &o);
+    if (rc >= 0)
+        return rc;
+    if (o.nargs)
+        return usage_error("bench", "unexpected argument '%s'", o.args[0]);
+    c->quick = o.quick;
+    c->json = o.json;
+    c->size = o.size;
+    c->isa = o.isa;
+    c->urls_path = o.urls;
+    if (c->isa && sbloom_set_isa(c->isa) != SBLOOM_OK)
+        return usage_error("bench", "--isa %s: not an instruction set this build runs here",
+                           c->isa);
+    c->layout = o.layout ? o.layout : SBLOOM_LAYOUT_BLOCK512_K8;
+    if (c->layout == SBLOOM_LAYOUT_SCALABLE)
+        return usage_error("bench", "--layout scalable: the benchmark sizes fixed filters");
     return -1;
 }
 

@@ -66,7 +66,7 @@ static int add_and_save(const char *command, sbloom_t *filter, const char *path,
     int saved = sbloom_save(filter, path);
     if (saved != SBLOOM_OK)
         return filter_error("save", path, saved);
-    if (!quiet) {
+    if (o->summary) {
         char size[32];
         uint64_t items = sbloom_items(filter);
         sbloom_layout layout = sbloom_get_layout(filter);
@@ -74,8 +74,9 @@ static int add_and_save(const char *command, sbloom_t *filter, const char *path,
                 (unsigned long long)s.lines, (unsigned long long)run.fresh,
                 (unsigned long long)items, path, sbloom_layout_name(layout),
                 human_bytes(sbloom_bytes(filter), size, sizeof size));
-        warn_if_overloaded(filter, "keys", NULL, s.lines);
     }
+    if (!quiet) /* a warning, on a terminal or not */
+        warn_if_overloaded(filter, "keys", NULL, s.lines);
     return EXIT_OK;
 }
 

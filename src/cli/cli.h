@@ -41,9 +41,12 @@ enum {
     OPT_CLEAN = 1 << 11,     /* --clean */
     OPT_NO_WAIT = 1 << 12,   /* --no-wait */
     OPT_SHARED = 1 << 13,    /* --shared FILTER */
-    OPT_REDIS = 1 << 14,     /* --redis NODES --name NAME [--pass P] [--retry SECONDS] */
+    OPT_REDIS = 1 << 14,     /* --redis NODES --name NAME [--pass P] [--retry S] [--timeout S] */
     OPT_FORGET = 1 << 15,    /* --forget-after DURATION */
     OPT_REPAIR = 1 << 16,    /* --repair */
+    OPT_TABLE = 1 << 17,     /* --table (plan) */
+    OPT_GEN = 1 << 18,       /* --seed S --repeat FRACTION (gen-urls) */
+    OPT_BENCH = 1 << 19,     /* --quick --json --size BYTES --isa NAME --urls FILE (bench) */
 };
 /* The periods of a window --forget-after makes: a key is forgotten between the duration and
  * 1.25 times it. */
@@ -57,12 +60,21 @@ typedef struct cli_options {
     double fpp;
     sbloom_layout layout; /* 0 = auto */
     int quiet, absent, fpp_given, expect_given, normalize, counting, clean, no_wait, repair;
+    int verbose;            /* -v: the summary even when standard error is not a terminal */
+    int table;              /* plan --table */
+    uint64_t seed;          /* gen-urls --seed (default 1) */
+    double repeat;          /* gen-urls --repeat */
+    int quick, json;        /* bench --quick, --json */
+    uint64_t size;          /* bench --size (0: none) */
+    const char *isa, *urls; /* bench --isa, --urls */
+    int summary;      /* print the summary: not quiet, and verbose or standard error a terminal */
     unsigned threads; /* default: the cores online */
     const char *output, *state, *shared;
     double checkpoint;                           /* seconds, 0 = only at the end */
     uint64_t forget_after;                       /* --forget-after, in seconds; 0: never */
     const char *redis, *redis_name, *redis_pass; /* --redis, --name, --pass */
     double redis_retry;                          /* --retry SECONDS (0: the library's 30) */
+    double redis_timeout;                        /* --timeout SECONDS (0: the library's 5) */
     int nargs;
     char **args;
 } cli_options;
@@ -147,7 +159,9 @@ typedef struct line_batch {
     size_t n;
 } line_batch;
 typedef int (*line_batch_fn)(void *ctx, const line_batch *batch);
-/* Streams every file (standard input when none; "-" is standard input) through fn. */
+/* Streams every file (standard input when none; "-" is standard input) through fn. A file that
+ * cannot be opened or read is named on standard error and skipped, as cat does: the status is
+ * then EXIT_RUNTIME once the others are done. */
 int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, void *ctx);
 /* SIGTERM, SIGINT and SIGHUP stop the stream between batches (a blocked read returns at once):
  * stream_inputs then returns EXIT_STOPPED, and the command finishes its output (whole lines) and
@@ -170,7 +184,8 @@ typedef struct fleet fleet;
 int fleet_open(const cli_options *o, fleet **out, sbloom_t **hasher);
 int64_t fleet_add_if_new(fleet *f, const uint64_t *hashes, size_t n, uint8_t *is_new);
 const char *fleet_message(const fleet *f); /* the last error's message */
-void fleet_summary(fleet *f);
+/* The fleet filter's line of the summary (when `summary`), and its overload warning. */
+void fleet_summary(fleet *f, int summary);
 void fleet_close(fleet *f);
 int redis_info(const cli_options *o);
 int cmd_push(int argc, char **argv);
@@ -178,16 +193,13 @@ int cmd_pull(int argc, char **argv);
 
 /* args.c: parsing that prints "simdbloom: ..." on failure and returns 0; 1 on success. */
 int parse_count(const char *option, const char *text, uint64_t *out); /* 10000, 10k, 5M, 2G */
+/* A size in bytes: parse_count's suffixes (powers of 1000), or KiB, MiB, GiB, TiB (of 1024). */
+int parse_size(const char *option, const char *text, uint64_t *out);
 int parse_duration(const char *option, const char *text,
                    uint64_t *out);                                     /* 90m, 12h, 30d: seconds */
 int parse_rate(const char *option, const char *text, double *out);     /* in (0, 1) */
 int parse_fraction(const char *option, const char *text, double *out); /* in [0, 1) */
 int parse_layout(const char *option, const char *text, sbloom_layout *out); /* 0 = auto */
-/* The value of option argv[*i] ("--x V" or "--x=V"), advancing *i; NULL with a message if absent.
- */
-const char *option_value(int argc, char **argv, int *i, const char *name);
-/* 1 if argv[i] is --name or --name=..., the form option_value accepts. */
-int is_option(const char *arg, const char *name);
 /* Prints "simdbloom: <message>" and a hint to --help; returns EXIT_USAGE. */
 int usage_error(const char *command, const char *fmt, ...);
 /* Seconds on a monotonic clock. */

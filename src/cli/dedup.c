@@ -89,12 +89,14 @@ static const char dedup_help_rest[] =
     "  --name NAME         with --redis: the table's name in Redis\n"
     "  --pass P            with --redis: the password (default: $REDISCLI_AUTH)\n"
     "  --retry S           with --redis: seconds to retry while the cluster fails over (30)\n"
+    "  --timeout S         with --redis: seconds to wait for a reply before the connection\n"
+    "                      counts as lost (5)\n"
     "  --threads N         threads hashing lines and probing the filter (default: every\n"
     "                      core); output order and which spelling is kept do not depend on it\n"
-    "  --quiet             no summary or progress on standard error\n"
     "\n"
-    "A summary goes to standard error: lines in and out, duplicate rate, filter size, memory,\n"
-    "speed. If more distinct lines arrive than a fixed filter was planned for (counted from the\n"
+    "On a terminal (or with -v) a summary goes to standard error: lines in and out, duplicate\n"
+    "rate, filter size, memory, speed. If more distinct lines arrive than a fixed filter was "
+    "planned for (counted from the\n"
     "filter's fill) it warns with the rate now expected and what to do.\n"
     "Progress is shown while standard error is a terminal.\n"
     "\n"
@@ -266,15 +268,19 @@ static int dedup_batch(void *ctx, const line_batch *b)
     return EXIT_OK;
 }
 
+/* The summary (when `summary`: for a person) and the overload warning; after a success only. */
 static void print_summary(const sbloom_t *filter, const stream_state *s, const dedup_run *r,
-                          double seconds)
+                          double seconds, int summary)
 {
     char size[32], buffers[32];
-    if (r->out.failed) { /* count only what reached the output */
-        fprintf(stderr,
-                "simdbloom dedup: %llu lines in; output failed after %llu whole lines were "
-                "written\n",
-                (unsigned long long)s->lines, (unsigned long long)r->out.lines_written);
+    if (!summary) {
+#ifdef SIMDBLOOM_WITH_REDIS
+        if (r->fleet) {
+            fleet_summary(r->fleet, 0);
+            return;
+        }
+#endif
+        warn_if_overloaded(filter, "lines", r->state ? r->state : r->shared, s->lines);
         return;
     }
     uint64_t lines_out = r->lines_out;
@@ -283,7 +289,7 @@ static void print_summary(const sbloom_t *filter, const stream_state *s, const d
             (unsigned long long)s->lines, (unsigned long long)lines_out, dup);
 #ifdef SIMDBLOOM_WITH_REDIS
     if (r->fleet) {
-        fleet_summary(r->fleet);
+        fleet_summary(r->fleet, 1);
         fprintf(stderr, "time: %.3f s, %.2f M lines/s\n", seconds,
                 seconds > 0 ? (double)s->lines / seconds / 1e6 : 0.0);
         return;
@@ -578,8 +584,8 @@ int cmd_dedup(int argc, char **argv)
         if (rc == EXIT_OK)
             rc = closed;
     }
-    if (!o.quiet && !run.failed) /* a failure's one line is all it prints */
-        print_summary(run.filter, &s, &run, now_seconds() - started);
+    if (!o.quiet && !run.failed && rc == EXIT_OK) /* a failure's one line is all it prints */
+        print_summary(run.filter, &s, &run, now_seconds() - started, o.summary);
     if (!o.quiet && run.owed_written)
         fprintf(stderr,
                 "simdbloom dedup: %llu of the lines were claimed by a worker that was killed "

@@ -16,34 +16,18 @@ static const char gen_help[] =
 
 int cmd_gen_urls(int argc, char **argv)
 {
-    uint64_t count = 0, seed = 1;
-    double repeat = 0.0;
-    int have_count = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *value;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(gen_help, stdout);
-            return EXIT_OK;
-        } else if (is_option(arg, "--seed")) {
-            if (!(value = option_value(argc, argv, &i, "--seed")) ||
-                !parse_count("--seed", value, &seed))
-                return EXIT_USAGE;
-        } else if (is_option(arg, "--repeat")) {
-            if (!(value = option_value(argc, argv, &i, "--repeat")) ||
-                !parse_fraction("--repeat", value, &repeat))
-                return EXIT_USAGE;
-        } else if (arg[0] == '-') {
-            return usage_error("gen-urls", "unknown option '%s'", arg);
-        } else if (!have_count) {
-            if (!parse_count("COUNT", arg, &count))
-                return EXIT_USAGE;
-            have_count = 1;
-        } else {
-            return usage_error("gen-urls", "unexpected argument '%s'", arg);
-        }
-    }
-    if (!have_count)
+    cli_options o;
+    int rc = parse_options("gen-urls", gen_help, argc, argv, OPT_GEN, &o);
+    if (rc >= 0)
+        return rc;
+    if (o.nargs == 0)
         return usage_error("gen-urls", "COUNT is missing");
+    if (o.nargs > 1)
+        return usage_error("gen-urls", "unexpected argument '%s'", o.args[1]);
+    uint64_t count, seed = o.seed;
+    double repeat = o.repeat;
+    if (!parse_count("COUNT", o.args[0], &count))
+        return EXIT_USAGE;
 
     static char out_buffer[1 << 20];
     setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);

@@ -6,7 +6,8 @@
 
 static const char info_help[] =
     "usage: simdbloom info [--clean] FILTER...\n"
-    "       simdbloom info --redis HOST:PORT[,...] --name NAME [--pass P] [--repair]\n"
+    "       simdbloom info --redis HOST:PORT[,...] --name NAME [--pass P] [--retry S]\n"
+    "                      [--timeout S] [--repair]\n"
     "\n"
     "Prints, for each filter file: layout, size, bits per key (k), items added, fill, distinct\n"
     "items estimated from the fill, the false-positive rate planned and the one estimated now,\n"
@@ -35,10 +36,8 @@ static int info_one(const char *path)
 {
     sbloom_t *f;
     int rc = load_for_reading(path, &f);
-    if (rc != SBLOOM_OK) {
-        printf("%s: %s\n", path, sbloom_strerror(rc));
+    if (rc != SBLOOM_OK) /* one line, on standard error only */
         return filter_error("read", path, rc);
-    }
     sbloom_stats st = sbloom_stats_init();
     sbloom_get_stats(f, &st);
     int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;

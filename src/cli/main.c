@@ -25,8 +25,8 @@ static const char main_help[] =
     "  push       merge a filter file into a fleet filter in Redis\n"
     "  pull       copy a fleet filter from Redis into a file\n"
     "\n"
-    "'simdbloom COMMAND --help' describes one. 'simdbloom --version' names the version and the\n"
-    "instruction set in use (SIMDBLOOM_ISA=scalar|avx2|avx512|neon forces one).\n";
+    "'simdbloom COMMAND --help' describes one. 'simdbloom --version' (-V) names the version and\n"
+    "the instruction set in use (SIMDBLOOM_ISA=scalar|avx2|avx512|neon forces one).\n";
 
 /* The instruction sets this binary runs here, space-separated, into buf. */
 static const char *usable_isas(char *buf, size_t cap)
@@ -82,7 +82,8 @@ static int finish_output(int rc)
 static void print_version(void)
 {
     char usable[256];
-    printf("simdbloom %s, isa %s (available: %s)\n", sbloom_version_string(), sbloom_isa(),
+    /* the version alone as the second field, as scripts read it: "simdbloom 1.0.0 (...)" */
+    printf("simdbloom %s (isa %s; available: %s)\n", sbloom_version_string(), sbloom_isa(),
            usable_isas(usable, sizeof usable));
 }
 
@@ -100,7 +101,8 @@ int main(int argc, char **argv)
     }
     if (check_isa_variable() != SBLOOM_OK)
         return EXIT_RUNTIME;
-    if (strcmp(command, "--version") == 0 || strcmp(command, "version") == 0) {
+    if (strcmp(command, "--version") == 0 || strcmp(command, "-V") == 0 ||
+        strcmp(command, "version") == 0) {
         print_version();
         return finish_output(EXIT_OK);
     }

@@ -90,7 +90,7 @@ static int merge_locked(const cli_options *o)
         sbloom_free(all);
         return filter_error("save", o->output, rc);
     }
-    if (!o->quiet)
+    if (o->summary)
         fprintf(stderr, "simdbloom merge: %d filters into %s, about %llu items\n", o->nargs,
                 o->output, (unsigned long long)sbloom_items(all));
     sbloom_free(all);
@@ -138,7 +138,7 @@ static int fold_locked(const cli_options *o)
         return filter_error("fold", o->args[0], rc);
     }
     rc = sbloom_save(folded, o->output);
-    if (rc == SBLOOM_OK && !o->quiet) {
+    if (rc == SBLOOM_OK && o->summary) {
         char from[32], to[32];
         fprintf(stderr,
                 "simdbloom fold: %s -> %s (folded by %llu), false-positive rate at %llu "

@@ -56,26 +56,16 @@ static int print_table(void)
 
 int cmd_plan(int argc, char **argv)
 {
-    uint64_t n = 10000000;
-    double p = 1e-6;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *value;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            fputs(plan_help, stdout);
-            return EXIT_OK;
-        } else if (strcmp(arg, "--table") == 0) {
-            return print_table();
-        } else if (is_option(arg, "--expect")) {
-            if (!(value = option_value(argc, argv, &i, "--expect")) ||
-                !parse_count("--expect", value, &n))
-                return EXIT_USAGE;
-        } else if (is_option(arg, "--fpp")) {
-            if (!(value = option_value(argc, argv, &i, "--fpp")) || !parse_rate("--fpp", value, &p))
-                return EXIT_USAGE;
-        } else {
-            return usage_error("plan", "unexpected argument '%s'", arg);
-        }
-    }
+    cli_options o;
+    int rc = parse_options("plan", plan_help, argc, argv, OPT_EXPECT | OPT_FPP | OPT_TABLE, &o);
+    if (rc >= 0)
+        return rc;
+    if (o.nargs)
+        return usage_error("plan", "unexpected argument '%s'", o.args[0]);
+    if (o.table)
+        return print_table();
+    uint64_t n = o.expect;
+    double p = o.fpp;
     printf("%llu items at false-positive rate %g:\n", (unsigned long long)n, p);
     printf("%-14s %14s %12s %4s %12s\n", "layout", "bytes", "bits/key", "k", "fpp");
     for (size_t l = 0; l < 3; l++) {
@@ -98,7 +88,7 @@ int cmd_plan(int argc, char **argv)
                "counting512", (unsigned long long)counting.bytes, counting.bits_per_key, counting.k,
                counting.fpp);
     sbloom_plan best = sbloom_plan_init();
-    int rc = sbloom_plan_for(n, p, &best);
+    rc = sbloom_plan_for(n, p, &best);
     if (rc != SBLOOM_OK) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror(rc));
         return EXIT_USAGE;

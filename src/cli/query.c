@@ -96,7 +96,7 @@ int cmd_query(int argc, char **argv)
         rc = EXIT_OK;
     if (line_writer_flush(&run.out) < 0)
         rc = EXIT_RUNTIME;
-    if (!o.quiet && rc == EXIT_OK)
+    if (o.summary && rc == EXIT_OK)
         fprintf(stderr, "simdbloom query: %llu lines, %llu %s\n", (unsigned long long)s.lines,
                 (unsigned long long)run.printed, o.absent ? "absent" : "present");
     sbloom_allowlist_free(allow);

@@ -20,6 +20,7 @@ static sbloom_redis_options options_of(const cli_options *o)
     r.nodes = o->redis;
     r.password = o->redis_pass; /* NULL: REDISCLI_AUTH, as redis-cli takes it */
     r.retry = o->redis_retry;
+    r.timeout = o->redis_timeout;
     return r;
 }
 
@@ -196,22 +197,24 @@ static void describe_plan(const sbloom_redis_plan *plan, const char *indent)
         printf("%splanned           (made by size, no plan)\n", indent);
 }
 
-void fleet_summary(fleet *f)
+void fleet_summary(fleet *f, int summary)
 {
     sbloom_redis_plan plan = sbloom_redis_plan_init();
     sbloom_redis_get_plan(f->filter, &plan);
     sbloom_redis_info info = sbloom_redis_info_init();
     char size[32];
     if (sbloom_redis_get_info(f->filter, &info) != 0) {
-        fprintf(stderr, "fleet filter: %s\n", sbloom_redis_message(f->filter));
+        if (summary)
+            fprintf(stderr, "fleet filter: %s\n", sbloom_redis_message(f->filter));
         return;
     }
-    fprintf(stderr,
-            "fleet filter: %s, %s in %llu shards on %u masters, %llu items from all clients, "
-            "%llu pipelined rounds\n",
-            sbloom_layout_name(plan.layout), human_bytes(plan.bytes, size, sizeof size),
-            (unsigned long long)plan.shards, info.masters, (unsigned long long)info.items,
-            (unsigned long long)info.round_trips);
+    if (summary)
+        fprintf(stderr,
+                "fleet filter: %s, %s in %llu shards on %u masters, %llu items from all clients, "
+                "%llu pipelined rounds\n",
+                sbloom_layout_name(plan.layout), human_bytes(plan.bytes, size, sizeof size),
+                (unsigned long long)plan.shards, info.masters, (unsigned long long)info.items,
+                (unsigned long long)info.round_trips);
     warn_fleet_overloaded(&plan, &info);
 }
 
@@ -292,6 +295,7 @@ static const char push_help[] =
     "  --name NAME     the filter's name in Redis\n"
     "  --pass P        Redis password (default: the environment's REDISCLI_AUTH)\n"
     "  --retry S       seconds to retry a cluster that is failing over (default 30)\n"
+    "  --timeout S     seconds to wait for a reply before the connection counts as lost (5)\n"
     "Exit status: 0 done, 1 error, 2 usage error.\n";
 
 int cmd_push(int argc, char **argv)
@@ -328,7 +332,7 @@ int cmd_push(int argc, char **argv)
     if (sbloom_redis_push(f, local) != 0) {
         fprintf(stderr, "simdbloom: redis: %s\n", sbloom_redis_message(f));
         rc = EXIT_RUNTIME;
-    } else if (!o.quiet) {
+    } else if (o.summary) {
         char size[32];
         fprintf(stderr, "simdbloom push: %s (%s, %llu items) merged into %s\n", o.args[0],
                 human_bytes(sbloom_bytes(local), size, sizeof size),
@@ -379,7 +383,7 @@ int cmd_pull(int argc, char **argv)
         sbloom_free(local);
         return filter_error("save", o.output, rc);
     }
-    if (!o.quiet) {
+    if (o.summary) {
         char size[32];
         fprintf(stderr, "simdbloom pull: %s (%s, %llu items) saved to %s\n", o.redis_name,
                 human_bytes(sbloom_bytes(local), size, sizeof size),

@@ -66,7 +66,7 @@ static int remove_from(const cli_options *o)
         if (saved != SBLOOM_OK)
             rc = filter_error("save", path, saved);
     }
-    if (rc == EXIT_OK && !o->quiet)
+    if (rc == EXIT_OK && o->summary)
         fprintf(stderr,
                 "simdbloom remove: %llu lines, %llu removed, %llu not in the filter (left as "
                 "they were), %llu held in %s\n",

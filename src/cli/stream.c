@@ -129,6 +129,9 @@ static int prepare_batch(const stream_state *s, const char **lines, const char *
     return 0;
 }
 
+/* stream_one's status for a file that could not be opened or read (after its message). */
+#define INPUT_FAILED 4
+
 static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void *ctx)
 {
     static const char *lines[BATCH], *keys[BATCH];
@@ -146,7 +149,7 @@ static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void 
         } else {
             fprintf(stderr, "simdbloom: cannot open %s: %s\n", path, strerror(errno));
         }
-        return EXIT_RUNTIME;
+        return INPUT_FAILED;
     }
     reader.idle = s->idle;
     reader.idle_ctx = s->idle_ctx;
@@ -184,7 +187,7 @@ static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void 
         return EXIT_STOPPED;
     if (n < 0 && rc == EXIT_OK) {
         fprintf(stderr, "simdbloom: cannot read %s: %s\n", path, strerror(read_errno));
-        return EXIT_RUNTIME;
+        return INPUT_FAILED;
     }
     return rc;
 }
@@ -199,10 +202,17 @@ int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, v
     s->started = s->last_shown = now_seconds();
     s->total_bytes = known_input_bytes(nfiles, files);
     s->progress = !s->quiet && isatty(STDERR_FILENO);
-    int rc = EXIT_OK;
-    for (int i = 0; i < nfiles && rc == EXIT_OK; i++)
+    /* A file that cannot be opened or read is reported and the next one read, as cat does; the
+     * status is then 1. Anything else (the output failing, a signal) ends the stream. */
+    int rc = EXIT_OK, input_failed = 0;
+    for (int i = 0; i < nfiles && rc == EXIT_OK; i++) {
         rc = stream_one(files[i], s, fn, ctx);
+        if (rc == INPUT_FAILED) {
+            input_failed = 1;
+            rc = EXIT_OK;
+        }
+    }
     if (s->progress)
         show_progress(s->command, s, 1);
-    return rc;
+    return rc == EXIT_OK && input_failed ? EXIT_RUNTIME : rc;
 }
