@@ -247,7 +247,17 @@ SBLOOM_API int sbloom_contains_u64(const sbloom_t *filter, uint64_t value);
 /* Each returns a count (>= 0) or a negative error. `results`, where taken, receives one byte per
  * key (1 = present / new, 0 = not) and may be NULL when only the count is wanted. Batches are
  * processed in chunks whose cache lines are prefetched ahead of use. The _hashes forms take
- * well-mixed hashes, as sbloom_add_hash does (integers go to the _u64s forms). */
+ * well-mixed hashes, as sbloom_add_hash does (integers go to the _u64s forms).
+ *   - On an error (a NULL key with a nonzero length, SBLOOM_E_NULL; a read-only filter,
+ *     SBLOOM_E_READONLY) nothing is added and `results` is left as it was: the arguments are
+ *     checked before the first key is touched.
+ *   - Keys are read during the call only: the library keeps no pointer to them once it returns.
+ *   - From C, a `char **` of keys is passed as (const void *const *)keys (C does not convert
+ *     char ** to const void *const * by itself); the counts are int64_t, and an error code fits
+ *     sbloom_strerror's int: sbloom_strerror((int)count).
+ *   - An overfull filter gives no error: the batch calls keep answering, at a false-positive rate
+ *     above the plan. sbloom_estimate tells (estimated_items above sbloom_planned_items; infinite
+ *     when every bit is set), as the command line's overload warning does. */
 
 /* Adds n hashes; returns how many were new to the filter. */
 SBLOOM_API int64_t sbloom_add_hashes(sbloom_t *filter, const uint64_t *hashes, size_t n);
@@ -395,6 +405,12 @@ SBLOOM_API uint64_t sbloom_image_size(uint64_t bytes, sbloom_layout layout);
  * SBLOOM_E_INVALID if buf is not 64-byte aligned). */
 SBLOOM_API int sbloom_create_in(sbloom_t **out, void *buf, size_t cap, uint64_t bytes,
                                 sbloom_layout layout);
+/* The same, sized for n keys at false-positive rate fpp (layout 0: the smallest, as sbloom_create
+ * picks), and keeping that plan as sbloom_create does (sbloom_planned_items, _fpp, the overload
+ * estimate). The buffer needs sbloom_image_size(plan.bytes, plan.layout) of the plan
+ * sbloom_plan_for (or sbloom_plan_for_layout) gives for n and fpp. */
+SBLOOM_API int sbloom_create_in_planned(sbloom_t **out, void *buf, size_t cap, uint64_t n,
+                                        double fpp, sbloom_layout layout);
 /* A filter over the image in buf (len bytes), validated as sbloom_deserialize validates (the
  * bits' checksum only with SBLOOM_OPEN_VERIFY), without copying; read-only unless flags has
  * SBLOOM_OPEN_WRITE. */
@@ -678,7 +694,9 @@ SBLOOM_API int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out);
  * error is about 1/sqrt(32768 x fill) on a 512-bit layout (under 1% at fill 0.5); the rate is as
  * good where it matters (an overloaded filter), coarse for rates far below 1/4096. Unlike
  * sbloom_items (keys whose add changed the filter, which stops growing once the filter is full
- * and every key looks present), estimated_items counts distinct keys from the fill. */
+ * and every key looks present), estimated_items counts distinct keys from the fill; it is
+ * INFINITY when every sampled bit is set (the fill no longer tells how many: far more than
+ * planned), and estimated_fpp is then 1. */
 SBLOOM_API int sbloom_estimate(const sbloom_t *filter, sbloom_stats *out);
 
 /* ---- Instruction sets --------------------------------------------------------------------- */

@@ -96,6 +96,10 @@ head -n 600000 big | "$bin" dedup --quiet --state grow.sbloom >g1
 tail -n +600001 big | "$bin" dedup --quiet --state grow.sbloom >g2
 check "a scalable --state file grows across runs, and dedups across them" \
   bash -c "cat g1 g2 | cmp -s - out && '$bin' info grow.sbloom | grep -q 'scalable (2 stages'"
-echo x | "$bin" dedup --state grow.sbloom --expect 5M >/dev/null 2>err
-check "--expect on an existing state is said to be ignored" grep -q "keeps its own plan" err
+echo x | "$bin" dedup --state grow.sbloom --expect 5M >/dev/null 2>err; rc=$?
+check "another plan for an existing state is refused, as --redis refuses it: exit 1, one line naming both" \
+  bash -c "[ $rc -eq 1 ] && [ \$(wc -l <err) -eq 1 ] && grep -q 'exists with layout scalable' err && grep -q 'asks for layout' err"
+"$bin" dedup --quiet --state planned.sbloom --expect 5k --fpp 1e-4 </dev/null
+echo x | "$bin" dedup --state planned.sbloom --expect 5k --fpp 1e-4 >/dev/null 2>err; rc=$?
+check "the same plan again: accepted, nothing said" bash -c "[ $rc -eq 0 ] && [ ! -s err ]"
 finish

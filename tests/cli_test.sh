@@ -155,6 +155,19 @@ check "a missing value: exit 2, named" bash -c "[ $rc -eq 2 ] && grep -q 'option
 "$bin" bench --quick --size 1MiB --isa scalar --json >"$tmp/bench.json" 2>/dev/null
 check "bench --size 1MiB is 2^20 bytes" bash -c "grep -q '\"filter_bytes\": 1048576' '$tmp/bench.json'"
 
+# 7b. --strict: overload as an exit status (3), the warning said even with -q; a filter within
+#     its plan exits 0. build without --expect grows (scalable) instead of planning 10M.
+seq 1 50000 | "$bin" dedup --expect 1000 --strict -q >/dev/null 2>"$tmp/err"; rc=$?
+check "dedup --strict overfull: exit 3, the warning said even with -q" \
+  bash -c "[ $rc -eq 3 ] && grep -q '^warning: .* 1000 planned' '$tmp/err'"
+seq 1 500 | "$bin" dedup --expect 1000 --strict >/dev/null 2>&1; rc=$?
+check "dedup --strict within the plan: exit 0" [ $rc -eq 0 ]
+seq 1 50000 | "$bin" build -q --expect 1000 --strict -o "$tmp/over.sbloom"; rc=$?
+check "build --strict overfull: exit 3, the file saved" bash -c "[ $rc -eq 3 ] && '$bin' info '$tmp/over.sbloom' >/dev/null"
+seq 1 1000 | "$bin" build -q -o "$tmp/grow.sbloom"
+check "build without --expect: a scalable filter (not 10M planned)" \
+  bash -c "'$bin' info '$tmp/grow.sbloom' | grep -q 'scalable'"
+
 # 8. Every error is one line, and an unreadable file is skipped as cat skips it.
 "$bin" dedup "$tmp/p1" "$tmp/missing" "$tmp/p1" >"$tmp/out" 2>"$tmp/err"; rc=$?
 check "dedup FILE MISSING FILE: exit 1, one line, the readable files deduped" \

@@ -2,8 +2,9 @@
 # The docs name every command and option the program has: each command `simdbloom --help` lists
 # has a section in the man page and a line in the README's synopsis, and each option of its
 # --help (in its usage lines, or a line describing it) appears in both (so a command or option added without its docs fails here).
-#   docs_options_test.sh SIMDBLOOM README MANPAGE
-bin=$1 readme=$2 man=$3
+# And the README's C example is examples/visited.c, as it is built and run by the tests.
+#   docs_options_test.sh SIMDBLOOM README MANPAGE EXAMPLE
+bin=$1 readme=$2 man=$3 example=$4
 . "$(dirname "$0")/lib.sh"
 # the man page with its escaped hyphens as plain ones
 page=$(sed 's/\\-/-/g' "$man")
@@ -34,4 +35,6 @@ for opt in $("$bin" dedup --help | sed -n '/^Every command takes:/,$p' | grep -o
   check "man page: $opt" grep -q -- "$opt" <<<"$page"
   check "README synopsis: $opt (every command)" grep -q -- "$opt" <<<"$synopsis"
 done
+check "the README's C example is $example" \
+  cmp -s <(awk '/^```c$/ { on = 1; next } on && /^```$/ { exit } on' "$readme") "$example"
 finish

@@ -178,6 +178,29 @@ static void test_caller_memory(void)
     CHECK(sbloom_create_in(&f, buf + 8, size, 1 << 16, SBLOOM_LAYOUT_BLOCK512_K8) ==
               SBLOOM_E_INVALID &&
           f == NULL);
+    /* the message of a misaligned buffer names alignment, not items and rates */
+    CHECK(strstr(sbloom_strerror(SBLOOM_E_INVALID), "alignment") != NULL);
+    /* made from a plan, the filter in caller memory keeps it, as sbloom_create's does */
+    sbloom_plan plan = sbloom_plan_init();
+    CHECK(sbloom_plan_for(5000, 1e-3, &plan) == SBLOOM_OK);
+    uint64_t planned_size = sbloom_image_size(plan.bytes, plan.layout);
+    uint8_t *planned_buf = aligned_buffer((size_t)planned_size);
+    sbloom_t *planned = NULL;
+    CHECK(sbloom_create_in_planned(&planned, planned_buf, planned_size - 1, 5000, 1e-3, 0) ==
+          SBLOOM_E_TRUNCATED);
+    CHECK(sbloom_create_in_planned(&planned, planned_buf, planned_size, 5000, 1e-3, 0) ==
+          SBLOOM_OK);
+    if (planned) {
+        CHECK_EQ_U64(sbloom_planned_items(planned), 5000);
+        CHECK(sbloom_planned_fpp(planned) == 1e-3);
+        CHECK(sbloom_get_layout(planned) == plan.layout && sbloom_bytes(planned) == plan.bytes);
+        sbloom_free(planned);
+        sbloom_t *back = NULL; /* and the image says so to whoever reads it */
+        CHECK(sbloom_deserialize(&back, planned_buf, planned_size) == SBLOOM_OK);
+        CHECK(back && sbloom_planned_items(back) == 5000);
+        sbloom_free(back);
+    }
+    free(planned_buf);
     CHECK(sbloom_create_in(&f, buf, size - 1, 1 << 16, SBLOOM_LAYOUT_BLOCK512_K8) ==
           SBLOOM_E_TRUNCATED);
     CHECK(sbloom_create_in(&f, NULL, size, 1 << 16, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_E_NULL);

@@ -27,7 +27,9 @@ static int aligned(const void *p)
     return ((uintptr_t)p & 63u) == 0;
 }
 
-int sbloom_create_in(sbloom_t **out, void *buf, size_t cap, uint64_t bytes, sbloom_layout layout)
+/* A new filter in buf, recording the plan it was made for (0 and NaN: none). */
+static int create_in(sbloom_t **out, void *buf, size_t cap, uint64_t bytes, sbloom_layout layout,
+                     uint64_t planned_items, double planned_fpp)
 {
     if (!out)
         return SBLOOM_E_NULL;
@@ -47,7 +49,8 @@ int sbloom_create_in(sbloom_t **out, void *buf, size_t cap, uint64_t bytes, sblo
         return SBLOOM_E_TRUNCATED;
     memset(buf, 0, (size_t)need);
     sbloom_t *f;
-    int rc = sbloom_plain_new(&f, need - SBLOOM_HEADER_BYTES, layout, 0, NAN, SBLOOM_OWNER_CALLER);
+    int rc = sbloom_plain_new(&f, need - SBLOOM_HEADER_BYTES, layout, planned_items, planned_fpp,
+                              SBLOOM_OWNER_CALLER);
     if (rc != SBLOOM_OK)
         return rc;
     f->core.blocks = (uint8_t *)buf + SBLOOM_HEADER_BYTES;
@@ -56,6 +59,24 @@ int sbloom_create_in(sbloom_t **out, void *buf, size_t cap, uint64_t bytes, sblo
     sbloom_object_sync(f); /* a valid image from the start: another process may attach at once */
     *out = f;
     return SBLOOM_OK;
+}
+
+int sbloom_create_in(sbloom_t **out, void *buf, size_t cap, uint64_t bytes, sbloom_layout layout)
+{
+    return create_in(out, buf, cap, bytes, layout, 0, NAN);
+}
+
+int sbloom_create_in_planned(sbloom_t **out, void *buf, size_t cap, uint64_t n, double fpp,
+                             sbloom_layout layout)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    sbloom_plan plan = sbloom_plan_init();
+    int rc = layout ? sbloom_plan_for_layout(n, fpp, layout, &plan) : sbloom_plan_for(n, fpp, &plan);
+    if (rc != SBLOOM_OK)
+        return rc;
+    return create_in(out, buf, cap, plan.bytes, plan.layout, n, fpp);
 }
 
 int sbloom_attach(sbloom_t **out, void *buf, size_t len, unsigned flags)

@@ -31,7 +31,8 @@ const char *sbloom_strerror(int code)
     switch (code) {
     case SBLOOM_OK: return "success";
     case SBLOOM_E_NULL: return "a required pointer argument is NULL";
-    case SBLOOM_E_INVALID: return "invalid argument (items must be > 0, rate must be in (0,1))";
+    case SBLOOM_E_INVALID:
+        return "invalid argument (a count, rate, size, flag or buffer alignment out of range)";
     case SBLOOM_E_NOMEM: return "out of memory";
     case SBLOOM_E_TOO_LARGE: return "filter too large (over 64 GiB, or the size overflows)";
     case SBLOOM_E_LAYOUT: return "unknown layout, or an operation this layout does not support";

@@ -242,7 +242,8 @@ enum {
     KEY_JSON,
     KEY_SIZE,
     KEY_ISA,
-    KEY_URLS
+    KEY_URLS,
+    KEY_STRICT
 };
 static const struct option long_options[] = {
     {"help", no_argument, NULL, 'h'},
@@ -276,6 +277,7 @@ static const struct option long_options[] = {
     {"size", required_argument, NULL, KEY_SIZE},
     {"isa", required_argument, NULL, KEY_ISA},
     {"urls", required_argument, NULL, KEY_URLS},
+    {"strict", no_argument, NULL, KEY_STRICT},
     {NULL, 0, NULL, 0},
 };
 
@@ -311,6 +313,7 @@ static unsigned flag_of(int key)
     case KEY_SIZE:
     case KEY_ISA:
     case KEY_URLS: return OPT_BENCH;
+    case KEY_STRICT: return OPT_STRICT;
     default: return 0;
     }
 }
@@ -426,6 +429,7 @@ static int take_option(const char *command, int key, const char *value, cli_opti
         break;
     case KEY_ISA: o->isa = value; break;
     case KEY_URLS: o->urls = value; break;
+    case KEY_STRICT: o->strict = 1; break;
     default: break;
     }
     return EXIT_OK;

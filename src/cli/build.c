@@ -7,26 +7,36 @@
 
 static const char build_help[] =
     "usage: simdbloom build [--expect N] [--fpp P] [--layout L | --counting] [--normalize url]\n"
-    "                       [--threads N] [--no-wait] [--quiet] -o FILTER [FILE...]\n"
+    "                       [--threads N] [--no-wait] [--strict] [--quiet] -o FILTER [FILE...]\n"
     "\n"
-    "Makes a filter planned for N distinct lines at false-positive rate P (defaults 10M, 1e-6)\n"
-    "and adds every line of the input (standard input when no FILE); a trailing CR is not part of\n"
-    "a key. Saves it crash-safely to FILTER, replacing what was there.\n"
+    "Makes a filter planned for N distinct lines at false-positive rate P (default 1e-6) and adds\n"
+    "every line of the input (standard input when no FILE); a trailing CR is not part of a key.\n"
+    "Without --expect (and --layout, --counting) the filter grows as lines come, as dedup's does\n"
+    "(a scalable filter: stages of 1M, 2M, 4M, ... lines). Saves it crash-safely to FILTER,\n"
+    "replacing what was there.\n"
     "One writer at a time: the command holds the lock on FILTER.lock that add holds, from the\n"
     "start to the save; it waits for another writer, or with --no-wait fails at once (exit 1)\n"
     "naming the holder.\n"
     "  --counting   a counting filter, layout counting512 (4-bit counters, about 4.5x the memory\n"
     "               at 1%): lines can later be taken out with 'simdbloom remove'\n"
+    "  --strict     exit 3 (the file saved) when more distinct lines came than planned: the\n"
+    "               overload warning as a status a script can test\n"
+    "Exit status: 0 done, 1 error, 2 usage error, 3 done but overfull (--strict).\n"
     "Example: simdbloom build --expect 2M --fpp 1e-4 -o seen.sbloom urls.txt\n";
 
+/* The first stage of the scalable filter build makes when no --expect is given (dedup's). */
+#define BUILD_FIRST_STAGE UINT64_C(1000000)
+
 static const char add_help[] =
-    "usage: simdbloom add [--normalize url] [--threads N] [--no-wait] [--quiet] FILTER [FILE...]\n"
+    "usage: simdbloom add [--normalize url] [--threads N] [--no-wait] [--strict] [--quiet] FILTER\n"
+    "                     [FILE...]\n"
     "\n"
     "Adds every line of the input to an existing filter file (plain or counting) and saves it\n"
     "back crash-safely (the old file stays whole until the new one is complete).\n"
     "One writer at a time: the command holds a lock on FILTER.lock (created beside the filter)\n"
     "from load to save; another writer waits for it (saying so on a terminal), or with\n"
     "--no-wait fails at once (exit 1) naming the holder. Readers (query, info) never wait.\n"
+    "  --strict   exit 3 (the file saved) when the filter now holds more than planned\n"
 
     "Example: simdbloom add seen.sbloom more-urls.txt\n";
 
@@ -75,8 +85,9 @@ static int add_and_save(const char *command, sbloom_t *filter, const char *path,
                 (unsigned long long)items, path, sbloom_layout_name(layout),
                 human_bytes(sbloom_bytes(filter), size, sizeof size));
     }
-    if (!quiet) /* a warning, on a terminal or not */
-        warn_if_overloaded(filter, "keys", NULL, s.lines);
+    /* a warning, on a terminal or not; with --strict an outcome (exit 3), said even with -q */
+    if ((!quiet || o->strict) && warn_if_overloaded(filter, "keys", NULL, s.lines) && o->strict)
+        return EXIT_OVERFULL;
     return EXIT_OK;
 }
 
@@ -85,7 +96,8 @@ int cmd_build(int argc, char **argv)
     cli_options o;
     int rc = parse_options("build", build_help, argc, argv,
                            OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_OUTPUT |
-                               OPT_NORMALIZE | OPT_THREADS | OPT_COUNTING | OPT_NO_WAIT,
+                               OPT_NORMALIZE | OPT_THREADS | OPT_COUNTING | OPT_NO_WAIT |
+                               OPT_STRICT,
                            &o);
     if (rc >= 0)
         return rc;
@@ -96,8 +108,13 @@ int cmd_build(int argc, char **argv)
     if (o.counting)
         o.layout = SBLOOM_LAYOUT_COUNTING512;
     sbloom_t *filter;
-    if ((rc = create_planned(&o, &filter)) != EXIT_OK)
+    if (!o.expect_given && !o.layout) { /* no count given: a filter that grows, as dedup's */
+        rc = sbloom_create_scalable(&filter, BUILD_FIRST_STAGE, o.fpp);
+        if (rc != SBLOOM_OK)
+            return filter_error("create", "a scalable filter", rc);
+    } else if ((rc = create_planned(&o, &filter)) != EXIT_OK) {
         return rc;
+    }
     int lock;
     if ((rc = filter_lock(o.output, "build", LOCK_FILTER_EXCLUSIVE, o.no_wait, o.quiet, &lock)) !=
         EXIT_OK) {
@@ -114,7 +131,7 @@ int cmd_add(int argc, char **argv)
 {
     cli_options o;
     int rc = parse_options("add", add_help, argc, argv,
-                           OPT_QUIET | OPT_NORMALIZE | OPT_THREADS | OPT_NO_WAIT, &o);
+                           OPT_QUIET | OPT_NORMALIZE | OPT_THREADS | OPT_NO_WAIT | OPT_STRICT, &o);
     if (rc >= 0)
         return rc;
     if (o.nargs < 1)

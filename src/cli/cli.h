@@ -9,6 +9,8 @@
 
 /* Exit codes of every subcommand. */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+/* --strict: done, but more distinct keys came than the filter was planned for (it warned). */
+#define EXIT_OVERFULL 3
 
 /* Subcommands: each takes its own argv (argv[0] is the subcommand's name). */
 int cmd_dedup(int argc, char **argv);
@@ -47,6 +49,7 @@ enum {
     OPT_TABLE = 1 << 17,     /* --table (plan) */
     OPT_GEN = 1 << 18,       /* --seed S --repeat FRACTION (gen-urls) */
     OPT_BENCH = 1 << 19,     /* --quick --json --size BYTES --isa NAME --urls FILE (bench) */
+    OPT_STRICT = 1 << 20,    /* --strict */
 };
 /* The periods of a window --forget-after makes: a key is forgotten between the duration and
  * 1.25 times it. */
@@ -61,6 +64,7 @@ typedef struct cli_options {
     sbloom_layout layout; /* 0 = auto */
     int quiet, absent, fpp_given, expect_given, normalize, counting, clean, no_wait, repair;
     int verbose;            /* -v: the summary even when standard error is not a terminal */
+    int strict; /* --strict: exit 3 when more distinct keys came than planned */
     int table;              /* plan --table */
     uint64_t seed;          /* gen-urls --seed (default 1) */
     double repeat;          /* gen-urls --repeat */
@@ -119,8 +123,8 @@ void lock_note_read(int fd, char *note, size_t cap);
  * fill), a warning with the rate now expected and advice that works: for a state file (path not
  * NULL) how to rebuild it, else how to plan. `what` names the keys ("lines"); keys_seen (keys
  * read, repeats included) bounds the advice when the filter is too full to count. */
-void warn_if_overloaded(const sbloom_t *filter, const char *what, const char *path,
-                        uint64_t keys_seen);
+int warn_if_overloaded(const sbloom_t *filter, const char *what, const char *path,
+                       uint64_t keys_seen); /* 1 when it warned */
 
 /* stale.c: temporary files an interrupted save left beside the filter at path (NAME.tmp.XXXXXX,
  * and .sbloom-tmp.XXXXXX for long names, in the directory of the file a link points to). warn
@@ -185,7 +189,7 @@ int fleet_open(const cli_options *o, fleet **out, sbloom_t **hasher);
 int64_t fleet_add_if_new(fleet *f, const uint64_t *hashes, size_t n, uint8_t *is_new);
 const char *fleet_message(const fleet *f); /* the last error's message */
 /* The fleet filter's line of the summary (when `summary`), and its overload warning. */
-void fleet_summary(fleet *f, int summary);
+int fleet_summary(fleet *f, int summary); /* 1 when it warned of overload */
 void fleet_close(fleet *f);
 int redis_info(const cli_options *o);
 int cmd_push(int argc, char **argv);

@@ -26,7 +26,7 @@ static const char dedup_help_files[] =
     "usage: simdbloom dedup [--expect N] [--fpp P] [--layout L] [--normalize url]\n"
     "                       [--forget-after DURATION]\n"
     "                       [--state FILTER [--checkpoint SECONDS] | --shared FILTER]\n"
-    "                       [--no-wait] [--threads N] [--quiet] [FILE...]\n"
+    "                       [--no-wait] [--threads N] [--strict] [--quiet] [FILE...]\n"
     "       simdbloom dedup --redis HOST:PORT[,...] --name NAME [--expect N] [--fpp P]\n"
     "                       [--layout L] [--pass P] [--retry S] [...] [FILE...]\n"
     "\n"
@@ -49,7 +49,7 @@ static const char dedup_help_files[] =
     "                      first written, never before. --expect is then lines per window\n"
     "                      (default 10M); with --state the file keeps the window\n"
     "  --state FILTER      keep the seen lines in this filter file across runs: loaded if it\n"
-    "                      exists (then --expect/--fpp/--layout are the file's), created if not,\n"
+    "                      exists (a plan given must then be the file's), created if not,\n"
     "                      saved crash-safely at the end\n"
     "                      One run at a time: a second run on the same FILTER waits for the\n"
     "                      first (or with --no-wait fails, naming it); the lock is FILTER.lock\n"
@@ -107,7 +107,12 @@ static const char dedup_help_rest[] =
     "then\n"
     "cut the last write short; --state reruns write such lines again.)\n"
     "\n"
-    "Exit status: 0 done, 1 input/output or memory error, 2 usage error.\n"
+    "  --strict            exit 3 (after a complete run) when more distinct lines came than\n"
+    "                      the filter was planned for (the warning above), so that a pipeline\n"
+    "                      can tell; the warning is then printed even with -q\n"
+    "\n"
+    "Exit status: 0 done, 1 input/output or memory error, 2 usage error, 3 done but overfull\n"
+    "(--strict).\n"
     "Examples:\n"
     "  simdbloom dedup --expect 50M crawl-*.txt > new-urls.txt\n"
     "  simdbloom dedup --state visited.sbloom --checkpoint 60 < discovered.txt > to-fetch.txt\n"
@@ -268,20 +273,18 @@ static int dedup_batch(void *ctx, const line_batch *b)
     return EXIT_OK;
 }
 
-/* The summary (when `summary`: for a person) and the overload warning; after a success only. */
-static void print_summary(const sbloom_t *filter, const stream_state *s, const dedup_run *r,
-                          double seconds, int summary)
+/* The summary (when `summary`: for a person) and the overload warning; after a success only.
+ * 1 when it warned. */
+static int print_summary(const sbloom_t *filter, const stream_state *s, const dedup_run *r,
+                         double seconds, int summary)
 {
     char size[32], buffers[32];
     if (!summary) {
 #ifdef SIMDBLOOM_WITH_REDIS
-        if (r->fleet) {
-            fleet_summary(r->fleet, 0);
-            return;
-        }
+        if (r->fleet)
+            return fleet_summary(r->fleet, 0);
 #endif
-        warn_if_overloaded(filter, "lines", r->state ? r->state : r->shared, s->lines);
-        return;
+        return warn_if_overloaded(filter, "lines", r->state ? r->state : r->shared, s->lines);
     }
     uint64_t lines_out = r->lines_out;
     double dup = s->lines ? 100.0 * (double)(s->lines - lines_out) / (double)s->lines : 0.0;
@@ -289,10 +292,10 @@ static void print_summary(const sbloom_t *filter, const stream_state *s, const d
             (unsigned long long)s->lines, (unsigned long long)lines_out, dup);
 #ifdef SIMDBLOOM_WITH_REDIS
     if (r->fleet) {
-        fleet_summary(r->fleet, 1);
+        int overloaded = fleet_summary(r->fleet, 1);
         fprintf(stderr, "time: %.3f s, %.2f M lines/s\n", seconds,
                 seconds > 0 ? (double)s->lines / seconds / 1e6 : 0.0);
-        return;
+        return overloaded;
     }
 #endif
     sbloom_window w = sbloom_window_init();
@@ -322,7 +325,7 @@ static void print_summary(const sbloom_t *filter, const stream_state *s, const d
             human_bytes((uint64_t)s->buffer_bytes + OUT_BUFFER, buffers, sizeof buffers));
     fprintf(stderr, "time: %.3f s, %.2f M lines/s\n", seconds,
             seconds > 0 ? (double)s->lines / seconds / 1e6 : 0.0);
-    warn_if_overloaded(filter, "lines", r->state ? r->state : r->shared, s->lines);
+    return warn_if_overloaded(filter, "lines", r->state ? r->state : r->shared, s->lines);
 }
 
 /* A new filter: windowed with --forget-after, planned when --expect (or --layout) is given, else
@@ -339,6 +342,39 @@ static int create_for_dedup(const cli_options *o, sbloom_t **filter)
     return EXIT_OK;
 }
 
+/* An existing state given a plan (--expect, --fpp, --layout, --forget-after): the plan must be
+ * the file's, as with --redis; a state made from another plan is refused, naming both, rather
+ * than used with a rate the command line did not ask for. The same plan is said nothing. */
+static int check_state_plan(const cli_options *o, sbloom_t *filter)
+{
+    if (!(o->expect_given || o->fpp_given || o->layout || o->forget_after))
+        return EXIT_OK;
+    sbloom_t *wanted = NULL;
+    int rc = create_for_dedup(o, &wanted);
+    if (rc != EXIT_OK)
+        return rc;
+    int same = sbloom_get_layout(wanted) == sbloom_get_layout(filter) &&
+               sbloom_planned_items(wanted) == sbloom_planned_items(filter) &&
+               sbloom_planned_fpp(wanted) == sbloom_planned_fpp(filter) &&
+               (sbloom_get_layout(filter) == SBLOOM_LAYOUT_SCALABLE ||
+                sbloom_bytes(wanted) == sbloom_bytes(filter));
+    sbloom_window w_file = sbloom_window_init(), w_wanted = sbloom_window_init();
+    if (same && sbloom_get_window(filter, &w_file) == SBLOOM_OK &&
+        sbloom_get_window(wanted, &w_wanted) == SBLOOM_OK)
+        same = w_file.period == w_wanted.period && w_file.periods == w_wanted.periods;
+    if (!same)
+        fprintf(stderr,
+                "simdbloom: %s exists with layout %s for %llu items at rate %.3g; this run asks "
+                "for layout %s for %llu items at rate %.3g (leave out --expect, --fpp, --layout "
+                "and --forget-after to use the file as it is, or give another --state)\n",
+                o->state, sbloom_layout_name(sbloom_get_layout(filter)),
+                (unsigned long long)sbloom_planned_items(filter), sbloom_planned_fpp(filter),
+                sbloom_layout_name(sbloom_get_layout(wanted)),
+                (unsigned long long)sbloom_planned_items(wanted), sbloom_planned_fpp(wanted));
+    sbloom_free(wanted);
+    return same ? EXIT_OK : EXIT_RUNTIME;
+}
+
 /* The state filter if its file exists, else a new one. */
 static int open_state(const cli_options *o, sbloom_t **filter)
 {
@@ -349,12 +385,11 @@ static int open_state(const cli_options *o, sbloom_t **filter)
     int rc = load_filter(o->state, filter);
     if (rc != SBLOOM_OK)
         return filter_error("load", o->state, rc);
-    if (!o->quiet && (o->expect_given || o->fpp_given || o->layout || o->forget_after))
-        fprintf(stderr,
-                "simdbloom dedup: %s exists, so it keeps its own plan; --expect, --fpp, --layout "
-                "and --forget-after apply only when the state is created\n",
-                o->state);
-    return EXIT_OK;
+    if ((rc = check_state_plan(o, *filter)) != EXIT_OK) {
+        sbloom_free(*filter);
+        *filter = NULL;
+    }
+    return rc;
 }
 
 /* --shared: the live filter file, created from the plan by whichever process gets there first
@@ -493,7 +528,7 @@ int cmd_dedup(int argc, char **argv)
     int rc = parse_options("dedup", dedup_help(), argc, argv,
                            OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_STATE |
                                OPT_CHECKPOINT | OPT_NORMALIZE | OPT_THREADS | OPT_SHARED |
-                               OPT_NO_WAIT | OPT_REDIS | OPT_FORGET,
+                               OPT_NO_WAIT | OPT_REDIS | OPT_FORGET | OPT_STRICT,
                            &o);
     if (rc >= 0)
         return rc;
@@ -584,8 +619,11 @@ int cmd_dedup(int argc, char **argv)
         if (rc == EXIT_OK)
             rc = closed;
     }
-    if (!o.quiet && !run.failed && rc == EXIT_OK) /* a failure's one line is all it prints */
-        print_summary(run.filter, &s, &run, now_seconds() - started, o.summary);
+    int overfull = 0; /* --strict makes the overload warning an outcome: said even with -q */
+    if ((!o.quiet || o.strict) && !run.failed && rc == EXIT_OK) /* a failure: its line only */
+        overfull = print_summary(run.filter, &s, &run, now_seconds() - started, o.summary);
+    if (overfull && o.strict && rc == EXIT_OK)
+        rc = EXIT_OVERFULL;
     if (!o.quiet && run.owed_written)
         fprintf(stderr,
                 "simdbloom dedup: %llu of the lines were claimed by a worker that was killed "

@@ -12,17 +12,17 @@
 
 #include "cli.h"
 
-void warn_if_overloaded(const sbloom_t *filter, const char *what, const char *path,
-                        uint64_t keys_seen)
+int warn_if_overloaded(const sbloom_t *filter, const char *what, const char *path,
+                       uint64_t keys_seen)
 {
     uint64_t planned = sbloom_planned_items(filter);
     sbloom_stats est = sbloom_stats_init();
     if (!planned || sbloom_get_layout(filter) == SBLOOM_LAYOUT_SCALABLE ||
         sbloom_estimate(filter, &est) != SBLOOM_OK)
-        return;
+        return 0;
     /* 2% over: the sample's error stays well inside that at any fill worth warning about */
     if (!(est.estimated_items > 1.02 * (double)planned))
-        return;
+        return 0;
     double fpp = sbloom_planned_fpp(filter);
     if (isfinite(est.estimated_items))
         fprintf(stderr,
@@ -54,4 +54,5 @@ void warn_if_overloaded(const sbloom_t *filter, const char *what, const char *pa
                 "  Plan for more (--expect %llu), or leave --expect out: the filter then grows "
                 "as keys come.\n",
                 (unsigned long long)more);
+    return 1;
 }

@@ -11,9 +11,9 @@ static const char query_help[] =
     "usage: simdbloom query [--absent] [--normalize url] [--threads N] [--quiet] FILTER [FILE...]\n"
     "\n"
     "Prints each input line the filter may hold (with --absent: each line it certainly does not\n"
-    "hold), in input order. The filter file is mapped read-only and its checksum verified.\n"
-    "Keys listed in FILTER.allow (see 'simdbloom allow') count as\n"
-    "absent.\n"
+    "hold), in input order. The filter file is read into memory, not mapped (a file replaced\n"
+    "while the query runs cannot crash it), and its checksums verified. Keys listed in\n"
+    "FILTER.allow (see 'simdbloom allow') count as absent.\n"
     "Example: simdbloom query --absent seen.sbloom discovered.txt > to-fetch.txt\n";
 
 typedef struct query_run {

@@ -97,12 +97,12 @@ static void fleet_load(const sbloom_redis_plan *plan, const sbloom_redis_info *i
 }
 
 /* The local modes' overload warning, for the fleet filter. */
-static void warn_fleet_overloaded(const sbloom_redis_plan *plan, const sbloom_redis_info *info)
+static int warn_fleet_overloaded(const sbloom_redis_plan *plan, const sbloom_redis_info *info)
 {
     double items, fpp_now;
     fleet_load(plan, info, &items, &fpp_now);
     if (!plan->planned_items || !(items > 1.02 * (double)plan->planned_items))
-        return;
+        return 0;
     fprintf(stderr,
             "warning: about %.0f distinct lines in the fleet filter exceed the %llu planned; the "
             "false-positive rate is now about %.3g (planned %.3g): that share of new lines is "
@@ -110,6 +110,7 @@ static void warn_fleet_overloaded(const sbloom_redis_plan *plan, const sbloom_re
             "(--expect %llu under another --name)\n",
             items, (unsigned long long)plan->planned_items, fpp_now, plan->planned_fpp,
             (unsigned long long)(2.0 * fmin(items, 1e15)));
+    return 1;
 }
 
 /* The plan from --expect/--fpp/--layout, when any is given (else *given = 0). */
@@ -197,7 +198,7 @@ static void describe_plan(const sbloom_redis_plan *plan, const char *indent)
         printf("%splanned           (made by size, no plan)\n", indent);
 }
 
-void fleet_summary(fleet *f, int summary)
+int fleet_summary(fleet *f, int summary)
 {
     sbloom_redis_plan plan = sbloom_redis_plan_init();
     sbloom_redis_get_plan(f->filter, &plan);
@@ -206,7 +207,7 @@ void fleet_summary(fleet *f, int summary)
     if (sbloom_redis_get_info(f->filter, &info) != 0) {
         if (summary)
             fprintf(stderr, "fleet filter: %s\n", sbloom_redis_message(f->filter));
-        return;
+        return 0;
     }
     if (summary)
         fprintf(stderr,
@@ -215,7 +216,7 @@ void fleet_summary(fleet *f, int summary)
                 sbloom_layout_name(plan.layout), human_bytes(plan.bytes, size, sizeof size),
                 (unsigned long long)plan.shards, info.masters, (unsigned long long)info.items,
                 (unsigned long long)info.round_trips);
-    warn_fleet_overloaded(&plan, &info);
+    return warn_fleet_overloaded(&plan, &info);
 }
 
 void fleet_close(fleet *f)
