@@ -73,7 +73,8 @@ int sbloom_create_in_planned(sbloom_t **out, void *buf, size_t cap, uint64_t n, 
         return SBLOOM_E_NULL;
     *out = NULL;
     sbloom_plan plan = sbloom_plan_init();
-    int rc = layout ? sbloom_plan_for_layout(n, fpp, layout, &plan) : sbloom_plan_for(n, fpp, &plan);
+    int rc =
+        layout ? sbloom_plan_for_layout(n, fpp, layout, &plan) : sbloom_plan_for(n, fpp, &plan);
     if (rc != SBLOOM_OK)
         return rc;
     return create_in(out, buf, cap, plan.bytes, plan.layout, n, fpp);

@@ -94,11 +94,11 @@ static int add_and_save(const char *command, sbloom_t *filter, const char *path,
 int cmd_build(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("build", build_help, argc, argv,
-                           OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_OUTPUT |
-                               OPT_NORMALIZE | OPT_THREADS | OPT_COUNTING | OPT_NO_WAIT |
-                               OPT_STRICT,
-                           &o);
+    int rc =
+        parse_options("build", build_help, argc, argv,
+                      OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_OUTPUT | OPT_NORMALIZE |
+                          OPT_THREADS | OPT_COUNTING | OPT_NO_WAIT | OPT_STRICT,
+                      &o);
     if (rc >= 0)
         return rc;
     if (!o.output)

@@ -64,7 +64,7 @@ typedef struct cli_options {
     sbloom_layout layout; /* 0 = auto */
     int quiet, absent, fpp_given, expect_given, normalize, counting, clean, no_wait, repair;
     int verbose;            /* -v: the summary even when standard error is not a terminal */
-    int strict; /* --strict: exit 3 when more distinct keys came than planned */
+    int strict;             /* --strict: exit 3 when more distinct keys came than planned */
     int table;              /* plan --table */
     uint64_t seed;          /* gen-urls --seed (default 1) */
     double repeat;          /* gen-urls --repeat */
