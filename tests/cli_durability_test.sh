@@ -70,4 +70,17 @@ check "a failed checkpoint leaves no temporary file" bash -c "[ -z \"\$(ls '$tmp
 run >"$tmp/out2"
 check "after a failed checkpoint, run and rerun write every distinct line" \
   cmp -s <(sort -u "$tmp/out" "$tmp/out2") <(sort "$tmp/distinct")
+
+# 4. The state's folder made read-only before the second checkpoint (its temporary file cannot be
+#    created: EROFS at the 5th open, after the lock, the input, the first save's temporary file
+#    and the folder's fsync): exit 1 with one line, and a rerun loses nothing.
+rm -f "$tmp/state" "$tmp/out" "$tmp/out2"
+SIMDBLOOM_TRACE_FAIL=open:5:30 run >"$tmp/out" 2>"$tmp/err"
+status=$?
+check "a checkpoint in a read-only folder exits 1 (exit $status)" [ "$status" -eq 1 ]
+check "a checkpoint in a read-only folder says so in one line" \
+  bash -c "[ \$(grep -c '^simdbloom: ' '$tmp/err') -eq 1 ] && grep -q 'Read-only file system' '$tmp/err'"
+run >"$tmp/out2"
+check "after a read-only checkpoint, run and rerun write every distinct line" \
+  cmp -s <(sort -u "$tmp/out" "$tmp/out2") <(sort "$tmp/distinct")
 finish

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "cli.h"
 
 static const char build_help[] =
@@ -121,7 +123,10 @@ int cmd_build(int argc, char **argv)
         sbloom_free(filter);
         return rc;
     }
+    int existed = access(o.output, F_OK) == 0;
     rc = add_and_save("build", filter, o.output, &o, o.nargs, o.args);
+    if (existed && o.summary && (rc == EXIT_OK || rc == EXIT_OVERFULL))
+        fprintf(stderr, "simdbloom build: %s replaced the filter that was there\n", o.output);
     sbloom_free(filter);
     filter_unlock(lock);
     return rc;
