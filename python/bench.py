@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""Figures for the Python module (a benchmark, not a test): the per-key time and memory of
+test-and-add from Python, against a Python set of the fingerprints (what Scrapy's default
+duplicate filter keeps) and Debian's python3-flor Bloom filter, on the same keys.
+
+    python/bench.py [N ...]      (default 1000000; run it where simdbloom is installed)
+
+Keys are 20-byte SHA-1 digests, as Scrapy's request fingerprints are. Each figure is the best of
+three runs; memory is what each structure holds (the set: its table and its bytes objects; the
+filters: their bits).
+"""
+import hashlib
+import sys
+import time
+
+import simdbloom
+
+try:
+    import flor
+except ImportError:  # Debian: apt-get install python3-flor
+    flor = None
+
+FPP = 1e-6
+
+
+def best(fn, runs=3):
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main():
+    sizes = [int(a) for a in sys.argv[1:]] or [1_000_000]
+    print(f"simdbloom {simdbloom.__version__}, isa {simdbloom.isa}, rate {FPP:g}")
+    print(f"{'keys':>10} {'structure':<34} {'ns/key':>8} {'bytes/key':>10}")
+    for n in sizes:
+        keys = [hashlib.sha1(i.to_bytes(8, "little")).digest() for i in range(n)]
+
+        def batch():
+            simdbloom.Filter(n, FPP).add_if_new_many(keys)
+
+        def one_by_one():
+            f = simdbloom.Filter(n, FPP)
+            add = f.add
+            for k in keys:
+                add(k)
+
+        def python_set():
+            s = set()
+            for k in keys:
+                if k not in s:
+                    s.add(k)
+
+        f = simdbloom.Filter(n, FPP)
+        rows = [("simdbloom add_if_new_many (a list)", best(batch), f.bytes),
+                ("simdbloom add, one key a call", best(one_by_one), f.bytes)]
+        s = set(keys)
+        set_bytes = sys.getsizeof(s) + sum(sys.getsizeof(k) for k in keys)
+        rows.append(("Python set of fingerprints", best(python_set), set_bytes))
+        if flor:
+            def flor_filter():
+                b = flor.BloomFilter(n, FPP)
+                for k in keys:
+                    if k not in b:
+                        b.add(k)
+            b = flor.BloomFilter(n, FPP)
+            rows.append(("python3-flor BloomFilter", best(flor_filter), b.m / 8))
+        for name, seconds, memory in rows:
+            print(f"{n:>10} {name:<34} {seconds / n * 1e9:>8.1f} {memory / n:>10.2f}")
+
+
+if __name__ == "__main__":
+    main()

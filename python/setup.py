@@ -1,0 +1,47 @@
+"""Builds the simdbloom extension: `pip install --no-build-isolation ./python` (offline).
+
+The extension links libsimdbloom statically. The library is built here with the project's CMake
+(from the checkout this folder sits in), unless SIMDBLOOM_STATIC_LIB names a libsimdbloom.a
+already built (the tests pass the build tree's).
+"""
+import os
+import subprocess
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.environ.get("SIMDBLOOM_SOURCE_DIR") or os.path.dirname(HERE)  # the checkout
+
+
+class BuildWithLibrary(build_ext):
+    def run(self):
+        lib = os.environ.get("SIMDBLOOM_STATIC_LIB")
+        if not lib:
+            build = os.path.join(self.build_temp, "libsimdbloom")
+            subprocess.check_call([
+                "cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+                "-DSIMDBLOOM_BUILD_TESTS=OFF", "-DSIMDBLOOM_BUILD_PROGRAMS=OFF",
+                "-DSIMDBLOOM_BUILD_EXPERIMENTS=OFF", "-DSIMDBLOOM_BUILD_SHARED=OFF",
+                "-DSIMDBLOOM_BUILD_STATIC=ON", "-DSIMDBLOOM_BUILD_REDIS=OFF",
+                "-DSIMDBLOOM_INSTALL=OFF"])
+            subprocess.check_call(["cmake", "--build", build, "--target", "simdbloom_static",
+                                   "--parallel"])
+            lib = os.path.join(build, "libsimdbloom.a")
+        for ext in self.extensions:
+            ext.extra_objects = [lib]
+        super().run()
+
+
+setup(
+    name="simdbloom",
+    version="1.0.0",
+    description="Blocked Bloom filters with SIMD kernels, and a Scrapy duplicate filter",
+    packages=["simdbloom"],
+    package_data={"simdbloom": ["_simdbloom.pyi", "py.typed"]},
+    ext_modules=[Extension(
+        "simdbloom._simdbloom", sources=["simdbloom/_simdbloom.c"],
+        include_dirs=[os.path.join(ROOT, "include")], libraries=["m", "pthread"],
+        extra_compile_args=["-std=c11", "-Wall", "-Wextra"])],
+    cmdclass={"build_ext": BuildWithLibrary},
+)

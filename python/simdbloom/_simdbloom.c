@@ -1,0 +1,734 @@
+/*
+ * simdbloom for Python: the Filter type over the public C API (simdbloom.h).
+ *
+ * Keys are str (their UTF-8 bytes) or bytes. Batch calls take a list (or any sequence) of keys,
+ * or any buffer of 64-bit unsigned integers (a numpy uint64 array without a copy), and return
+ * bytes with one answer (0 or 1) per key: numpy.frombuffer(answers, dtype=bool) views them.
+ *
+ * Threads: batch calls release the GIL where that is safe: lookups on a fixed-size filter, and
+ * every call on a filter in concurrent mode (set_concurrent(True)), whose adds and lookups may then
+ * run from any number of threads at once with the library's promises (each key new exactly
+ * once). A filter that grows (scalable, windowed) or is not concurrent keeps the GIL for adds, so
+ * threads take turns. Errors are exceptions with the library's message: MemoryError, OSError
+ * (files, with errno), ValueError (arguments, damaged files), TypeError (key types).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "simdbloom.h"
+
+typedef struct {
+    PyObject_HEAD sbloom_t *filter;
+} FilterObject;
+
+static PyTypeObject FilterType;
+
+/* ---- Errors --------------------------------------------------------------------------------- */
+
+/* Raises the exception that fits a library code; path (may be NULL) names the file. */
+static PyObject *raise_code(int code, const char *path)
+{
+    const char *message = sbloom_strerror(code);
+    switch (code) {
+    case SBLOOM_E_NOMEM: return PyErr_NoMemory();
+    case SBLOOM_E_IO:
+    case SBLOOM_E_NOT_REGULAR: {
+        int saved = code == SBLOOM_E_IO && errno ? errno : EINVAL;
+        PyObject *args = path ? Py_BuildValue("(iss)", saved, message, path)
+                              : Py_BuildValue("(is)", saved, message);
+        if (args) {
+            PyErr_SetObject(PyExc_OSError, args);
+            Py_DECREF(args);
+        }
+        return NULL;
+    }
+    default:
+        if (path)
+            PyErr_Format(PyExc_ValueError, "%s: %s", path, message);
+        else
+            PyErr_SetString(PyExc_ValueError, message);
+        return NULL;
+    }
+}
+
+/* ---- Keys ----------------------------------------------------------------------------------- */
+
+/* The bytes of one key: str as UTF-8 (cached by Python, no copy), or bytes. */
+static int key_bytes(PyObject *key, const char **data, Py_ssize_t *len)
+{
+    if (PyUnicode_Check(key)) {
+        *data = PyUnicode_AsUTF8AndSize(key, len);
+        return *data ? 0 : -1;
+    }
+    if (PyBytes_Check(key)) {
+        *data = PyBytes_AS_STRING(key);
+        *len = PyBytes_GET_SIZE(key);
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "a key is str or bytes, not %.80s", Py_TYPE(key)->tp_name);
+    return -1;
+}
+
+/* A batch of keys: a sequence of str/bytes (held in a tuple, so that no other thread can free
+ * them while the GIL is released), or a buffer of uint64. */
+typedef struct {
+    PyObject *tuple; /* the keys, when a sequence */
+    const void **ptrs;
+    size_t *lens;
+    Py_buffer view; /* the integers, when a buffer */
+    int is_u64;
+    size_t n;
+} batch;
+
+static void batch_release(batch *b)
+{
+    PyMem_Free(b->ptrs);
+    PyMem_Free(b->lens);
+    Py_XDECREF(b->tuple);
+    if (b->is_u64)
+        PyBuffer_Release(&b->view);
+}
+
+/* 1 when a buffer's items are 64-bit unsigned integers in this host's order. */
+static int u64_format(const Py_buffer *v)
+{
+    const char *f = v->format ? v->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@')
+        f++;
+    return v->itemsize == 8 && (strcmp(f, "Q") == 0 || strcmp(f, "L") == 0);
+}
+
+static int batch_open(PyObject *keys, batch *b)
+{
+    memset(b, 0, sizeof *b);
+    if (PyObject_CheckBuffer(keys) && !PyBytes_Check(keys) && !PyUnicode_Check(keys)) {
+        if (PyObject_GetBuffer(keys, &b->view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+            return -1;
+        b->is_u64 = 1;
+        if (!u64_format(&b->view)) {
+            PyErr_SetString(PyExc_TypeError,
+                            "a buffer of keys must hold 64-bit unsigned integers (numpy uint64)");
+            batch_release(b);
+            return -1;
+        }
+        b->n = (size_t)(b->view.len / 8);
+        return 0;
+    }
+    if (PyUnicode_Check(keys) || PyBytes_Check(keys)) {
+        PyErr_SetString(PyExc_TypeError, "give a list of keys (a single key: add, in)");
+        return -1;
+    }
+    b->tuple = PySequence_Tuple(keys);
+    if (!b->tuple)
+        return -1;
+    b->n = (size_t)PyTuple_GET_SIZE(b->tuple);
+    b->ptrs = PyMem_Malloc((b->n ? b->n : 1) * sizeof *b->ptrs);
+    b->lens = PyMem_Malloc((b->n ? b->n : 1) * sizeof *b->lens);
+    if (!b->ptrs || !b->lens) {
+        batch_release(b);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        const char *data;
+        Py_ssize_t len;
+        if (key_bytes(PyTuple_GET_ITEM(b->tuple, (Py_ssize_t)i), &data, &len) < 0) {
+            batch_release(b);
+            return -1;
+        }
+        b->ptrs[i] = data;
+        b->lens[i] = (size_t)len;
+    }
+    return 0;
+}
+
+/* ---- The type ------------------------------------------------------------------------------- */
+
+static FilterObject *wrap(sbloom_t *f)
+{
+    FilterObject *self = PyObject_New(FilterObject, &FilterType);
+    if (!self) {
+        sbloom_free(f);
+        return NULL;
+    }
+    self->filter = f;
+    return self;
+}
+
+static void Filter_dealloc(FilterObject *self)
+{
+    sbloom_free(self->filter);
+    PyObject_Free(self);
+}
+
+static int layout_of(PyObject *name, sbloom_layout *out)
+{
+    *out = (sbloom_layout)0;
+    if (!name || name == Py_None)
+        return 0;
+    const char *text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    int layout = text ? sbloom_layout_from_name(text) : -1;
+    if (layout <= 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "layout is parquet, block512-k8, block512-k16, counting512 or scalable, not "
+                     "%R",
+                     name);
+        return -1;
+    }
+    *out = (sbloom_layout)layout;
+    return 0;
+}
+
+static PyObject *Filter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"expected", "fpp", "layout", NULL};
+    PyObject *expected = Py_None, *layout_name = Py_None;
+    double fpp = 1e-6;
+    (void)type;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OdO:Filter", names, &expected, &fpp,
+                                     &layout_name))
+        return NULL;
+    sbloom_layout layout;
+    if (layout_of(layout_name, &layout) < 0)
+        return NULL;
+    sbloom_t *f = NULL;
+    int rc;
+    if (expected == Py_None) { /* no count: a filter that grows, keeping the rate */
+        if (layout && layout != SBLOOM_LAYOUT_SCALABLE) {
+            PyErr_SetString(PyExc_ValueError,
+                            "a fixed layout needs expected (the keys to plan for)");
+            return NULL;
+        }
+        rc = sbloom_create_scalable(&f, 1000000, fpp);
+    } else {
+        unsigned long long n = PyLong_AsUnsignedLongLong(expected);
+        if (n == (unsigned long long)-1 && PyErr_Occurred())
+            return NULL;
+        rc = layout ? sbloom_create_for_layout(&f, n, fpp, layout) : sbloom_create(&f, n, fpp);
+    }
+    if (rc != SBLOOM_OK)
+        return raise_code(rc, NULL);
+    return (PyObject *)wrap(f);
+}
+
+static PyObject *Filter_windowed(PyObject *cls, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"expected", "fpp", "periods", "period", "now", NULL};
+    unsigned long long n, period, now = 0;
+    unsigned periods = 4;
+    double fpp = 1e-6;
+    (void)cls;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KdIK|K:windowed", names, &n, &fpp, &periods,
+                                     &period, &now))
+        return NULL;
+    sbloom_t *f = NULL;
+    int rc = sbloom_create_windowed(&f, n, fpp, periods, period, now);
+    if (rc != SBLOOM_OK)
+        return raise_code(rc, NULL);
+    return (PyObject *)wrap(f);
+}
+
+static PyObject *Filter_load(PyObject *cls, PyObject *arg)
+{
+    PyObject *bytes_path = NULL;
+    (void)cls;
+    if (!PyUnicode_FSConverter(arg, &bytes_path))
+        return NULL;
+    const char *path = PyBytes_AS_STRING(bytes_path);
+    sbloom_t *f = NULL;
+    int rc;
+    PyThreadState *released = PyEval_SaveThread();
+    rc = sbloom_load(&f, path);
+    PyEval_RestoreThread(released);
+    if (rc != SBLOOM_OK) {
+        raise_code(rc, path);
+        Py_DECREF(bytes_path);
+        return NULL;
+    }
+    Py_DECREF(bytes_path);
+    return (PyObject *)wrap(f);
+}
+
+static PyObject *Filter_map(PyObject *cls, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"path", "write", "concurrent", NULL};
+    PyObject *bytes_path = NULL;
+    int write = 0, concurrent = 0;
+    (void)cls;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|pp:map", names, PyUnicode_FSConverter,
+                                     &bytes_path, &write, &concurrent))
+        return NULL;
+    const char *path = PyBytes_AS_STRING(bytes_path);
+    unsigned flags = (write ? SBLOOM_OPEN_WRITE : 0) | (concurrent ? SBLOOM_OPEN_CONCURRENT : 0);
+    sbloom_t *f = NULL;
+    int rc = sbloom_map(&f, path, flags);
+    if (rc != SBLOOM_OK) {
+        raise_code(rc, path);
+        Py_DECREF(bytes_path);
+        return NULL;
+    }
+    Py_DECREF(bytes_path);
+    return (PyObject *)wrap(f);
+}
+
+static PyObject *Filter_save(FilterObject *self, PyObject *arg)
+{
+    PyObject *bytes_path = NULL;
+    if (!PyUnicode_FSConverter(arg, &bytes_path))
+        return NULL;
+    const char *path = PyBytes_AS_STRING(bytes_path);
+    /* with the GIL held: no thread of this process adds while the filter is written out */
+    int rc = sbloom_save(self->filter, path);
+    PyObject *result = rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, path);
+    Py_DECREF(bytes_path);
+    return result;
+}
+
+static PyObject *Filter_sync(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    int rc = sbloom_sync(self->filter);
+    return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
+}
+
+/* ---- One key -------------------------------------------------------------------------------- */
+
+static PyObject *Filter_add(FilterObject *self, PyObject *key)
+{
+    const char *data;
+    Py_ssize_t len;
+    if (key_bytes(key, &data, &len) < 0)
+        return NULL;
+    int rc = sbloom_add(self->filter, data, (size_t)len);
+    return rc < 0 ? raise_code(rc, NULL) : PyBool_FromLong(rc);
+}
+
+static int Filter_contains(FilterObject *self, PyObject *key)
+{
+    const char *data;
+    Py_ssize_t len;
+    if (key_bytes(key, &data, &len) < 0)
+        return -1;
+    int rc = sbloom_contains(self->filter, data, (size_t)len);
+    if (rc < 0) {
+        raise_code(rc, NULL);
+        return -1;
+    }
+    return rc;
+}
+
+static PyObject *Filter_remove(FilterObject *self, PyObject *key)
+{
+    const char *data;
+    Py_ssize_t len;
+    if (key_bytes(key, &data, &len) < 0)
+        return NULL;
+    int rc = sbloom_remove(self->filter, data, (size_t)len);
+    if (rc == SBLOOM_E_ABSENT) {
+        PyErr_SetString(PyExc_KeyError, "the key was never added (a counter of it is zero)");
+        return NULL;
+    }
+    return rc < 0 ? raise_code(rc, NULL) : Py_NewRef(Py_None);
+}
+
+/* ---- Batches -------------------------------------------------------------------------------- */
+
+enum { OP_ADD, OP_CONTAINS, OP_ADD_IF_NEW, OP_REMOVE };
+
+/* May this call run without the GIL? Lookups on a filter of fixed size, or anything on a filter
+ * in concurrent mode. */
+static int free_threaded(const sbloom_t *f, int op)
+{
+    sbloom_layout layout = sbloom_get_layout(f);
+    if (layout == SBLOOM_LAYOUT_SCALABLE || layout == SBLOOM_LAYOUT_WINDOWED)
+        return 0;
+    return op == OP_CONTAINS || sbloom_is_concurrent(f);
+}
+
+static int64_t run_batch(sbloom_t *f, int op, const batch *b, uint8_t *out)
+{
+    if (b->is_u64) {
+        const uint64_t *v = b->view.buf;
+        switch (op) {
+        case OP_ADD: return sbloom_add_u64s(f, v, b->n);
+        case OP_CONTAINS: return sbloom_contains_u64s(f, v, b->n, out);
+        case OP_ADD_IF_NEW: return sbloom_add_if_new_u64s(f, v, b->n, out);
+        default: {
+            int64_t removed = 0;
+            for (size_t i = 0; i < b->n; i++) {
+                int rc = sbloom_remove_u64(f, v[i]);
+                if (out)
+                    out[i] = rc == SBLOOM_OK;
+                if (rc != SBLOOM_OK && rc != SBLOOM_E_ABSENT)
+                    return rc;
+                removed += rc == SBLOOM_OK;
+            }
+            return removed;
+        }
+        }
+    }
+    const void *const *k = (const void *const *)b->ptrs;
+    switch (op) {
+    case OP_ADD: return sbloom_add_keys(f, k, b->lens, b->n);
+    case OP_CONTAINS: return sbloom_contains_keys(f, k, b->lens, b->n, out);
+    case OP_ADD_IF_NEW: return sbloom_add_if_new_keys(f, k, b->lens, b->n, out);
+    default: return sbloom_remove_keys(f, k, b->lens, b->n, out);
+    }
+}
+
+/* A batch call: the count (add), or bytes of answers (the others). */
+static PyObject *batch_call(FilterObject *self, PyObject *keys, int op)
+{
+    batch b;
+    if (batch_open(keys, &b) < 0)
+        return NULL;
+    PyObject *answers = NULL;
+    uint8_t *out = NULL;
+    if (op != OP_ADD) {
+        answers = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)b.n);
+        if (!answers) {
+            batch_release(&b);
+            return NULL;
+        }
+        out = (uint8_t *)PyBytes_AS_STRING(answers);
+    }
+    int64_t rc;
+    if (free_threaded(self->filter, op)) {
+        PyThreadState *released = PyEval_SaveThread();
+        rc = run_batch(self->filter, op, &b, out);
+        PyEval_RestoreThread(released);
+    } else {
+        rc = run_batch(self->filter, op, &b, out);
+    }
+    batch_release(&b);
+    if (rc < 0) {
+        Py_XDECREF(answers);
+        return raise_code((int)rc, NULL);
+    }
+    return op == OP_ADD ? PyLong_FromLongLong(rc) : answers;
+}
+
+static PyObject *Filter_add_many(FilterObject *self, PyObject *keys)
+{
+    return batch_call(self, keys, OP_ADD);
+}
+
+static PyObject *Filter_contains_many(FilterObject *self, PyObject *keys)
+{
+    return batch_call(self, keys, OP_CONTAINS);
+}
+
+static PyObject *Filter_add_if_new_many(FilterObject *self, PyObject *keys)
+{
+    return batch_call(self, keys, OP_ADD_IF_NEW);
+}
+
+static PyObject *Filter_remove_many(FilterObject *self, PyObject *keys)
+{
+    return batch_call(self, keys, OP_REMOVE);
+}
+
+/* ---- The rest ------------------------------------------------------------------------------- */
+
+static Py_ssize_t Filter_len(FilterObject *self)
+{
+    return (Py_ssize_t)sbloom_items(self->filter);
+}
+
+static PyObject *stats_dict(const sbloom_stats *st, const sbloom_t *f)
+{
+    return Py_BuildValue("{s:d,s:d,s:d,s:K,s:K}", "fill", st->fill, "fpp_now", st->estimated_fpp,
+                         "estimated_items", st->estimated_items, "items",
+                         (unsigned long long)sbloom_items(f), "bytes",
+                         (unsigned long long)sbloom_bytes(f));
+}
+
+static PyObject *Filter_stats(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    sbloom_stats st = sbloom_stats_init();
+    int rc;
+    if (free_threaded(self->filter, OP_CONTAINS)) { /* a read of a filter that cannot grow */
+        PyThreadState *released = PyEval_SaveThread();
+        rc = sbloom_get_stats(self->filter, &st);
+        PyEval_RestoreThread(released);
+    } else {
+        rc = sbloom_get_stats(self->filter, &st);
+    }
+    return rc == SBLOOM_OK ? stats_dict(&st, self->filter) : raise_code(rc, NULL);
+}
+
+static PyObject *Filter_estimate(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    sbloom_stats st = sbloom_stats_init();
+    int rc = sbloom_estimate(self->filter, &st);
+    return rc == SBLOOM_OK ? stats_dict(&st, self->filter) : raise_code(rc, NULL);
+}
+
+static PyObject *Filter_copy(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    sbloom_t *f = NULL;
+    int rc = sbloom_clone(&f, self->filter);
+    return rc == SBLOOM_OK ? (PyObject *)wrap(f) : raise_code(rc, NULL);
+}
+
+static PyObject *Filter_clear(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    int rc = sbloom_clear(self->filter);
+    return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
+}
+
+static PyObject *Filter_union(FilterObject *self, PyObject *other)
+{
+    if (!PyObject_TypeCheck(other, &FilterType)) {
+        PyErr_SetString(PyExc_TypeError, "union takes another simdbloom.Filter");
+        return NULL;
+    }
+    int rc = sbloom_union(self->filter, ((FilterObject *)other)->filter);
+    return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
+}
+
+static PyObject *Filter_ior(PyObject *self, PyObject *other)
+{
+    if (!PyObject_TypeCheck(self, &FilterType) || !PyObject_TypeCheck(other, &FilterType))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *r = Filter_union((FilterObject *)self, other);
+    if (!r)
+        return NULL;
+    Py_DECREF(r);
+    return Py_NewRef(self);
+}
+
+static PyObject *Filter_or(PyObject *a, PyObject *b)
+{
+    if (!PyObject_TypeCheck(a, &FilterType) || !PyObject_TypeCheck(b, &FilterType))
+        Py_RETURN_NOTIMPLEMENTED;
+    FilterObject *copy = (FilterObject *)Filter_copy((FilterObject *)a, NULL);
+    if (!copy)
+        return NULL;
+    PyObject *r = Filter_ior((PyObject *)copy, b);
+    Py_DECREF(copy);
+    return r;
+}
+
+static PyObject *Filter_set_concurrent(FilterObject *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    int rc = sbloom_set_concurrent(self->filter, on);
+    return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
+}
+
+static PyObject *Filter_set_threads(FilterObject *self, PyObject *arg)
+{
+    unsigned long threads = PyLong_AsUnsignedLong(arg);
+    if (threads == (unsigned long)-1 && PyErr_Occurred())
+        return NULL;
+    int rc = sbloom_set_threads(self->filter, (unsigned)threads);
+    return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
+}
+
+static PyObject *Filter_advance(FilterObject *self, PyObject *arg)
+{
+    unsigned long long now = PyLong_AsUnsignedLongLong(arg);
+    if (now == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    int rc = sbloom_advance(self->filter, now);
+    return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
+}
+
+static PyObject *Filter_window(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    sbloom_window w = sbloom_window_init();
+    int rc = sbloom_get_window(self->filter, &w);
+    if (rc != SBLOOM_OK)
+        return raise_code(rc, NULL);
+    PyObject *gens = PyList_New(0);
+    for (uint32_t i = 0; gens && i < w.generations; i++) {
+        PyObject *start = w.generation_start[i] == UINT64_MAX
+                              ? Py_NewRef(Py_None)
+                              : PyLong_FromUnsignedLongLong(w.generation_start[i]);
+        PyObject *g = start ? Py_BuildValue("{s:N,s:K}", "start", start, "items",
+                                            (unsigned long long)w.generation_items[i])
+                            : NULL;
+        if (!g || PyList_Append(gens, g) < 0) {
+            Py_XDECREF(g);
+            Py_CLEAR(gens);
+            break;
+        }
+        Py_DECREF(g);
+    }
+    if (!gens)
+        return NULL;
+    return Py_BuildValue("{s:I,s:K,s:K,s:N}", "periods", w.periods, "period",
+                         (unsigned long long)w.period, "now", (unsigned long long)w.now,
+                         "generations", gens);
+}
+
+static PyObject *get_layout(FilterObject *self, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(sbloom_layout_name(sbloom_get_layout(self->filter)));
+}
+
+static PyObject *get_items(FilterObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(sbloom_items(self->filter));
+}
+
+static PyObject *get_bytes(FilterObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(sbloom_bytes(self->filter));
+}
+
+static PyObject *get_planned_items(FilterObject *self, void *closure)
+{
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(sbloom_planned_items(self->filter));
+}
+
+static PyObject *get_planned_fpp(FilterObject *self, void *closure)
+{
+    (void)closure;
+    return PyFloat_FromDouble(sbloom_planned_fpp(self->filter));
+}
+
+static PyObject *get_concurrent(FilterObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(sbloom_is_concurrent(self->filter));
+}
+
+static PyObject *get_isa(FilterObject *self, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(sbloom_filter_isa(self->filter));
+}
+
+static PyObject *Filter_repr(FilterObject *self)
+{
+    return PyUnicode_FromFormat("<simdbloom.Filter %s, %llu bytes, %llu items>",
+                                sbloom_layout_name(sbloom_get_layout(self->filter)),
+                                (unsigned long long)sbloom_bytes(self->filter),
+                                (unsigned long long)sbloom_items(self->filter));
+}
+
+static PyMethodDef Filter_methods[] = {
+    {"load", (PyCFunction)Filter_load, METH_O | METH_CLASS,
+     "Filter.load(path): a filter read from a file (every checksum verified)."},
+    {"map", (PyCFunction)(void (*)(void))Filter_map, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "Filter.map(path, write=False, concurrent=False): the file mapped, zero copy. write=True adds "
+     "to the file itself; concurrent=True with it lets several processes add at once."},
+    {"windowed", (PyCFunction)(void (*)(void))Filter_windowed,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "Filter.windowed(expected, fpp, periods, period, now=0): 'seen in the last periods x period "
+     "time units?'; expected keys per window. Move its clock with advance(now)."},
+    {"save", (PyCFunction)Filter_save, METH_O, "save(path): write the filter crash-safely."},
+    {"sync", (PyCFunction)Filter_sync, METH_NOARGS,
+     "sync(): write a writable mapping's header back (the file is then valid)."},
+    {"add", (PyCFunction)Filter_add, METH_O,
+     "add(key) -> bool: adds a str or bytes key; True if it was new."},
+    {"add_if_new", (PyCFunction)Filter_add, METH_O,
+     "add_if_new(key) -> bool: the same as add: True if the key was new (and is now added)."},
+    {"remove", (PyCFunction)Filter_remove, METH_O,
+     "remove(key): takes a key out of a counting filter; KeyError if it was never added."},
+    {"add_many", (PyCFunction)Filter_add_many, METH_O,
+     "add_many(keys) -> int: adds a list of str/bytes, or a uint64 buffer; returns how many were "
+     "new."},
+    {"contains_many", (PyCFunction)Filter_contains_many, METH_O,
+     "contains_many(keys) -> bytes: one byte per key, 1 if it may be present."},
+    {"add_if_new_many", (PyCFunction)Filter_add_if_new_many, METH_O,
+     "add_if_new_many(keys) -> bytes: one byte per key, 1 if it was new (a key repeated in the "
+     "batch is new at its first occurrence only)."},
+    {"remove_many", (PyCFunction)Filter_remove_many, METH_O,
+     "remove_many(keys) -> bytes: counting filters: 1 for each key removed, 0 for each never "
+     "added."},
+    {"stats", (PyCFunction)Filter_stats, METH_NOARGS,
+     "stats() -> dict: fill, fpp_now, estimated_items, items, bytes (scans the whole filter)."},
+    {"estimate", (PyCFunction)Filter_estimate, METH_NOARGS,
+     "estimate() -> dict: the same from a sample of at most 4,096 blocks (microseconds)."},
+    {"copy", (PyCFunction)Filter_copy, METH_NOARGS, "copy() -> Filter: an independent copy."},
+    {"clear", (PyCFunction)Filter_clear, METH_NOARGS, "clear(): empties the filter."},
+    {"union", (PyCFunction)Filter_union, METH_O,
+     "union(other): adds every key of another filter of the same layout and size (also |=)."},
+    {"set_concurrent", (PyCFunction)Filter_set_concurrent, METH_O,
+     "set_concurrent(on): concurrent mode: adds and lookups from many threads at once, batch calls "
+     "without the GIL."},
+    {"set_threads", (PyCFunction)Filter_set_threads, METH_O,
+     "set_threads(n): threads one large batch call uses (0: every core)."},
+    {"advance", (PyCFunction)Filter_advance, METH_O,
+     "advance(now): a windowed filter's clock moves to now (it forgets what fell out)."},
+    {"window", (PyCFunction)Filter_window, METH_NOARGS,
+     "window() -> dict: a windowed filter's periods, period, now and generations."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Filter_getset[] = {
+    {"layout", (getter)get_layout, NULL, "the layout's name", NULL},
+    {"items", (getter)get_items, NULL, "keys added (reported new)", NULL},
+    {"bytes", (getter)get_bytes, NULL, "the filter's size in bytes", NULL},
+    {"planned_items", (getter)get_planned_items, NULL, "the keys it was planned for", NULL},
+    {"planned_fpp", (getter)get_planned_fpp, NULL, "the false-positive rate planned", NULL},
+    {"concurrent", (getter)get_concurrent, NULL, "True in concurrent mode", NULL},
+    {"isa", (getter)get_isa, NULL, "the instruction set its kernels use", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods Filter_as_sequence = {
+    .sq_length = (lenfunc)Filter_len,
+    .sq_contains = (objobjproc)Filter_contains,
+};
+
+static PyNumberMethods Filter_as_number = {
+    .nb_or = Filter_or,
+    .nb_inplace_or = Filter_ior,
+};
+
+static PyTypeObject FilterType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "simdbloom.Filter",
+    .tp_doc = "Filter(expected=None, fpp=1e-6, layout=None): a blocked Bloom filter. Without "
+              "expected it grows as keys come (a scalable filter) and keeps the rate.",
+    .tp_basicsize = sizeof(FilterObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = Filter_new,
+    .tp_dealloc = (destructor)Filter_dealloc,
+    .tp_repr = (reprfunc)Filter_repr,
+    .tp_methods = Filter_methods,
+    .tp_getset = Filter_getset,
+    .tp_as_sequence = &Filter_as_sequence,
+    .tp_as_number = &Filter_as_number,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "simdbloom._simdbloom",
+    .m_doc = "Blocked Bloom filters with SIMD kernels (libsimdbloom).",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__simdbloom(void)
+{
+    if (PyType_Ready(&FilterType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Filter", (PyObject *)&FilterType) < 0 ||
+        PyModule_AddStringConstant(m, "__version__", sbloom_version_string()) < 0 ||
+        PyModule_AddStringConstant(m, "isa", sbloom_isa()) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,113 @@
+"""A Scrapy duplicate filter over simdbloom.
+
+    # settings.py
+    DUPEFILTER_CLASS = "simdbloom.scrapy.DupeFilter"
+    SIMDBLOOM_EXPECTED = 10_000_000     # distinct requests to plan for (default: grow as they come)
+    SIMDBLOOM_FPP = 1e-6                 # the chance a new request is taken for a seen one
+
+Requests are keyed by Scrapy's own fingerprint (crawler.request_fingerprinter), as the default
+RFPDupeFilter keys them. Where the table lives:
+
+- in the process (default): a filter that grows with the crawl (or planned for
+  SIMDBLOOM_EXPECTED), about 3.6 bytes a request at 1e-6 instead of a Python set's 100+;
+- under JOBDIR (Scrapy's pause and resume): the file JOBDIR/requests.sbloom, mapped and written
+  in place, so a crawl killed at any moment resumes without fetching again a page it had
+  requested (the file's bits are in the page cache the moment a request is seen; its header is
+  brought up to date when the spider closes, and a file left by a killed crawl is still read);
+- SIMDBLOOM_SHARED_PATH: one file several Scrapy processes on the host share (mapped, concurrent
+  mode): each request is let through by exactly one of them;
+- SIMDBLOOM_FORGET_AFTER (seconds): a request seen more than that long ago is let through again
+  (a recrawl window; the table forgets, in the process only).
+
+The crawl's stats gain simdbloom/filtered (requests dropped), and at the end simdbloom/fill and
+simdbloom/fpp_now (the false-positive rate the table has reached).
+"""
+import logging
+import os
+import time
+
+from scrapy.dupefilters import BaseDupeFilter
+from scrapy.utils.job import job_dir
+from scrapy.utils.request import referer_str
+
+from ._simdbloom import Filter
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAPPED_EXPECTED = 10_000_000  # a file must have a size: planned when none is given
+
+
+def _mapped(path, expected, fpp, concurrent):
+    """The filter file at path, mapped for writing; made first (crash-safely) if absent."""
+    if not os.path.exists(path):
+        made = Filter(expected or DEFAULT_MAPPED_EXPECTED, fpp)
+        made.save(path)  # written to a temporary file and renamed: never half a file
+    return Filter.map(path, write=True, concurrent=concurrent)
+
+
+class DupeFilter(BaseDupeFilter):
+    """Drop-in replacement for scrapy.dupefilters.RFPDupeFilter, backed by simdbloom."""
+
+    def __init__(self, path=None, debug=False, *, fingerprinter=None, expected=None, fpp=1e-6,
+                 shared_path=None, forget_after=None, stats=None):
+        from scrapy.utils.request import RequestFingerprinter
+
+        self.fingerprinter = fingerprinter or RequestFingerprinter()
+        self.debug = debug
+        self.logdupes = True
+        self.stats = stats
+        self.forget_after = forget_after
+        self.path = None  # a file this process alone writes (JOBDIR): its header synced at close
+        if shared_path:
+            # other processes may still add when this one closes: the header is left as it is
+            # (the file stays readable; `simdbloom info` counts from the bits)
+            self.filter = _mapped(shared_path, expected, fpp, concurrent=True)
+        elif path:
+            self.path = os.path.join(path, "requests.sbloom")
+            self.filter = _mapped(self.path, expected, fpp, concurrent=False)
+        elif forget_after:
+            period = max(1, int(forget_after) // 4)
+            self.filter = Filter.windowed(expected or 1_000_000, fpp, 4, period, int(time.time()))
+        else:
+            self.filter = Filter(expected, fpp)
+
+    @classmethod
+    def from_settings(cls, settings, *, fingerprinter=None, stats=None):
+        expected = settings.getint("SIMDBLOOM_EXPECTED") or None
+        return cls(job_dir(settings), settings.getbool("DUPEFILTER_DEBUG"),
+                   fingerprinter=fingerprinter, expected=expected,
+                   fpp=settings.getfloat("SIMDBLOOM_FPP", 1e-6),
+                   shared_path=settings.get("SIMDBLOOM_SHARED_PATH"),
+                   forget_after=settings.getint("SIMDBLOOM_FORGET_AFTER") or None, stats=stats)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls.from_settings(crawler.settings, fingerprinter=crawler.request_fingerprinter,
+                                 stats=crawler.stats)
+
+    def request_seen(self, request):
+        if self.forget_after:
+            self.filter.advance(int(time.time()))
+        return not self.filter.add(self.fingerprinter.fingerprint(request))
+
+    def close(self, reason):
+        if self.path:
+            self.filter.sync()  # the header's count and checksum: a valid file again
+        if self.stats:
+            est = self.filter.estimate()
+            self.stats.set_value("simdbloom/fill", round(est["fill"], 6))
+            self.stats.set_value("simdbloom/fpp_now", est["fpp_now"])
+
+    def log(self, request, spider):
+        if self.stats:
+            self.stats.inc_value("simdbloom/filtered", spider=spider)
+        if self.debug:
+            logger.debug("Filtered duplicate request: %(request)s (referer: %(referer)s)",
+                         {"request": request, "referer": referer_str(request)},
+                         extra={"spider": spider})
+        elif self.logdupes:
+            logger.debug("Filtered duplicate request: %(request)s - no more duplicates will be "
+                         "shown (see DUPEFILTER_DEBUG to show all duplicates)",
+                         {"request": request}, extra={"spider": spider})
+            self.logdupes = False
+        spider.crawler.stats.inc_value("dupefilter/filtered", spider=spider)

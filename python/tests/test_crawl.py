@@ -1,0 +1,181 @@
+"""simdbloom.scrapy.DupeFilter in real Scrapy crawls of a generated site on loopback.
+
+The site has PAGES pages; each page links to LINKS others, through spellings a crawler meets:
+the same page again, with a #fragment, and with its query's parameters in either order. Scrapy's
+fingerprint makes those spellings one request; every fetch the server receives is counted by the
+request's canonical form. Each crawl runs Scrapy in a subprocess (its reactor runs once a
+process), bounded in time.
+"""
+import collections
+import http.server
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import urllib.parse
+
+import pytest
+
+scrapy = pytest.importorskip("scrapy")
+
+PAGES = int(os.environ.get("SIMDBLOOM_CRAWL_PAGES", "6000"))  # twice as many canonical URLs
+START = ("/p/0", "")
+
+
+def once_each(fetches, starts):
+    """Every page fetched once, but the start page: Scrapy sends each start request unfiltered
+    (dont_filter), so a crawl that meets a link back to it fetches it once more, with any
+    duplicate filter (its own included): at most starts + 1 times."""
+    counts = dict(fetches)
+    return counts.pop(START, 0) <= starts + 1 and max(counts.values()) == 1
+LINKS = 8
+
+
+def links_of(i):
+    """The links on page i: LINKS pages, each in one of four spellings, some twice."""
+    out = []
+    for j in range(LINKS):
+        target = (i * 7 + j * 131 + 1) % PAGES
+        form = (i + j) % 4
+        if form == 0:
+            out.append(f"/p/{target}")
+        elif form == 1:
+            out.append(f"/p/{target}#section-{j}")
+        elif form == 2:
+            out.append(f"/p/{target}?x={target}&y=1")
+        else:
+            out.append(f"/p/{target}?y=1&x={target}")
+    out.append(out[0])  # the same link twice on a page
+    return out
+
+
+class Site(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.fetches = collections.Counter()
+        self.lock = threading.Lock()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        url = urllib.parse.urlsplit(self.path)
+        query = "&".join(sorted(url.query.split("&"))) if url.query else ""
+        with self.server.lock:
+            self.server.fetches[(url.path, query)] += 1
+        try:
+            i = int(url.path.rsplit("/", 1)[1])
+        except ValueError:
+            self.send_error(404)
+            return
+        body = "".join(f'<a href="{h}">{h}</a>\n' for h in links_of(i % PAGES))
+        data = f"<html><body>{body}</body></html>".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def site():
+    server = Site()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def reachable():
+    """The canonical requests a complete crawl from /p/0 fetches."""
+    seen, todo = {("/p/0", "")}, ["/p/0"]
+    while todo:
+        i = int(urllib.parse.urlsplit(todo.pop()).path.rsplit("/", 1)[1])
+        for h in links_of(i):
+            u = urllib.parse.urlsplit(h)
+            key = (u.path, "&".join(sorted(u.query.split("&"))) if u.query else "")
+            if key not in seen:
+                seen.add(key)
+                todo.append(h)
+    return seen
+
+
+SPIDER = textwrap.dedent('''
+    import scrapy
+
+    class Site(scrapy.Spider):
+        name = "site"
+
+        def __init__(self, start, **kw):
+            super().__init__(**kw)
+            self.start_urls = [start]
+
+        def parse(self, response):
+            for href in response.css("a::attr(href)").getall():
+                yield response.follow(href, self.parse)
+''')
+
+
+def crawl(tmp_path, server, *settings, timeout=300):
+    """Runs the spider once; returns its exit status."""
+    spider = tmp_path / "spider.py"
+    spider.write_text(SPIDER)
+    args = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a",
+            f"start=http://127.0.0.1:{server.server_port}/p/0", "-s", "LOG_LEVEL=ERROR",
+            "-s", "ROBOTSTXT_OBEY=False", "-s", "TELNETCONSOLE_ENABLED=False",
+            "-s", "CONCURRENT_REQUESTS=32", "-s", "REQUEST_FINGERPRINTER_IMPLEMENTATION=2.7"]
+    for s in settings:
+        args += ["-s", s]
+    return subprocess.run(args, cwd=tmp_path, timeout=timeout).returncode
+
+
+def test_every_page_once_and_the_same_pages_as_scrapys_filter(site, tmp_path):
+    want = reachable()
+    assert crawl(tmp_path, site, "DUPEFILTER_CLASS=simdbloom.scrapy.DupeFilter",
+                 "SIMDBLOOM_FPP=1e-9") == 0
+    ours = dict(site.fetches)
+    assert once_each(ours, 1), "a page fetched twice"
+    assert set(ours) == want  # at 1e-9 no page of these is taken for another
+    site.fetches.clear()
+    assert crawl(tmp_path, site) == 0  # Scrapy's own RFPDupeFilter
+    assert set(site.fetches) == set(ours)
+
+
+def test_a_crawl_stopped_and_resumed_from_jobdir_fetches_no_page_twice(site, tmp_path):
+    want = reachable()
+    common = ["DUPEFILTER_CLASS=simdbloom.scrapy.DupeFilter", "SIMDBLOOM_EXPECTED=100000",
+              "SIMDBLOOM_FPP=1e-9", f"JOBDIR={tmp_path / 'job'}"]
+    assert crawl(tmp_path, site, *common, f"CLOSESPIDER_PAGECOUNT={len(want) // 3}") == 0
+    first = sum(site.fetches.values())
+    assert 0 < first < len(want)  # stopped part way
+    assert (tmp_path / "job" / "requests.sbloom").exists()
+    assert crawl(tmp_path, site, *common) == 0
+    assert once_each(site.fetches, 2), "a page fetched again after the resume"
+    assert set(site.fetches) == want
+
+
+def test_two_processes_sharing_one_file_split_the_site(site, tmp_path):
+    want = reachable()
+    shared = tmp_path / "shared.sbloom"
+    common = ["DUPEFILTER_CLASS=simdbloom.scrapy.DupeFilter", "SIMDBLOOM_EXPECTED=100000",
+              "SIMDBLOOM_FPP=1e-9", f"SIMDBLOOM_SHARED_PATH={shared}"]
+    spider = tmp_path / "spider.py"
+    spider.write_text(SPIDER)
+    procs = []
+    for _ in range(2):
+        args = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a",
+                f"start=http://127.0.0.1:{site.server_port}/p/0", "-s", "LOG_LEVEL=ERROR",
+                "-s", "ROBOTSTXT_OBEY=False", "-s", "TELNETCONSOLE_ENABLED=False",
+                "-s", "CONCURRENT_REQUESTS=32", "-s", "REQUEST_FINGERPRINTER_IMPLEMENTATION=2.7"]
+        for s in common:
+            args += ["-s", s]
+        procs.append(subprocess.Popen(args, cwd=tmp_path))
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    assert once_each(site.fetches, 2), "a page fetched by both processes"
+    assert set(site.fetches) == want
