@@ -17,19 +17,27 @@ ROOT = os.environ.get("SIMDBLOOM_SOURCE_DIR") or os.path.dirname(HERE)  # the ch
 class BuildWithLibrary(build_ext):
     def run(self):
         lib = os.environ.get("SIMDBLOOM_STATIC_LIB")
+        redis_lib = os.environ.get("SIMDBLOOM_REDIS_STATIC_LIB")
         if not lib:
             build = os.path.join(self.build_temp, "libsimdbloom")
             subprocess.check_call([
                 "cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
                 "-DSIMDBLOOM_BUILD_TESTS=OFF", "-DSIMDBLOOM_BUILD_PROGRAMS=OFF",
                 "-DSIMDBLOOM_BUILD_EXPERIMENTS=OFF", "-DSIMDBLOOM_BUILD_SHARED=OFF",
-                "-DSIMDBLOOM_BUILD_STATIC=ON", "-DSIMDBLOOM_BUILD_REDIS=OFF",
-                "-DSIMDBLOOM_INSTALL=OFF"])
-            subprocess.check_call(["cmake", "--build", build, "--target", "simdbloom_static",
-                                   "--parallel"])
+                "-DSIMDBLOOM_BUILD_STATIC=ON", "-DSIMDBLOOM_INSTALL=OFF"])
+            targets = ["simdbloom_static"]
+            if os.path.exists("/usr/include/hiredis/hiredis.h"):  # the fleet filter too
+                targets.append("simdbloom_redis_static")
+            subprocess.check_call(["cmake", "--build", build, "--parallel", "--target"] + targets)
             lib = os.path.join(build, "libsimdbloom.a")
+            if len(targets) > 1:
+                redis_lib = os.path.join(build, "libsimdbloom-redis.a")
         for ext in self.extensions:
-            ext.extra_objects = [lib]
+            # libsimdbloom-redis before libsimdbloom, which it calls; hiredis after both
+            ext.extra_objects = ([redis_lib] if redis_lib else []) + [lib]
+            if redis_lib:
+                ext.define_macros.append(("SIMDBLOOM_WITH_REDIS", "1"))
+                ext.libraries.insert(0, "hiredis")
         super().run()
 
 

@@ -11,3 +11,9 @@ The whole API is in python/README.md; the Scrapy duplicate filter is simdbloom.s
 from ._simdbloom import Filter, __version__, isa
 
 __all__ = ["Filter", "__version__", "isa"]
+try:  # built where hiredis is (libhiredis-dev)
+    from ._simdbloom import RedisFilter
+
+    __all__.append("RedisFilter")
+except ImportError:
+    pass

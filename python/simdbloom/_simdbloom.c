@@ -710,6 +710,216 @@ static PyTypeObject FilterType = {
     .tp_as_number = &Filter_as_number,
 };
 
+#ifdef SIMDBLOOM_WITH_REDIS
+/* ---- The fleet filter in Redis (libsimdbloom-redis) ----------------------------------------- */
+#include "simdbloom_redis.h"
+
+typedef struct {
+    PyObject_HEAD sbloom_redis_t *filter;
+    int busy; /* a call is running on the handle (without the GIL): one at a time */
+} RedisFilterObject;
+
+static PyObject *raise_redis(sbloom_redis_t *f, int code)
+{
+    if (code == SBLOOM_E_NOMEM)
+        return PyErr_NoMemory();
+    PyErr_Format(code == SBLOOM_REDIS_E_CONNECT ? PyExc_ConnectionError : PyExc_RuntimeError,
+                 "redis: %s", f ? sbloom_redis_message(f) : sbloom_redis_strerror(code));
+    return NULL;
+}
+
+static PyObject *RedisFilter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"nodes",    "name",  "expected", "fpp",
+                            "password", "retry", "timeout",  NULL};
+    const char *nodes, *name, *password = NULL;
+    PyObject *expected = Py_None;
+    double fpp = 1e-6, retry = 0, timeout = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ss|Odzdd:RedisFilter", names, &nodes, &name,
+                                     &expected, &fpp, &password, &retry, &timeout))
+        return NULL;
+    sbloom_redis_options options = sbloom_redis_options_init();
+    options.nodes = nodes;
+    options.password = password;
+    options.retry = retry;
+    options.timeout = timeout;
+    sbloom_redis_plan plan = sbloom_redis_plan_init();
+    int planned = expected != Py_None;
+    if (planned) {
+        unsigned long long n = PyLong_AsUnsignedLongLong(expected);
+        if (n == (unsigned long long)-1 && PyErr_Occurred())
+            return NULL;
+        sbloom_plan p = sbloom_plan_init();
+        int rc = sbloom_plan_for(n, fpp, &p);
+        if (rc != SBLOOM_OK)
+            return raise_code(rc, NULL);
+        plan.layout = p.layout;
+        plan.bytes = p.bytes;
+        plan.planned_items = n;
+        plan.planned_fpp = fpp;
+    }
+    sbloom_redis_t *f = NULL;
+    char err[512] = "";
+    int rc;
+    PyThreadState *released = PyEval_SaveThread();
+    rc = sbloom_redis_open(&f, &options, name, planned ? &plan : NULL, err, sizeof err);
+    PyEval_RestoreThread(released);
+    if (rc != 0) {
+        PyErr_Format(rc == SBLOOM_REDIS_E_CONNECT ? PyExc_ConnectionError : PyExc_RuntimeError,
+                     "redis: %s", err);
+        return NULL;
+    }
+    RedisFilterObject *self = (RedisFilterObject *)type->tp_alloc(type, 0);
+    if (!self) {
+        sbloom_redis_close(f);
+        return NULL;
+    }
+    self->filter = f;
+    return (PyObject *)self;
+}
+
+static void RedisFilter_dealloc(RedisFilterObject *self)
+{
+    sbloom_redis_close(self->filter);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* A batch against the fleet, without the GIL. A handle takes one call at a time (the library's
+ * rule): a second thread calling while one runs gets RuntimeError (open one per thread). */
+static PyObject *redis_batch(RedisFilterObject *self, PyObject *keys, int op)
+{
+    batch b;
+    if (batch_open(keys, &b) < 0)
+        return NULL;
+    if (b.is_u64) {
+        batch_release(&b);
+        PyErr_SetString(PyExc_TypeError, "the fleet filter takes str/bytes keys");
+        return NULL;
+    }
+    PyObject *answers = op == OP_ADD ? NULL : PyBytes_FromStringAndSize(NULL, (Py_ssize_t)b.n);
+    if (op != OP_ADD && !answers) {
+        batch_release(&b);
+        return NULL;
+    }
+    uint8_t *out = answers ? (uint8_t *)PyBytes_AS_STRING(answers) : NULL;
+    if (self->busy) {
+        batch_release(&b);
+        Py_XDECREF(answers);
+        PyErr_SetString(PyExc_RuntimeError,
+                        "this RedisFilter is in use by another thread: open one per thread");
+        return NULL;
+    }
+    self->busy = 1;
+    const void *const *k = (const void *const *)b.ptrs;
+    int64_t rc;
+    PyThreadState *released = PyEval_SaveThread();
+    rc = op == OP_ADD        ? sbloom_redis_add_keys(self->filter, k, b.lens, b.n)
+         : op == OP_CONTAINS ? sbloom_redis_contains_keys(self->filter, k, b.lens, b.n, out)
+                             : sbloom_redis_add_if_new_keys(self->filter, k, b.lens, b.n, out);
+    PyEval_RestoreThread(released);
+    self->busy = 0;
+    batch_release(&b);
+    if (rc < 0) {
+        Py_XDECREF(answers);
+        return raise_redis(self->filter, (int)rc);
+    }
+    return op == OP_ADD ? PyLong_FromLongLong(rc) : answers;
+}
+
+static PyObject *RedisFilter_add_if_new_many(RedisFilterObject *self, PyObject *keys)
+{
+    return redis_batch(self, keys, OP_ADD_IF_NEW);
+}
+
+static PyObject *RedisFilter_contains_many(RedisFilterObject *self, PyObject *keys)
+{
+    return redis_batch(self, keys, OP_CONTAINS);
+}
+
+static PyObject *RedisFilter_add_many(RedisFilterObject *self, PyObject *keys)
+{
+    return redis_batch(self, keys, OP_ADD);
+}
+
+/* One key: a batch of one. */
+static PyObject *RedisFilter_add(RedisFilterObject *self, PyObject *key)
+{
+    PyObject *list = PyTuple_Pack(1, key);
+    if (!list)
+        return NULL;
+    PyObject *answers = redis_batch(self, list, OP_ADD_IF_NEW);
+    Py_DECREF(list);
+    if (!answers)
+        return NULL;
+    PyObject *r = PyBool_FromLong(PyBytes_AS_STRING(answers)[0] == 1);
+    Py_DECREF(answers);
+    return r;
+}
+
+static int RedisFilter_contains(RedisFilterObject *self, PyObject *key)
+{
+    PyObject *list = PyTuple_Pack(1, key);
+    if (!list)
+        return -1;
+    PyObject *answers = redis_batch(self, list, OP_CONTAINS);
+    Py_DECREF(list);
+    if (!answers)
+        return -1;
+    int r = PyBytes_AS_STRING(answers)[0] == 1;
+    Py_DECREF(answers);
+    return r;
+}
+
+static PyObject *RedisFilter_info(RedisFilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    sbloom_redis_info info = sbloom_redis_info_init();
+    sbloom_redis_plan plan = sbloom_redis_plan_init();
+    sbloom_redis_get_plan(self->filter, &plan);
+    int rc = sbloom_redis_get_info(self->filter, &info);
+    if (rc != 0)
+        return raise_redis(self->filter, rc);
+    return Py_BuildValue("{s:s,s:K,s:K,s:K,s:K,s:I,s:K}", "layout", sbloom_layout_name(plan.layout),
+                         "bytes", (unsigned long long)plan.bytes, "shards",
+                         (unsigned long long)plan.shards, "items", (unsigned long long)info.items,
+                         "bits_set", (unsigned long long)info.bits_set, "masters", info.masters,
+                         "planned_items", (unsigned long long)plan.planned_items);
+}
+
+static PyMethodDef RedisFilter_methods[] = {
+    {"add", (PyCFunction)RedisFilter_add, METH_O,
+     "add(key) -> bool: True if the key was new to the fleet (exactly one client is told so)."},
+    {"add_if_new", (PyCFunction)RedisFilter_add, METH_O, "add_if_new(key) -> bool: as add."},
+    {"add_many", (PyCFunction)RedisFilter_add_many, METH_O,
+     "add_many(keys) -> int: adds a list of str/bytes; the count of new keys."},
+    {"contains_many", (PyCFunction)RedisFilter_contains_many, METH_O,
+     "contains_many(keys) -> bytes: 1 for each key the fleet may hold."},
+    {"add_if_new_many", (PyCFunction)RedisFilter_add_if_new_many, METH_O,
+     "add_if_new_many(keys) -> bytes: 1 for each key new to the fleet (after an error, see the "
+     "exception: nothing is answered)."},
+    {"info", (PyCFunction)RedisFilter_info, METH_NOARGS,
+     "info() -> dict: layout, bytes, shards, items (all clients), bits_set, masters."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods RedisFilter_as_sequence = {
+    .sq_contains = (objobjproc)RedisFilter_contains,
+};
+
+static PyTypeObject RedisFilterType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "simdbloom.RedisFilter",
+    .tp_doc = "RedisFilter(nodes, name, expected=None, fpp=1e-6, password=None, retry=0, "
+              "timeout=0): one filter for a fleet, kept in a Redis Cluster (or one server). "
+              "expected creates it when absent; without it, it must exist.",
+    .tp_basicsize = sizeof(RedisFilterObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = RedisFilter_new,
+    .tp_dealloc = (destructor)RedisFilter_dealloc,
+    .tp_methods = RedisFilter_methods,
+    .tp_as_sequence = &RedisFilter_as_sequence,
+};
+#endif
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "simdbloom._simdbloom",
@@ -721,12 +931,20 @@ PyMODINIT_FUNC PyInit__simdbloom(void)
 {
     if (PyType_Ready(&FilterType) < 0)
         return NULL;
+#ifdef SIMDBLOOM_WITH_REDIS
+    if (PyType_Ready(&RedisFilterType) < 0)
+        return NULL;
+#endif
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
     if (PyModule_AddObjectRef(m, "Filter", (PyObject *)&FilterType) < 0 ||
         PyModule_AddStringConstant(m, "__version__", sbloom_version_string()) < 0 ||
-        PyModule_AddStringConstant(m, "isa", sbloom_isa()) < 0) {
+        PyModule_AddStringConstant(m, "isa", sbloom_isa()) < 0
+#ifdef SIMDBLOOM_WITH_REDIS
+        || PyModule_AddObjectRef(m, "RedisFilter", (PyObject *)&RedisFilterType) < 0
+#endif
+    ) {
         Py_DECREF(m);
         return NULL;
     }

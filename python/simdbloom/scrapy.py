@@ -16,6 +16,10 @@ RFPDupeFilter keys them. Where the table lives:
   brought up to date when the spider closes, and a file left by a killed crawl is still read);
 - SIMDBLOOM_SHARED_PATH: one file several Scrapy processes on the host share (mapped, concurrent
   mode): each request is let through by exactly one of them;
+- SIMDBLOOM_REDIS_NODES ("host:port,...") and SIMDBLOOM_REDIS_NAME: one table for a fleet of
+  Scrapy processes on any hosts, kept in a Redis Cluster (or one Redis server); created from
+  SIMDBLOOM_EXPECTED (default 10M) by the first process, found by the others; the password from
+  REDISCLI_AUTH. Each request is let through by exactly one process of the fleet;
 - SIMDBLOOM_FORGET_AFTER (seconds): a request seen more than that long ago is let through again
   (a recrawl window; the table forgets, in the process only).
 
@@ -30,6 +34,7 @@ from scrapy.dupefilters import BaseDupeFilter
 from scrapy.utils.job import job_dir
 from scrapy.utils.request import referer_str
 
+from . import _simdbloom
 from ._simdbloom import Filter
 
 logger = logging.getLogger(__name__)
@@ -49,7 +54,8 @@ class DupeFilter(BaseDupeFilter):
     """Drop-in replacement for scrapy.dupefilters.RFPDupeFilter, backed by simdbloom."""
 
     def __init__(self, path=None, debug=False, *, fingerprinter=None, expected=None, fpp=1e-6,
-                 shared_path=None, forget_after=None, stats=None):
+                 shared_path=None, forget_after=None, stats=None, redis_nodes=None,
+                 redis_name="scrapy"):
         from scrapy.utils.request import RequestFingerprinter
 
         self.fingerprinter = fingerprinter or RequestFingerprinter()
@@ -58,7 +64,13 @@ class DupeFilter(BaseDupeFilter):
         self.stats = stats
         self.forget_after = forget_after
         self.path = None  # a file this process alone writes (JOBDIR): its header synced at close
-        if shared_path:
+        if redis_nodes:
+            if not hasattr(_simdbloom, "RedisFilter"):
+                raise RuntimeError("this simdbloom was built without Redis support (libhiredis-dev)")
+            self.filter = _simdbloom.RedisFilter(redis_nodes, redis_name,
+                                                 expected=expected or DEFAULT_MAPPED_EXPECTED,
+                                                 fpp=fpp)
+        elif shared_path:
             # other processes may still add when this one closes: the header is left as it is
             # (the file stays readable; `simdbloom info` counts from the bits)
             self.filter = _mapped(shared_path, expected, fpp, concurrent=True)
@@ -78,7 +90,9 @@ class DupeFilter(BaseDupeFilter):
                    fingerprinter=fingerprinter, expected=expected,
                    fpp=settings.getfloat("SIMDBLOOM_FPP", 1e-6),
                    shared_path=settings.get("SIMDBLOOM_SHARED_PATH"),
-                   forget_after=settings.getint("SIMDBLOOM_FORGET_AFTER") or None, stats=stats)
+                   forget_after=settings.getint("SIMDBLOOM_FORGET_AFTER") or None, stats=stats,
+                   redis_nodes=settings.get("SIMDBLOOM_REDIS_NODES"),
+                   redis_name=settings.get("SIMDBLOOM_REDIS_NAME", "scrapy"))
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -93,7 +107,7 @@ class DupeFilter(BaseDupeFilter):
     def close(self, reason):
         if self.path:
             self.filter.sync()  # the header's count and checksum: a valid file again
-        if self.stats:
+        if self.stats and isinstance(self.filter, Filter):
             est = self.filter.estimate()
             self.stats.set_value("simdbloom/fill", round(est["fill"], 6))
             self.stats.set_value("simdbloom/fpp_now", est["fpp_now"])

@@ -179,3 +179,52 @@ def test_two_processes_sharing_one_file_split_the_site(site, tmp_path):
     assert [p.wait(timeout=300) for p in procs] == [0, 0]
     assert once_each(site.fetches, 2), "a page fetched by both processes"
     assert set(site.fetches) == want
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    import shutil
+    src = os.environ.get("SIMDBLOOM_SOURCE_DIR")
+    if not src or not shutil.which("redis-server"):
+        pytest.skip("no redis-server (apt-get install redis-server) or no SIMDBLOOM_SOURCE_DIR")
+    import simdbloom
+    if not hasattr(simdbloom, "RedisFilter"):
+        pytest.skip("built without Redis support")
+    folder = tmp_path / "redis"
+    nodes = subprocess.run([f"{src}/ci/redis-cluster", "standalone", str(folder)], check=True,
+                           capture_output=True, text=True, timeout=60).stdout.strip()
+    yield nodes
+    subprocess.run([f"{src}/ci/redis-cluster", "stop", str(folder)], timeout=60)
+
+
+def test_redis_filter_answers_as_a_set(redis_server):
+    import simdbloom
+    f = simdbloom.RedisFilter(redis_server, "unit", expected=100_000, fpp=1e-9)
+    urls = [f"https://example.org/{i}" for i in range(5000)]
+    assert f.add_if_new_many(urls + urls[:10]) == b"\x01" * 5000 + b"\x00" * 10
+    assert f.contains_many(urls) == b"\x01" * 5000
+    assert f.add("https://example.org/1") is False and "https://example.org/1" in f
+    other = simdbloom.RedisFilter(redis_server, "unit")  # found, not made
+    assert other.add_if_new_many(urls[:100]) == bytes(100)
+    assert other.info()["items"] == 5000
+    with pytest.raises(RuntimeError):
+        simdbloom.RedisFilter(redis_server, "absent")  # no plan: it must exist
+
+
+def test_two_processes_with_the_redis_filter_split_the_site(site, tmp_path, redis_server):
+    want = reachable()
+    spider = tmp_path / "spider.py"
+    spider.write_text(SPIDER)
+    procs = []
+    for _ in range(2):
+        args = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a",
+                f"start=http://127.0.0.1:{site.server_port}/p/0", "-s", "LOG_LEVEL=ERROR",
+                "-s", "ROBOTSTXT_OBEY=False", "-s", "TELNETCONSOLE_ENABLED=False",
+                "-s", "CONCURRENT_REQUESTS=32", "-s", "REQUEST_FINGERPRINTER_IMPLEMENTATION=2.7",
+                "-s", "DUPEFILTER_CLASS=simdbloom.scrapy.DupeFilter",
+                "-s", "SIMDBLOOM_EXPECTED=100000", "-s", "SIMDBLOOM_FPP=1e-9",
+                "-s", f"SIMDBLOOM_REDIS_NODES={redis_server}", "-s", "SIMDBLOOM_REDIS_NAME=site"]
+        procs.append(subprocess.Popen(args, cwd=tmp_path))
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    assert once_each(site.fetches, 2), "a page fetched by both processes"
+    assert set(site.fetches) == want
