@@ -43,10 +43,19 @@ DEFAULT_MAPPED_EXPECTED = 10_000_000  # a file must have a size: planned when no
 
 
 def _mapped(path, expected, fpp, concurrent):
-    """The filter file at path, mapped for writing; made first (crash-safely) if absent."""
+    """The filter file at path, mapped for writing; made first if absent. Processes starting
+    together must all map the one file: it is made under another name and linked into place,
+    which fails for all but the first (a rename would replace a file another process had
+    already mapped)."""
     if not os.path.exists(path):
-        made = Filter(expected or DEFAULT_MAPPED_EXPECTED, fpp)
-        made.save(path)  # written to a temporary file and renamed: never half a file
+        made = f"{path}.new.{os.getpid()}"
+        Filter(expected or DEFAULT_MAPPED_EXPECTED, fpp).save(made)  # whole, or not at all
+        try:
+            os.link(made, path)
+        except FileExistsError:
+            pass  # another process made it first: theirs is the table
+        finally:
+            os.unlink(made)
     return Filter.map(path, write=True, concurrent=concurrent)
 
 

@@ -144,18 +144,19 @@ def test_concurrent_threads_each_key_new_once():
     f.set_concurrent(True)
     assert f.concurrent
     shared = keys(40_000)
-    results = []
+    orders = (1, -1, 1, -1)
+    results = [None] * len(orders)
 
-    def work(order):
-        results.append(f.add_if_new_many(shared[::order]))
+    def work(t):  # thread t's answers, in its own order (threads end in any order)
+        results[t] = f.add_if_new_many(shared[:: orders[t]])
 
-    threads = [threading.Thread(target=work, args=(o,)) for o in (1, -1, 1, -1)]
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(len(orders))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     total = [0] * 40_000
-    for order, r in zip((1, -1, 1, -1), results):
+    for order, r in zip(orders, results):
         for i, v in enumerate(r):
             total[i if order == 1 else 39_999 - i] += v
     assert max(total) == 1 and sum(total) >= 39_999
