@@ -841,33 +841,30 @@ static PyObject *RedisFilter_add_many(RedisFilterObject *self, PyObject *keys)
     return redis_batch(self, keys, OP_ADD);
 }
 
-/* One key: a batch of one. */
-static PyObject *RedisFilter_add(RedisFilterObject *self, PyObject *key)
+/* One key: a batch of one. 1 or 0 for the key's answer, -1 after an exception. */
+static int redis_one(RedisFilterObject *self, PyObject *key, int op)
 {
     PyObject *list = PyTuple_Pack(1, key);
     if (!list)
-        return NULL;
-    PyObject *answers = redis_batch(self, list, OP_ADD_IF_NEW);
+        return -1;
+    PyObject *answers = redis_batch(self, list, op);
     Py_DECREF(list);
     if (!answers)
-        return NULL;
-    PyObject *r = PyBool_FromLong(PyBytes_AS_STRING(answers)[0] == 1);
+        return -1;
+    int answer = PyBytes_AS_STRING(answers)[0] == 1;
     Py_DECREF(answers);
-    return r;
+    return answer;
+}
+
+static PyObject *RedisFilter_add(RedisFilterObject *self, PyObject *key)
+{
+    int answer = redis_one(self, key, OP_ADD_IF_NEW);
+    return answer < 0 ? NULL : PyBool_FromLong(answer);
 }
 
 static int RedisFilter_contains(RedisFilterObject *self, PyObject *key)
 {
-    PyObject *list = PyTuple_Pack(1, key);
-    if (!list)
-        return -1;
-    PyObject *answers = redis_batch(self, list, OP_CONTAINS);
-    Py_DECREF(list);
-    if (!answers)
-        return -1;
-    int r = PyBytes_AS_STRING(answers)[0] == 1;
-    Py_DECREF(answers);
-    return r;
+    return redis_one(self, key, OP_CONTAINS);
 }
 
 static PyObject *RedisFilter_info(RedisFilterObject *self, PyObject *unused)

@@ -122,8 +122,8 @@ SPIDER = textwrap.dedent('''
 ''')
 
 
-def crawl(tmp_path, server, *settings, timeout=300):
-    """Runs the spider once; returns its exit status."""
+def scrapy_command(tmp_path, server, *settings):
+    """The command line of one crawl of the site with these extra settings."""
     spider = tmp_path / "spider.py"
     spider.write_text(SPIDER)
     args = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a",
@@ -132,7 +132,20 @@ def crawl(tmp_path, server, *settings, timeout=300):
             "-s", "CONCURRENT_REQUESTS=32", "-s", "REQUEST_FINGERPRINTER_IMPLEMENTATION=2.7"]
     for s in settings:
         args += ["-s", s]
-    return subprocess.run(args, cwd=tmp_path, timeout=timeout).returncode
+    return args
+
+
+def crawl(tmp_path, server, *settings, timeout=300):
+    """Runs the spider once; returns its exit status."""
+    return subprocess.run(scrapy_command(tmp_path, server, *settings), cwd=tmp_path,
+                          timeout=timeout).returncode
+
+
+def crawl_twice_at_once(tmp_path, server, *settings):
+    """Two crawls at once with the same settings; their exit statuses."""
+    procs = [subprocess.Popen(scrapy_command(tmp_path, server, *settings), cwd=tmp_path)
+             for _ in range(2)]
+    return [p.wait(timeout=300) for p in procs]
 
 
 def test_every_page_once_and_the_same_pages_as_scrapys_filter(site, tmp_path):
@@ -165,18 +178,7 @@ def test_two_processes_sharing_one_file_split_the_site(site, tmp_path):
     shared = tmp_path / "shared.sbloom"
     common = ["DUPEFILTER_CLASS=simdbloom.scrapy.DupeFilter", "SIMDBLOOM_EXPECTED=100000",
               "SIMDBLOOM_FPP=1e-9", f"SIMDBLOOM_SHARED_PATH={shared}"]
-    spider = tmp_path / "spider.py"
-    spider.write_text(SPIDER)
-    procs = []
-    for _ in range(2):
-        args = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a",
-                f"start=http://127.0.0.1:{site.server_port}/p/0", "-s", "LOG_LEVEL=ERROR",
-                "-s", "ROBOTSTXT_OBEY=False", "-s", "TELNETCONSOLE_ENABLED=False",
-                "-s", "CONCURRENT_REQUESTS=32", "-s", "REQUEST_FINGERPRINTER_IMPLEMENTATION=2.7"]
-        for s in common:
-            args += ["-s", s]
-        procs.append(subprocess.Popen(args, cwd=tmp_path))
-    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    assert crawl_twice_at_once(tmp_path, site, *common) == [0, 0]
     assert once_each(site.fetches, 2), "a page fetched by both processes"
     assert set(site.fetches) == want
 
@@ -213,18 +215,9 @@ def test_redis_filter_answers_as_a_set(redis_server):
 
 def test_two_processes_with_the_redis_filter_split_the_site(site, tmp_path, redis_server):
     want = reachable()
-    spider = tmp_path / "spider.py"
-    spider.write_text(SPIDER)
-    procs = []
-    for _ in range(2):
-        args = [sys.executable, "-m", "scrapy", "runspider", str(spider), "-a",
-                f"start=http://127.0.0.1:{site.server_port}/p/0", "-s", "LOG_LEVEL=ERROR",
-                "-s", "ROBOTSTXT_OBEY=False", "-s", "TELNETCONSOLE_ENABLED=False",
-                "-s", "CONCURRENT_REQUESTS=32", "-s", "REQUEST_FINGERPRINTER_IMPLEMENTATION=2.7",
-                "-s", "DUPEFILTER_CLASS=simdbloom.scrapy.DupeFilter",
-                "-s", "SIMDBLOOM_EXPECTED=100000", "-s", "SIMDBLOOM_FPP=1e-9",
-                "-s", f"SIMDBLOOM_REDIS_NODES={redis_server}", "-s", "SIMDBLOOM_REDIS_NAME=site"]
-        procs.append(subprocess.Popen(args, cwd=tmp_path))
-    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    assert crawl_twice_at_once(
+        tmp_path, site, "DUPEFILTER_CLASS=simdbloom.scrapy.DupeFilter", "SIMDBLOOM_EXPECTED=100000",
+        "SIMDBLOOM_FPP=1e-9", f"SIMDBLOOM_REDIS_NODES={redis_server}",
+        "SIMDBLOOM_REDIS_NAME=site") == [0, 0]
     assert once_each(site.fetches, 2), "a page fetched by both processes"
     assert set(site.fetches) == want
