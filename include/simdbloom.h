@@ -123,7 +123,7 @@ typedef enum sbloom_layout {
      * 512-bit-block stages, each larger than the last, XXH3-64. */
     SBLOOM_LAYOUT_SCALABLE = 5,
     /* A windowed filter (sbloom_create_windowed): keys are forgotten after a window of G
-     * periods, kept in a ring of G + 1 generations of 512-bit blocks, XXH3-64. */
+     * periods, kept in a ring of G + 1 generations side by side in 64-byte lines, XXH3-64. */
     SBLOOM_LAYOUT_WINDOWED = 6
 } sbloom_layout;
 
@@ -586,12 +586,21 @@ SBLOOM_API const sbloom_t *sbloom_stage(const sbloom_t *filter, uint32_t i);
  * before t + W, W = periods * period (no false negative inside the window); from t + W + period
  * on, it is reported present only at the false-positive rate; with at most n distinct keys added
  * per window the rate is at most p. sbloom_advance to a time past the current period clears the
- * generations that fell out of the window (one memset each; nothing is swept key by key).
+ * generations that fell out of the window (one pass over the memory a period; nothing is hashed
+ * again, nothing swept key by key).
+ *
+ * A key's bits in every generation lie together, tested in one pass: with G <= 3 at rates where it
+ * takes little more memory (about 1% to 0.1%), in one 64-byte line whose 4-bit slots each hold a
+ * bit per generation (a lookup reads one line, as a plain filter's does); otherwise in G + 1
+ * adjacent lines, one per generation (read together, prefetched together). docs/SIZING.md gives
+ * the memory of each.
  *
  * Every batch form, sbloom_items (keys in the live generations), stats and estimate, save, load
  * and serialize (the file keeps the generations and when each began), clone, clear and union (of
  * two with the same plan at the same period) work; sbloom_stages / sbloom_stage give the
- * generations, oldest first. Not mapped, folded, removed from, or concurrent (one writer).
+ * generations, oldest first (each view a copy of its generation at the call: a filter of the
+ * counting layout with slots, block512-k8/k16 with lines). Not mapped, folded, removed from, or
+ * concurrent (one writer).
  * sbloom_create_for_layout(&f, n, p, SBLOOM_LAYOUT_WINDOWED) is a window of 1 period of 1 unit at
  * time 0. */
 #define SBLOOM_WINDOW_MAX_PERIODS 15

@@ -187,6 +187,10 @@ static inline void k16_mask_words(const uint64_t *key, uint64_t *words)
 SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)
 SBK_DEFINE_BATCH_KERNELS(k16)
+SBK_DEFINE_LINES_PER_KEY(k8)
+SBK_DEFINE_LINES_PER_KEY(k16)
+SBK_DEFINE_WINDOW_KERNELS(k8, lines)
+SBK_DEFINE_WINDOW_KERNELS(k16, lines)
 
 /* ---- counting512: 8 x 64-bit words of 4-bit counters = two registers of 4 words ---- */
 
@@ -261,13 +265,53 @@ static inline int counting_decrement(void *blocks, uint64_t nblocks, const uint6
 
 SBK_DEFINE_COUNTING_KERNELS(counting)
 
+/* ---- Generation slots (the windowed mode's one-line form, kernels.h): each 4-bit slot a bitmap
+ * of generations; a generation holds the key when its bit is set in all eight slots ---- */
+
+/* The bits the key's eight slots share: the two halves' slots ANDed lane by lane, then the four
+ * lanes folded to one. */
+static inline uint64_t slots_common(const __m256i counters[2])
+{
+    __m256i four = _mm256_and_si256(counters[0], counters[1]);
+    __m128i two = _mm_and_si128(_mm256_castsi256_si128(four), _mm256_extracti128_si256(four, 1));
+    return (uint64_t)_mm_cvtsi128_si64(_mm_and_si128(two, _mm_unpackhi_epi64(two, two)));
+}
+
+static inline int counting_window_held(const void *blocks, uint64_t groups, uint32_t lines,
+                                       uint32_t target, const uint64_t *key)
+{
+    (void)lines, (void)target;
+    __m256i shift[2], block[2], slots[2];
+    counting_shifts(key, shift);
+    counting_load(block512(blocks, groups, *key), shift, block, slots);
+    return slots_common(slots) != 0;
+}
+
+static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t lines,
+                                      uint32_t target, const uint64_t *key)
+{
+    (void)lines;
+    __m256i shift[2], block[2], slots[2];
+    counting_shifts(key, shift);
+    __m256i *p = block512(blocks, groups, *key);
+    counting_load(p, shift, block, slots);
+    if (slots_common(slots) != 0)
+        return 0;
+    __m256i bit = _mm256_set1_epi64x((long long)1 << target);
+    for (int h = 0; h < 2; h++)
+        _mm256_store_si256(p + h, _mm256_or_si256(block[h], _mm256_sllv_epi64(bit, shift[h])));
+    return 1;
+}
+
+SBK_DEFINE_WINDOW_KERNELS(counting, 1)
+
 const sbloom_kernels SBK_X86_TABLE(avx2) = {
     .name = SBK_X86_NAME(avx2),
     .layout =
         {
             [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
-            [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
-            [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
+            [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
+            [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
             [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
         },
 };

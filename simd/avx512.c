@@ -120,16 +120,21 @@ static inline void k16_mask_words(const uint64_t *key, uint64_t *words)
 SBK_DEFINE_BATCH_KERNELS(parquet)
 SBK_DEFINE_BATCH_KERNELS(k8)
 SBK_DEFINE_BATCH_KERNELS(k16)
+SBK_DEFINE_LINES_PER_KEY(k8)
+SBK_DEFINE_LINES_PER_KEY(k16)
+SBK_DEFINE_WINDOW_KERNELS(k8, lines)
+SBK_DEFINE_WINDOW_KERNELS(k16, lines)
 
 /* ---- counting512: 8 x 64-bit words of sixteen 4-bit counters, one ZMM register ---- */
 
-/* Lane i = bit offset of the key's counter in word i: 4 * top 4 bits of key * salt[i]. */
+/* Lane i = bit offset of the key's counter in word i: 4 * top 4 bits of key * salt[i] (times 4
+ * in the 32-bit lanes, before widening: a 256-bit shift rather than a 512-bit one). */
 static inline __m512i counting_shifts(const uint64_t *key)
 {
     __m256i k = _mm256_set1_epi32(sbk_key_low32(key));
     __m256i salt = _mm256_loadu_si256((const __m256i *)block512_salts);
     __m256i index = _mm256_srli_epi32(_mm256_mullo_epi32(k, salt), 28);
-    return _mm512_slli_epi64(_mm512_cvtepu32_epi64(index), 2);
+    return _mm512_cvtepu32_epi64(_mm256_slli_epi32(index, 2));
 }
 
 /* Lane i = the key's counter in word i (0 .. 15). */
@@ -184,13 +189,54 @@ static inline int counting_decrement(void *blocks, uint64_t nblocks, const uint6
 
 SBK_DEFINE_COUNTING_KERNELS(counting)
 
+/* ---- Generation slots (the windowed mode's one-line form, kernels.h): each 4-bit slot a bitmap
+ * of generations; a generation holds the key when its bit is set in all eight slots ---- */
+
+/* The bits the key's eight slots share: the words shifted so that lane i starts with its slot of
+ * word i, ANDed across the lanes (halves folded: 8 lanes, 4, 2, 1), then the low 4 bits (masked
+ * once at the end: ANDing the bits above the slot does not touch the slot's). */
+static inline uint64_t slots_common(__m512i block, __m512i shifts)
+{
+    __m512i slots = _mm512_srlv_epi64(block, shifts);
+    __m256i four =
+        _mm256_and_si256(_mm512_castsi512_si256(slots), _mm512_extracti64x4_epi64(slots, 1));
+    __m128i two = _mm_and_si128(_mm256_castsi256_si128(four), _mm256_extracti128_si256(four, 1));
+    uint64_t one = (uint64_t)_mm_cvtsi128_si64(_mm_and_si128(two, _mm_unpackhi_epi64(two, two)));
+    return one & SBK_COUNTER_MAX;
+}
+
+static inline int counting_window_held(const void *blocks, uint64_t groups, uint32_t lines,
+                                       uint32_t target, const uint64_t *key)
+{
+    (void)lines, (void)target;
+    __m512i block = _mm512_load_si512(block512(blocks, groups, *key));
+    return slots_common(block, counting_shifts(key)) != 0;
+}
+
+/* The target's bit ORed into the key's slots, stored only when no generation held the key. */
+static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t lines,
+                                      uint32_t target, const uint64_t *key)
+{
+    (void)lines;
+    __m512i shifts = counting_shifts(key);
+    __m512i *p = block512(blocks, groups, *key);
+    __m512i block = _mm512_load_si512(p);
+    if (slots_common(block, shifts) != 0)
+        return 0;
+    __m512i bits = _mm512_sllv_epi64(_mm512_set1_epi64((long long)1 << target), shifts);
+    _mm512_store_si512(p, _mm512_or_si512(block, bits));
+    return 1;
+}
+
+SBK_DEFINE_WINDOW_KERNELS(counting, 1)
+
 const sbloom_kernels SBK_X86_TABLE(avx512) = {
     .name = SBK_X86_NAME(avx512),
     .layout =
         {
             [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
-            [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
-            [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
+            [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
+            [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
             [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
         },
 };

@@ -236,11 +236,108 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
     SBK_DEFINE_LOOP(NAME##_insert_shared, NAME##_insert_shared_key, void *,                        \
                     SBK_BLOCK_BYTES_##NAME, 2)
 
+/*
+ * The windowed mode's kernels (kernels.h: window_insert, window_contains). Per layout two per-key
+ * functions with one signature,
+ *
+ *   static inline int NAME_window_held(const void *blocks, uint64_t groups, uint32_t lines,
+ *                                      uint32_t target, const uint64_t *key);
+ *       1 if some generation holds the key (target unused);
+ *   static inline int NAME_window_add(void *blocks, uint64_t groups, uint32_t lines,
+ *                                     uint32_t target, const uint64_t *key);
+ *       if no generation holds the key, sets its bits in generation target and returns 1;
+ *
+ * from which SBK_DEFINE_WINDOW_KERNELS(NAME, LINES) builds the loops (LINES: `lines`, or 1 for
+ * slots). The 512-bit layouts get theirs (adjacent lines) from SBK_DEFINE_LINES_PER_KEY below;
+ * the counting layout's (generation slots) are written in each ISA file.
+ */
+#define SBK_GROUP_OF(BLOCKS, GROUPS, LINES, HASH)                                                  \
+    ((const char *)(BLOCKS) + sbk_block_index(HASH, GROUPS) * (uint64_t)(LINES)*64)
+
+/* Adjacent lines, from the layout's own probe and insert: a probe of the block at `line` with
+ * nblocks = 1 reads exactly that block (sbk_block_index(hash, 1) is 0), and the compiler computes
+ * the key's mask once for all the lines of its group. Every line is tested, no early exit. */
+#define SBK_DEFINE_LINES_PER_KEY(NAME)                                                             \
+    static inline int NAME##_lines_held(const void *blocks, uint64_t groups, uint32_t lines,       \
+                                        uint32_t skip, const uint64_t *key)                        \
+    {                                                                                              \
+        const char *group = SBK_GROUP_OF(blocks, groups, lines, *key);                             \
+        int held = 0;                                                                              \
+        for (uint32_t g = 0; g < lines; g++)                                                       \
+            held |= (g != skip) & NAME##_probe(group + 64 * (size_t)g, 1, key);                    \
+        return held;                                                                               \
+    }                                                                                              \
+    static inline int NAME##_window_held(const void *blocks, uint64_t groups, uint32_t lines,      \
+                                         uint32_t target, const uint64_t *key)                     \
+    {                                                                                              \
+        (void)target;                                                                              \
+        return NAME##_lines_held(blocks, groups, lines, lines, key);                               \
+    }                                                                                              \
+    /* no other line holds it, and the target line's own test-and-add says new */                  \
+    static inline int NAME##_window_add(void *blocks, uint64_t groups, uint32_t lines,             \
+                                        uint32_t target, const uint64_t *key)                      \
+    {                                                                                              \
+        if (NAME##_lines_held(blocks, groups, lines, target, key))                                 \
+            return 0;                                                                              \
+        char *group = (char *)SBK_GROUP_OF(blocks, groups, lines, *key);                           \
+        return NAME##_insert(group + 64 * (size_t)target, 1, key);                                 \
+    }
+
+/* Every line of a key's group requested ahead, as SBK_PREFETCH_LINE does for one. The window is
+ * the plain loops' divided by the lines a key takes, so that about as many lines are in flight. */
+#define SBK_WINDOW_PREFETCH(BLOCKS, GROUPS, LINES, HASH, WRITE)                                    \
+    do {                                                                                           \
+        const char *group_ = SBK_GROUP_OF(BLOCKS, GROUPS, LINES, HASH);                            \
+        for (uint32_t g_ = 0; g_ < (LINES); g_++)                                                  \
+            __builtin_prefetch(group_ + 64 * (size_t)g_, (WRITE), 3);                              \
+    } while (0)
+
+/* LINES: the lines a group, `lines` or a constant 1 (slots: the compiler drops the line loops). */
+#define SBK_DEFINE_WINDOW_LOOP(LOOP, PER_KEY, WRITE, LINES)                                        \
+    static uint64_t LOOP(void *blocks, uint64_t groups, uint32_t lines, uint32_t target,           \
+                         const uint64_t *hashes, size_t n, uint8_t *results)                       \
+    {                                                                                              \
+        uint64_t count = 0;                                                                        \
+        size_t j = 0;                                                                              \
+        (void)lines;                                                                               \
+        const uint64_t bytes_ = groups * (LINES)*64;                                               \
+        const size_t ahead_ = sbk_prefetch_ahead(bytes_) / (LINES) + 2;                            \
+        if (n > ahead_ && bytes_ >= SBK_PREFETCH_MIN_BYTES) {                                      \
+            for (size_t k = 0; k < ahead_; k++)                                                    \
+                SBK_WINDOW_PREFETCH(blocks, groups, LINES, hashes[k], WRITE);                      \
+            for (; j < n - ahead_; j++) {                                                          \
+                SBK_WINDOW_PREFETCH(blocks, groups, LINES, hashes[j + ahead_], WRITE);             \
+                int answer = PER_KEY(blocks, groups, LINES, target, hashes + j);                   \
+                if (results)                                                                       \
+                    results[j] = (uint8_t)answer;                                                  \
+                count += (uint64_t)answer;                                                         \
+            }                                                                                      \
+        }                                                                                          \
+        for (; j < n; j++) {                                                                       \
+            int answer = PER_KEY(blocks, groups, LINES, target, hashes + j);                       \
+            if (results)                                                                           \
+                results[j] = (uint8_t)answer;                                                      \
+            count += (uint64_t)answer;                                                             \
+        }                                                                                          \
+        return count;                                                                              \
+    }
+
+#define SBK_DEFINE_WINDOW_KERNELS(NAME, LINES)                                                     \
+    SBK_DEFINE_WINDOW_LOOP(NAME##_window_insert, NAME##_window_add, 1, LINES)                      \
+    SBK_DEFINE_WINDOW_LOOP(NAME##_window_contains, NAME##_window_held, 0, LINES)
+
 /* The table entry of a bit layout: insert, contains, no remove, and the concurrent forms. */
 #define SBK_LAYOUT_ENTRY(NAME)                                                                     \
     {                                                                                              \
         NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared,  \
-            NAME##_insert_one, NAME##_contains_one                                                 \
+            NAME##_insert_one, NAME##_contains_one, NULL, NULL                                     \
+    }
+
+/* A 512-bit layout's entry: the same, and the windowed mode's adjacent lines. */
+#define SBK_BLOCK512_ENTRY(NAME)                                                                   \
+    {                                                                                              \
+        NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared,  \
+            NAME##_insert_one, NAME##_contains_one, NAME##_window_insert, NAME##_window_contains   \
     }
 
 #define SBK_DEFINE_COUNTING_KERNELS(NAME)                                                          \
@@ -253,7 +350,7 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
 #define SBK_COUNTING_ENTRY(NAME)                                                                   \
     {                                                                                              \
         NAME##_add, NAME##_contains, NAME##_remove, NULL, NULL, NAME##_insert_one,                 \
-            NAME##_contains_one                                                                    \
+            NAME##_contains_one, NAME##_window_insert, NAME##_window_contains                      \
     }
 
 #endif

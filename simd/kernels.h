@@ -110,6 +110,23 @@ typedef uint64_t (*sbk_probe_fn)(const void *blocks, uint64_t nblocks, const uin
 typedef int (*sbk_insert_one_fn)(void *blocks, uint64_t nblocks, uint64_t hash);
 typedef int (*sbk_probe_one_fn)(const void *blocks, uint64_t nblocks, uint64_t hash);
 
+/* The windowed mode's kernels (src/modes/windowed.c): up to 16 generations of one filter, a
+ * key's bits in each generation side by side, so that one pass tests them all. Two forms:
+ *   - adjacent lines (the 512-bit layouts): the blocks are `groups` groups of `lines` 64-byte
+ *     blocks; a key's group is sbk_block_index(hash, groups), and line g of it is the key's
+ *     block in generation g (the same bits in each). One key's lines are adjacent in memory: DRAM
+ *     serves them from one page, and one prefetch pass requests them all.
+ *   - generation slots (the counting layout, lines = 1): the counting geometry, each 4-bit slot
+ *     a bitmap of the generations that set it (bit g: generation g); a generation holds a key
+ *     when bit g is set in all eight of its slots. Four generations in the one line of a key.
+ *   window_insert:   a key that no generation holds gets its bits in generation `target`;
+ *                    was_absent[i] = 1 for those (may be NULL); returns that count.
+ *   window_contains: results[i] = 1 if some generation holds key i; returns the count (target
+ *                    unused, nothing written).
+ * NULL for Parquet. */
+typedef uint64_t (*sbk_window_fn)(void *blocks, uint64_t groups, uint32_t lines, uint32_t target,
+                                  const uint64_t *hashes, size_t n, uint8_t *results);
+
 typedef struct sbloom_layout_kernels {
     sbk_batch_fn insert;
     sbk_probe_fn contains;
@@ -128,6 +145,8 @@ typedef struct sbloom_layout_kernels {
     sbk_probe_fn contains_shared;
     sbk_insert_one_fn insert_one; /* insert and contains of one key (the plain forms) */
     sbk_probe_one_fn contains_one;
+    sbk_window_fn window_insert; /* the windowed mode's forms (above) */
+    sbk_window_fn window_contains;
 } sbloom_layout_kernels;
 
 #define SBK_COUNTER_MAX 15

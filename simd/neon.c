@@ -119,6 +119,10 @@ static inline void k8_mask(uint64_t hash, uint32x4_t mask[4])
 NEON_PER_KEY(parquet, 2)
 NEON_PER_KEY(k8, 4)
 NEON_PER_KEY(k16, 4)
+SBK_DEFINE_LINES_PER_KEY(k8)
+SBK_DEFINE_LINES_PER_KEY(k16)
+SBK_DEFINE_WINDOW_KERNELS(k8, lines)
+SBK_DEFINE_WINDOW_KERNELS(k16, lines)
 
 /* ---- counting512: 8 x 64-bit words of 4-bit counters = four registers of 2 words ---- */
 
@@ -207,13 +211,53 @@ static inline int counting_decrement(void *blocks, uint64_t nblocks, const uint6
 
 SBK_DEFINE_COUNTING_KERNELS(counting)
 
+/* ---- Generation slots (the windowed mode's one-line form, kernels.h): each 4-bit slot a bitmap
+ * of generations; a generation holds the key when its bit is set in all eight slots ---- */
+
+/* The bits the key's eight slots share: the four registers' slots ANDed, then the two lanes. */
+static inline uint64_t slots_common(const uint64x2_t slots[4])
+{
+    uint64x2_t both = vandq_u64(vandq_u64(slots[0], slots[1]), vandq_u64(slots[2], slots[3]));
+    return vgetq_lane_u64(both, 0) & vgetq_lane_u64(both, 1);
+}
+
+static inline int counting_window_held(const void *blocks, uint64_t groups, uint32_t lines,
+                                       uint32_t target, const uint64_t *key)
+{
+    (void)lines, (void)target;
+    int64x2_t shift[4];
+    uint64x2_t block[4], slots[4];
+    counting_shifts(*key, shift);
+    counting_load(counting_block(blocks, groups, *key), shift, block, slots);
+    return slots_common(slots) != 0;
+}
+
+static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t lines,
+                                      uint32_t target, const uint64_t *key)
+{
+    (void)lines;
+    int64x2_t shift[4];
+    uint64x2_t block[4], slots[4];
+    counting_shifts(*key, shift);
+    uint64_t *p = counting_block(blocks, groups, *key);
+    counting_load(p, shift, block, slots);
+    if (slots_common(slots) != 0)
+        return 0;
+    uint64x2_t bit = vdupq_n_u64(UINT64_C(1) << target);
+    for (int g = 0; g < 4; g++)
+        vst1q_u64(p + 2 * g, vorrq_u64(block[g], vshlq_u64(bit, shift[g])));
+    return 1;
+}
+
+SBK_DEFINE_WINDOW_KERNELS(counting, 1)
+
 const sbloom_kernels sbloom_kernels_neon = {
     .name = "neon",
     .layout =
         {
             [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
-            [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
-            [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
+            [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
+            [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
             [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
         },
 };

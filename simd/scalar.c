@@ -145,6 +145,10 @@ static void k16_set(uint32_t *block, const uint32_t mask[16])
 SCALAR_PER_KEY(parquet, uint32_t, 8)
 SCALAR_PER_KEY(k8, uint64_t, 8)
 SCALAR_PER_KEY(k16, uint32_t, 16)
+SBK_DEFINE_LINES_PER_KEY(k8)
+SBK_DEFINE_LINES_PER_KEY(k16)
+SBK_DEFINE_WINDOW_KERNELS(k8, lines)
+SBK_DEFINE_WINDOW_KERNELS(k16, lines)
 
 /* ---- Counting: 8 x 64-bit words of sixteen 4-bit counters ---- */
 
@@ -206,13 +210,50 @@ static inline int counting_decrement(void *blocks, uint64_t nblocks, const uint6
 
 SBK_DEFINE_COUNTING_KERNELS(counting)
 
+/* ---- Generation slots (the windowed mode's one-line form, kernels.h): the counting geometry,
+ * each 4-bit slot a bitmap of the generations that set it ---- */
+
+/* The generations holding the key: the bits its eight slots share. */
+static unsigned slots_common(const uint64_t *block, const unsigned shift[8])
+{
+    unsigned common = SBK_COUNTER_MAX;
+    for (int i = 0; i < 8; i++)
+        common &= counter(block, i, shift[i]);
+    return common;
+}
+
+static inline int counting_window_held(const void *blocks, uint64_t groups, uint32_t lines,
+                                       uint32_t target, const uint64_t *key)
+{
+    (void)lines, (void)target;
+    unsigned shift[8];
+    counting_shifts(*key, shift);
+    return slots_common(k8_block(blocks, groups, *key), shift) != 0;
+}
+
+static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t lines,
+                                      uint32_t target, const uint64_t *key)
+{
+    (void)lines;
+    unsigned shift[8];
+    counting_shifts(*key, shift);
+    uint64_t *block = k8_block(blocks, groups, *key);
+    if (slots_common(block, shift) != 0)
+        return 0;
+    for (int i = 0; i < 8; i++)
+        block[i] |= (UINT64_C(1) << target) << shift[i];
+    return 1;
+}
+
+SBK_DEFINE_WINDOW_KERNELS(counting, 1)
+
 const sbloom_kernels sbloom_kernels_scalar = {
     .name = "scalar",
     .layout =
         {
             [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
-            [SBK_BLOCK512_K8] = SBK_LAYOUT_ENTRY(k8),
-            [SBK_BLOCK512_K16] = SBK_LAYOUT_ENTRY(k16),
+            [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
+            [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
             [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
         },
 };

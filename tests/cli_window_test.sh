@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # dedup --forget-after on the wall clock, moved by faketime (Debian's faketime): a state file
-# lets every distinct line through on day 0, none on day 10 (inside the 30-day window), every one
-# again on day 45 (past it: forgotten between 30 and 37.5 days); a line first seen on day 10 is
-# still held on day 39 although the day-0 lines are gone; info shows the window. Also the
+# lets every distinct line through on day 0, none on days 10 and 29 (inside the 30-day window),
+# every one again on day 41 (past it: forgotten between 30 and 40 days); a line first seen on day
+# 15 is still held on day 41 although the day-0 lines are gone; info shows the window. Also the
 # refusals: --forget-after with --shared, a malformed duration, --layout windowed.
 # usage: cli_window_test.sh SIMDBLOOM_BINARY
 set -u
@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 command -v faketime >/dev/null || { echo "FAIL: faketime is missing (apt-get install faketime)"; exit 1; }
 
 seq -f 'https://example.org/page/%g' 1 2000 >"$tmp/day0"
-seq -f 'https://example.org/late/%g' 1 500 >"$tmp/day10"
+seq -f 'https://example.org/late/%g' 1 500 >"$tmp/day15"
 cat "$tmp/day0" "$tmp/day0" >"$tmp/twice"  # each line twice: written once
 at() { # at DATE ARGS...: the command on that day (UTC)
   local when=$1; shift
@@ -21,22 +21,25 @@ at() { # at DATE ARGS...: the command on that day (UTC)
 }
 dedup() { at "$1" dedup --quiet --state "$tmp/s.sbloom" --forget-after 30d --expect 20k "${@:2}"; }
 
+# --forget-after 30d: 3 periods of 10 days; a line is held for 30 days at least, and forgotten by
+# 40 days at most
 check "day 0: every distinct line, once" [ "$(dedup 2026-01-01 "$tmp/twice" | sort | uniq | wc -l)" -eq 2000 ]
 check "day 0: no line twice" [ "$(dedup 2026-01-01 "$tmp/twice" | wc -l)" -eq 0 ]
 check "day 10: the day-0 lines are still held" [ "$(dedup 2026-01-11 "$tmp/day0" | wc -l)" -eq 0 ]
-check "day 10: new lines go through" [ "$(dedup 2026-01-11 "$tmp/day10" | wc -l)" -eq 500 ]
-info=$(at 2026-01-11 info "$tmp/s.sbloom")
-check "info names the window" grep -q "forgets after 2592000 s: 4 periods of 648000 s" <<<"$info"
-check "info lists the generations" [ "$(grep -c '^  generation' <<<"$info")" -eq 5 ]
-# day 39: the day-0 lines are past 30 days and one period (7.5 days): forgotten; the day-10 lines
-# are inside their window: held
-out=$(dedup 2026-02-09 "$tmp/day0" "$tmp/day10")
-check "day 39: the day-0 lines come back" [ "$(grep -c /page/ <<<"$out")" -ge 1990 ]
-check "day 39: the day-10 lines are still held" [ "$(grep -c /late/ <<<"$out")" -eq 0 ]
-check "day 45: the day-0 lines, now seen on day 39, are held again" \
-  [ "$(dedup 2026-02-15 "$tmp/day0" | wc -l)" -eq 0 ]
-check "day 45: the day-10 lines are forgotten" \
-  [ "$(dedup 2026-02-15 "$tmp/day10" | wc -l)" -ge 495 ]
+check "day 15: new lines go through" [ "$(dedup 2026-01-16 "$tmp/day15" | wc -l)" -eq 500 ]
+check "day 29: the day-0 lines are still held" [ "$(dedup 2026-01-30 "$tmp/day0" | wc -l)" -eq 0 ]
+info=$(at 2026-01-16 info "$tmp/s.sbloom")
+check "info names the window" grep -q "forgets after 2592000 s: 3 periods of 864000 s" <<<"$info"
+check "info lists the generations" [ "$(grep -c '^  generation' <<<"$info")" -eq 4 ]
+# day 41: the day-0 lines are past 30 days and one period: forgotten; the day-15 lines are
+# inside their window: held
+out=$(dedup 2026-02-11 "$tmp/day0" "$tmp/day15")
+check "day 41: the day-0 lines come back" [ "$(grep -c /page/ <<<"$out")" -ge 1990 ]
+check "day 41: the day-15 lines are still held" [ "$(grep -c /late/ <<<"$out")" -eq 0 ]
+check "day 56: the day-0 lines, now seen on day 41, are held again" \
+  [ "$(dedup 2026-02-26 "$tmp/day0" | wc -l)" -eq 0 ]
+check "day 56: the day-15 lines are forgotten" \
+  [ "$(dedup 2026-02-26 "$tmp/day15" | wc -l)" -ge 495 ]
 # a query reads the file at its own time: on day 100 nothing of the file is left
 check "query on day 100: nothing held" \
   [ "$(at 2026-04-11 query "$tmp/s.sbloom" "$tmp/day0" | wc -l)" -eq 0 ]

@@ -4,7 +4,8 @@
  * and batch adds, contains and test-and-adds, on hashes and on byte strings, batch lengths 0, 1,
  * odd and long, keys new and repeated) is applied to two filters, one per ISA. Every answer must be
  * equal and the two filters byte-identical, checked after every phase and at random points. Filter
- * sizes change between phases, the smallest (one block) included.
+ * sizes change between phases, the smallest (one block) included. The windowed filter's kernels,
+ * both forms, are walked the same way with its clock moving (run_window_pair).
  *
  * SIMDBLOOM_DIFF_OPS sets the operations per layout and ISA (default 1,000,000).
  */
@@ -264,6 +265,83 @@ static int run_counting_pair(const char *isa, uint64_t ops, uint64_t seed)
     return mismatches == 0;
 }
 
+/* The image of a filter as sbloom_serialize writes it (malloc'd, *len bytes). */
+static uint8_t *image(const sbloom_t *f, size_t *len)
+{
+    *len = sbloom_serialized_size(f);
+    uint8_t *buf = malloc(*len);
+    if (buf && sbloom_serialize(f, buf, *len) != SBLOOM_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/*
+ * The windowed filter's kernels (window_insert, window_contains), both forms: a random walk of
+ * test-and-adds (batch and single key), lookups and clock steps (none, one period, several, past
+ * the window) on two windowed filters, one per ISA; every answer equal, and the two files
+ * byte-identical at each phase's end.
+ */
+static int run_window_pair(const char *isa, uint32_t periods, double p, uint64_t ops, uint64_t seed)
+{
+    world *w = calloc(1, sizeof *w);
+    w->rng = seed;
+    uint8_t ref_out[MAX_BATCH], isa_out[MAX_BATCH];
+    uint64_t mismatches = 0, done = 0;
+    for (int phase = 0; phase < PHASES / 4 && mismatches == 0; phase++) {
+        uint64_t n = 200 + test_rand(&w->rng) % 20000, now = 1000 + test_rand(&w->rng) % 1000;
+        sbloom_t *ref, *fast;
+        sbloom_set_isa("scalar");
+        CHECK(sbloom_create_windowed(&ref, n, p, periods, 10, now) == SBLOOM_OK);
+        sbloom_set_isa(isa);
+        CHECK(sbloom_create_windowed(&fast, n, p, periods, 10, now) == SBLOOM_OK);
+        w->nseen = 0;
+        for (uint64_t op = 0; op < ops / (PHASES / 4); op++, done++) {
+            size_t len = batch_length(w);
+            int kind = (int)(test_rand(&w->rng) % 8);
+            int64_t a = 0, b = 0;
+            next_batch(w, 0, len, ref_out, isa_out);
+            if (kind < 3) {
+                a = sbloom_add_if_new_hashes(ref, w->hashes, len, ref_out);
+                b = sbloom_add_if_new_hashes(fast, w->hashes, len, isa_out);
+            } else if (kind < 6) {
+                a = sbloom_contains_hashes(ref, w->hashes, len, ref_out);
+                b = sbloom_contains_hashes(fast, w->hashes, len, isa_out);
+            } else if (kind == 6 && len > 0) {
+                a = sbloom_add_hash(ref, w->hashes[0]) * 2 + sbloom_contains_hash(ref, 1);
+                b = sbloom_add_hash(fast, w->hashes[0]) * 2 + sbloom_contains_hash(fast, 1);
+            } else if (kind == 7) {
+                uint64_t r = test_rand(&w->rng) % 16;
+                now += r < 12 ? r : r == 15 ? 10 * (periods + 2) : 10 * r;
+                a = sbloom_advance(ref, now);
+                b = sbloom_advance(fast, now);
+            }
+            if (a != b || memcmp(ref_out, isa_out, len) != 0) {
+                fprintf(stderr, "window %u periods at %g, %s: op %llu (kind %d) differs\n", periods,
+                        p, isa, (unsigned long long)done, kind);
+                mismatches++;
+                break;
+            }
+        }
+        size_t ref_len = 0, fast_len = 0;
+        uint8_t *ref_image = image(ref, &ref_len), *fast_image = image(fast, &fast_len);
+        CHECK(ref_image && fast_image && ref_len == fast_len &&
+              memcmp(ref_image, fast_image, ref_len) == 0);
+        CHECK(sbloom_items(ref) == sbloom_items(fast));
+        free(ref_image);
+        free(fast_image);
+        sbloom_free(ref);
+        sbloom_free(fast);
+    }
+    sbloom_set_isa(NULL);
+    free(w);
+    printf("%-12s %-7s %llu operations, %s\n",
+           periods == 3 && p >= 0.001 ? "window-slots" : "window-lines", isa,
+           (unsigned long long)done, mismatches ? "MISMATCH" : "identical to scalar");
+    return mismatches == 0;
+}
+
 int main(void)
 {
     uint64_t ops = 1000000;
@@ -280,6 +358,9 @@ int main(void)
         for (int l = 0; l < TEST_NLAYOUTS; l++)
             CHECK(run_pair(test_layouts[l], names[i], ops, 1234 + (uint64_t)l * 77 + i));
         CHECK(run_counting_pair(names[i], ops, 4321 + i));
+        CHECK(run_window_pair(names[i], 3, 0.01, ops / 4, 777 + i)); /* generation slots */
+        CHECK(run_window_pair(names[i], 4, 0.01, ops / 4, 778 + i)); /* adjacent lines */
+        CHECK(run_window_pair(names[i], 3, 1e-6, ops / 4, 779 + i));
         compared++;
     }
     printf("%zu instruction sets compared with scalar\n", compared);

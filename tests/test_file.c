@@ -328,55 +328,72 @@ static void forged_plans(void)
     free(buf);
 
     /* A windowed file's record (at 128: periods, generations, period, current period, each
-     * generation's first period) forged field by field, and its first generation's plan: each
-     * refused naming what is wrong, though every checksum is right. */
-    sbloom_t *w = NULL;
-    CHECK(sbloom_create_windowed(&w, 1000, 0.01, 3, 10, 105) == SBLOOM_OK);
-    for (uint64_t i = 0; w && i < 500; i++)
-        sbloom_add_u64(w, i);
-    size_t wlen;
-    uint8_t *wclean = image_of(w, &wlen), *wbuf = malloc(wlen);
-    sbloom_t *back = NULL;
-    CHECK(sbloom_deserialize(&back, wclean, wlen) == SBLOOM_OK && sbloom_items(back) == 500);
-    sbloom_free(back);
-    struct {
-        size_t at;
-        uint64_t value;
-        int bytes;
-        const char *names;
-    } window_cases[] = {
-        {128 + 8, 0, 4, "window record: 0 periods"},
-        {128 + 8, 16, 4, "window record: 16 periods"},
-        {128 + 12, 5, 4, "5 generations"},
-        {128 + 16, 0, 8, "period 0"},
-        {128 + 24, UINT64_MAX, 8, "at period 18446744073709551615"},
-        {128 + 32 + 8 * (10 % 4), 11, 8, "began at period 11"}, /* the current one, in the future */
-        {128 + 32 + 8 * (10 % 4), UINT64_MAX, 8, "generation 2 began"}, /* the current, unbegun */
-        {128 + 32 + 8 * 0, 4, 8, "generation 0 began at period 4"},     /* out of the ring */
-        {128 + 190, 1, 1, "byte 190 is set"},
-        {128 + 0, 0, 8, "no window record"},
-    };
-    for (size_t i = 0; w && i < sizeof window_cases / sizeof window_cases[0]; i++) {
-        memcpy(wbuf, wclean, wlen);
-        uint8_t *at = wbuf + window_cases[i].at;
-        if (window_cases[i].bytes == 8)
-            sbloom_put_le64(at, window_cases[i].value);
-        else if (window_cases[i].bytes == 4)
-            sbloom_put_le32(at, (uint32_t)window_cases[i].value);
-        else
-            at[0] = (uint8_t)window_cases[i].value;
+     * generation's first period; with generation slots, 3 periods, each generation's keys after)
+     * forged field by field, and its first image's plan: each refused naming what is wrong, though
+     * every checksum is right. Both forms: slots (3 periods) and adjacent lines (4). */
+    for (uint32_t periods = 3; periods <= 4; periods++) {
+        uint32_t gens = periods + 1, now_slot = 10 % gens; /* created at 105, periods of 10 */
+        sbloom_t *w = NULL;
+        CHECK(sbloom_create_windowed(&w, 1000, 0.01, periods, 10, 105) == SBLOOM_OK);
+        for (uint64_t i = 0; w && i < 500; i++)
+            sbloom_add_u64(w, i);
+        size_t wlen;
+        uint8_t *wclean = image_of(w, &wlen), *wbuf = malloc(wlen);
+        sbloom_t *back = NULL;
+        CHECK(sbloom_deserialize(&back, wclean, wlen) == SBLOOM_OK &&
+              sbloom_items(back) == sbloom_items(w) && sbloom_items(w) > 490);
+        sbloom_free(back);
+        char current_unbegun[64], never_began[64];
+        snprintf(current_unbegun, sizeof current_unbegun, "generation %u began", now_slot);
+        snprintf(never_began, sizeof never_began, "generation %u has keys and never began",
+                 (now_slot + 1) % gens);
+        size_t keys_at = 128 + 32 + 8 * gens; /* slots: each generation's keys */
+        struct {
+            size_t at;
+            uint64_t value;
+            int bytes;
+            const char *names;
+            int slots_only;
+        } window_cases[] = {
+            {128 + 8, 0, 4, "window record: 0 periods", 0},
+            {128 + 8, 16, 4, "window record: 16 periods", 0},
+            {128 + 12, 6, 4, "6 generations", 0},
+            {128 + 16, 0, 8, "period 0", 0},
+            {128 + 24, UINT64_MAX, 8, "at period 18446744073709551615", 0},
+            {128 + 32 + 8 * now_slot, 11, 8, "began at period 11", 0},    /* the current, future */
+            {128 + 32 + 8 * now_slot, UINT64_MAX, 8, current_unbegun, 0}, /* current, unbegun */
+            {128 + 32 + 8 * ((now_slot + 1) % gens), 4, 8, "began at period 4", 0}, /* outside */
+            {128 + 190, 1, 1, "byte 190 is set", 0},
+            {128 + 0, 0, 8, "no window record", 0},
+            {128 + 8, 4, 4, "4 periods, 4 generations", 1},
+            {keys_at + 8 * ((now_slot + 1) % gens), 1, 8, never_began, 1},
+            {keys_at + 8 * now_slot, 1, 8, "header counts", 1},
+        };
+        for (size_t i = 0; w && i < sizeof window_cases / sizeof window_cases[0]; i++) {
+            if (window_cases[i].slots_only && periods != 3)
+                continue;
+            memcpy(wbuf, wclean, wlen);
+            uint8_t *at = wbuf + window_cases[i].at;
+            if (window_cases[i].bytes == 8)
+                sbloom_put_le64(at, window_cases[i].value);
+            else if (window_cases[i].bytes == 4)
+                sbloom_put_le32(at, (uint32_t)window_cases[i].value);
+            else
+                at[0] = (uint8_t)window_cases[i].value;
+            resign(wbuf, wlen);
+            CHECK(refused_naming(wbuf, wlen, SBLOOM_E_CORRUPT, window_cases[i].names));
+        }
+        memcpy(wbuf, wclean, wlen); /* the first image's plan: one item more */
+        uint8_t *first = wbuf + 128 + 192;
+        sbloom_put_le64(first + 56, sbloom_get_le64(first + 56) + 1);
+        sbloom_put_le64(first + 120, XXH3_64bits(first, 120));
         resign(wbuf, wlen);
-        CHECK(refused_naming(wbuf, wlen, SBLOOM_E_CORRUPT, window_cases[i].names));
+        CHECK(refused_naming(wbuf, wlen, SBLOOM_E_CORRUPT,
+                             periods == 3 ? "generations 0:" : "generation 0:"));
+        free(wclean);
+        free(wbuf);
+        sbloom_free(w);
     }
-    memcpy(wbuf, wclean, wlen); /* the first generation's plan: one item more */
-    uint8_t *first = wbuf + 128 + 192;
-    sbloom_put_le64(first + 56, sbloom_get_le64(first + 56) + 1);
-    sbloom_put_le64(first + 120, XXH3_64bits(first, 120));
-    resign(wbuf, wlen);
-    CHECK(refused_naming(wbuf, wlen, SBLOOM_E_CORRUPT, "generation 0:"));
-    free(wclean);
-    free(wbuf);
-    sbloom_free(w);
 }
 
 /* Counts the temporary files a save left in the test directory, removing them if asked. */

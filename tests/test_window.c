@@ -134,23 +134,30 @@ static void rate_over_a_window(uint32_t periods)
 }
 
 /* The window as sbloom_get_window gives it, and the filter's file: saved and loaded (and
- * serialized) with its generations and when each began, then going on as the original does. */
-static void window_and_file(void)
+ * serialized) with its generations and when each began, then going on as the original does. In
+ * the form the plan picks (src/modes/windowed.c): generation slots (each stage a counting filter)
+ * or adjacent lines (each a 512-bit one). */
+static void window_and_file(uint32_t periods, double p, int slots)
 {
     sbloom_t *f = NULL;
-    CHECK(sbloom_create_windowed(&f, 3000, 0.001, 4, 60, 12345) == SBLOOM_OK);
+    CHECK(sbloom_create_windowed(&f, 3000, p, periods, 60, 12345) == SBLOOM_OK);
     if (!f)
         return;
+    sbloom_layout stage_layout = sbloom_get_layout(sbloom_stage(f, 0));
+    CHECK(slots ? stage_layout == SBLOOM_LAYOUT_COUNTING512
+                : stage_layout == SBLOOM_LAYOUT_BLOCK512_K8 ||
+                      stage_layout == SBLOOM_LAYOUT_BLOCK512_K16);
     sbloom_window w = sbloom_window_init();
     CHECK(sbloom_get_window(f, &w) == SBLOOM_OK);
-    CHECK(w.periods == 4 && w.generations == 5 && w.period == 60 && w.now == 12300);
-    CHECK(w.generation_start[4] == 12300 && w.generation_start[0] == UINT64_MAX);
+    CHECK(w.periods == periods && w.generations == periods + 1 && w.period == 60 && w.now == 12300);
+    CHECK(w.generation_start[periods] == 12300 && w.generation_start[0] == UINT64_MAX);
     for (uint64_t t = 12345, i = 0; i < 2000; i++, t += 1) {
         CHECK(sbloom_advance(f, t) == SBLOOM_OK);
         sbloom_add_u64(f, i);
     }
     CHECK(sbloom_get_window(f, &w) == SBLOOM_OK);
-    CHECK(w.now == 14340 && w.generation_start[0] == 14100 && w.generation_start[4] == 14340);
+    CHECK(w.now == 14340 && w.generation_start[0] == 14340 - 60 * periods &&
+          w.generation_start[periods] == 14340);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < w.generations; i++) {
         sum += w.generation_items[i];
@@ -243,13 +250,18 @@ static void refusals(void)
 int main(void)
 {
     keeps_the_promise(1, 10, 1);
-    keeps_the_promise(4, 10, 1);
+    keeps_the_promise(3, 10, 1); /* generation slots */
+    keeps_the_promise(3, 10, 0);
+    keeps_the_promise(4, 10, 1); /* adjacent lines */
     keeps_the_promise(4, 10, 0);
     keeps_the_promise(7, 86400, 1);
     rate_over_a_window(1);
+    rate_over_a_window(3);
     rate_over_a_window(4);
     rate_over_a_window(8);
-    window_and_file();
+    window_and_file(3, 0.01, 1);  /* slots pay at 1% */
+    window_and_file(4, 0.001, 0); /* more than 4 generations: adjacent lines */
+    window_and_file(3, 1e-6, 0);  /* slots do not pay at 1e-6 */
     refusals();
     return check_report();
 }

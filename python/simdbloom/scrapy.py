@@ -87,8 +87,9 @@ class DupeFilter(BaseDupeFilter):
             self.path = os.path.join(path, "requests.sbloom")
             self.filter = _mapped(self.path, expected, fpp, concurrent=False)
         elif forget_after:
-            period = max(1, int(forget_after) // 4)
-            self.filter = Filter.windowed(expected or 1_000_000, fpp, 4, period, int(time.time()))
+            # 3 periods: 4 generations, one cache line a key (forgotten between D and 4/3 D)
+            period = max(1, -(-int(forget_after) // 3))
+            self.filter = Filter.windowed(expected or 1_000_000, fpp, 3, period, int(time.time()))
         else:
             self.filter = Filter(expected, fpp)
 

@@ -80,6 +80,16 @@ uint64_t sbloom_core_run_shared(const sbloom_core *c, sbloom_batch_op op, const 
     return c->kern->insert_shared(c->blocks, c->nblocks, hashes, n, NULL);
 }
 
+uint64_t sbloom_core_run_groups(const sbloom_core *c, uint32_t lines, uint32_t target,
+                                sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                                uint8_t *results)
+{
+    uint64_t groups = c->nblocks / lines;
+    if (op == SBLOOM_OP_INSERT)
+        return c->kern->window_insert(c->blocks, groups, lines, target, hashes, n, results);
+    return c->kern->window_contains(c->blocks, groups, lines, target, hashes, n, results);
+}
+
 void sbloom_core_combine(sbloom_core *dst, const sbloom_core *src, int intersect)
 {
     uint64_t *d = dst->blocks;

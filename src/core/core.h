@@ -46,6 +46,13 @@ uint64_t sbloom_core_run(const sbloom_core *c, sbloom_batch_op op, const uint64_
  * adds that OR bits in atomically. No results for an add: test-and-add needs a lock above. */
 uint64_t sbloom_core_run_shared(const sbloom_core *c, sbloom_batch_op op, const uint64_t *hashes,
                                 size_t n, uint8_t *results);
+/* The windowed mode's kernels (simd/kernels.h: window_insert, window_contains) over the core's
+ * blocks as nblocks / lines groups of `lines` blocks: SBLOOM_OP_INSERT adds the keys that no
+ * generation holds to generation `target`; SBLOOM_OP_CONTAINS asks whether any generation holds
+ * each key. Returns the kernel's count. */
+uint64_t sbloom_core_run_groups(const sbloom_core *c, uint32_t lines, uint32_t target,
+                                sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                                uint8_t *results);
 /* dst |= src (or &= when intersect), word by word: same layout and bytes. */
 void sbloom_core_combine(sbloom_core *dst, const sbloom_core *src, int intersect);
 /* The line of a key's block, requested ahead (for_write: owned). */

@@ -110,21 +110,34 @@ uint64_t sbloom_parts_bytes(const sbloom_part *parts, uint32_t count)
     return sum_parts(parts, count, PART_BYTES);
 }
 
+void sbloom_parts_tally_add(sbloom_parts_tally *t, const sbloom_core *core, int sampled)
+{
+    if (!t->started) {
+        t->miss_product = 1.0;
+        t->started = 1;
+    }
+    sbloom_stats st = sbloom_stats_init();
+    sbloom_core_stats(core, sampled, &st);
+    double bits = 8.0 * (double)core->bytes;
+    t->fill_bits += st.fill * bits;
+    t->bits += bits;
+    t->miss_product *= 1.0 - st.estimated_fpp; /* a negative key must pass every part */
+    t->items += st.estimated_items;
+}
+
+void sbloom_parts_tally_end(const sbloom_parts_tally *t, sbloom_stats *out)
+{
+    out->fill = t->bits > 0 ? t->fill_bits / t->bits : 0.0;
+    out->estimated_fpp = t->started ? 1.0 - t->miss_product : 0.0;
+    out->estimated_items = t->items;
+}
+
 void sbloom_parts_stats(const sbloom_part *parts, uint32_t count, int sampled, sbloom_stats *out)
 {
-    double fill_bits = 0.0, miss = 1.0, items = 0.0, bits = 0.0;
-    for (uint32_t i = 0; i < count; i++) {
-        sbloom_stats st = sbloom_stats_init();
-        sbloom_core_stats(&parts[i].core, sampled, &st);
-        double part_bits = 8.0 * (double)parts[i].core.bytes;
-        fill_bits += st.fill * part_bits;
-        bits += part_bits;
-        miss *= 1.0 - st.estimated_fpp; /* a negative key must pass every part */
-        items += st.estimated_items;
-    }
-    out->fill = fill_bits / bits;
-    out->estimated_fpp = 1.0 - miss;
-    out->estimated_items = items;
+    sbloom_parts_tally t = {0};
+    for (uint32_t i = 0; i < count; i++)
+        sbloom_parts_tally_add(&t, &parts[i].core, sampled);
+    sbloom_parts_tally_end(&t, out);
 }
 
 int sbloom_parts_copy(sbloom_part *dst, const sbloom_part *src, uint32_t count)
@@ -177,7 +190,7 @@ uint8_t *sbloom_parts_write_images(const sbloom_part *parts, uint32_t count, uin
 }
 
 int sbloom_part_read_image(sbloom_part *part, const char *noun, const uint8_t *at, uint64_t left,
-                           uint32_t index, uint64_t planned_items, double planned_fpp,
+                           uint32_t index, uint64_t planned_items, double planned_fpp, int slots_ok,
                            uint64_t *size)
 {
     if (left < SBLOOM_HEADER_BYTES)
@@ -191,7 +204,8 @@ int sbloom_part_read_image(sbloom_part *part, const char *noun, const uint8_t *a
     sbloom_header h;
     int rc = sbloom_header_parse(at, *size, &h);
     if (rc == SBLOOM_OK &&
-        (h.layout == SBLOOM_LAYOUT_BLOCK512_K8 || h.layout == SBLOOM_LAYOUT_BLOCK512_K16))
+        (h.layout == SBLOOM_LAYOUT_BLOCK512_K8 || h.layout == SBLOOM_LAYOUT_BLOCK512_K16 ||
+         (h.layout == SBLOOM_LAYOUT_COUNTING512 && slots_ok)))
         rc = sbloom_core_from_image(&part->core, &h, at + SBLOOM_HEADER_BYTES);
     else if (rc == SBLOOM_OK)
         rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "layout %s", sbloom_layout_name(h.layout));

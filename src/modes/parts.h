@@ -40,6 +40,14 @@ uint64_t sbloom_parts_bytes(const sbloom_part *parts, uint32_t count);
 /* The statistics of the parts together: fill over all bits, the rate a key meets passing every
  * part, the items summed. */
 void sbloom_parts_stats(const sbloom_part *parts, uint32_t count, int sampled, sbloom_stats *out);
+/* The same statistics over cores given one at a time (a windowed filter's generations, each
+ * gathered from its lines): a tally started zeroed, each core added, then the result. */
+typedef struct sbloom_parts_tally {
+    double fill_bits, bits, miss_product, items;
+    int started;
+} sbloom_parts_tally;
+void sbloom_parts_tally_add(sbloom_parts_tally *t, const sbloom_core *core, int sampled);
+void sbloom_parts_tally_end(const sbloom_parts_tally *t, sbloom_stats *out);
 /* Heap copies of count parts (released again on failure). */
 int sbloom_parts_copy(sbloom_part *dst, const sbloom_part *src, uint32_t count);
 /* 1 when two arrays of parts have the same geometry part by part (a union can OR them). */
@@ -51,10 +59,11 @@ void sbloom_parts_union(sbloom_part *dst, const sbloom_part *src, uint32_t count
 uint64_t sbloom_parts_image_bytes(const sbloom_part *parts, uint32_t count);
 uint8_t *sbloom_parts_write_images(const sbloom_part *parts, uint32_t count, uint8_t *out);
 /* Part `index` read from the image at `at` (left bytes remain in the payload): header, checksum,
- * a 512-bit layout, and the plan the caller expects of it; messages name it "NOUN INDEX".
- * *size is the image's length. */
+ * a 512-bit layout (or with slots_ok the counting layout: a windowed filter's generation slots),
+ * and the plan the caller expects of it; messages name it "NOUN INDEX". *size is the image's
+ * length. */
 int sbloom_part_read_image(sbloom_part *part, const char *noun, const uint8_t *at, uint64_t left,
-                           uint32_t index, uint64_t planned_items, double planned_fpp,
+                           uint32_t index, uint64_t planned_items, double planned_fpp, int slots_ok,
                            uint64_t *size);
 
 #endif /* SIMDBLOOM_PARTS_H */

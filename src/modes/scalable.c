@@ -272,7 +272,7 @@ int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const u
         /* each stage must be the one this plan grows: its items and rate */
         rc = sbloom_part_read_image(&s->stages[i], "stage", payload + at, h->payload_bytes - at, i,
                                     stage_items(s->first_items, i), stage_rate(f->planned_fpp, i),
-                                    &size);
+                                    0, &size);
         if (rc == SBLOOM_OK) {
             s->nstages++;
             f->isa = s->stages[i].core.isa;

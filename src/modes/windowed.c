@@ -1,21 +1,35 @@
 /*
  * The windowed filter (SBLOOM_LAYOUT_WINDOWED): "seen within the last W?", for recrawls and
  * dedup windows. The window is G periods of P time units; the filter keeps a ring of G + 1
- * generations, each a core planned for n / G keys at rate p / (G + 1), so that the G + 1 a lookup
- * probes together keep the rate at most p. Period q (time q * P to (q + 1) * P) writes generation
- * q mod (G + 1); a key is added to it only when no live generation holds it. When time reaches
- * period q + G + 1 that generation is cleared (a memset) and reused: a key added at time t in
- * period q is held until (q + G + 1) * P, which is after t + W and at most t + W + P.
+ * generations, each a 512-bit-block filter planned for n / G keys at rate p / (G + 1), so that the
+ * G + 1 a lookup probes together keep the rate at most p. Period q (time q * P to (q + 1) * P)
+ * writes generation q mod (G + 1); a key is added to it only when no live generation holds it.
+ * When time reaches period q + G + 1 that generation is cleared and reused: a key added at time t
+ * in period q is held until (q + G + 1) * P, which is after t + W and at most t + W + P.
  *
- * Candidates considered (docs/SIZING.md has the rates): one block with a small epoch stamp per
- * slot (a key's lookup one cache line, but about 4 times the memory and stamps to sweep before
- * they wrap) and rotating whole filters that hash each key again per filter (the slow peers). The
- * ring of blocked generations keeps every core an ordinary 512-bit filter, probed by the same
- * kernels with the one hash; a rotation is one memset of one generation.
+ * A key's bits in all generations lie in one place, tested by one fused kernel pass
+ * (simd/kernels.h, window_insert and window_contains), in one of two forms:
+ *   - Generation slots, for G <= 3 (up to 4 generations) where they pay (slots_pay: rates of about
+ *     1% to 0.1%): one 64-byte line a key, the counting layout's geometry with each 4-bit slot a
+ *     bitmap of generations (bit g: generation g set it). A lookup reads one line, like the plain
+ *     filter. Each generation is a 128-slot-a-line filter: planned as the counting layout for
+ *     n / G keys at p / (G + 1). Rotating clears one bit of every slot (a sweep of the memory,
+ *     once a period).
+ *   - Adjacent lines, otherwise: groups of G + 1 adjacent 64-byte lines, line g of group b being
+ *     block b of generation g (a 512-bit layout planned for n / G at p / (G + 1)). A lookup reads
+ *     G + 1 lines, adjacent (one DRAM page, prefetched together). Rotating clears one line of
+ *     every group.
+ * Measured (bench/window.c; docs/SIZING.md for the memory): where the machine is bound by the
+ * lines it can read, slots cost about what the plain filter does and adjacent lines about G + 1
+ * times; adjacent lines take less memory (1.7x a plain filter planned for the window's keys at 1%
+ * against 2.1x). The first version, G + 1 separate filters probed one kernel pass each, was 5x the
+ * plain filter at 1M keys. Epoch stamps in every slot (one line a key, about 4x the memory, stamps
+ * to sweep before they wrap) were not built: slots as bitmaps are the same idea at 4 bits.
  *
  * File form (docs/FORMAT.md): the header with layout 6, a 192-byte window record (periods,
- * period, current period, each generation's first period), then each generation's complete image
- * in ring order.
+ * period, current period, each generation's first period; with slots, each generation's keys),
+ * then with adjacent lines each generation's complete image in ring order (written from the
+ * lines, and spread back into them when read), with slots the lines as one image.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -33,11 +47,15 @@
 static const uint8_t record_magic[8] = {'S', 'B', 'W', 'I', 'N', 'D', 'O', 'W'};
 
 typedef struct windowed {
-    sbloom_part gens[MAX_GENERATIONS]; /* ring order: period q writes gens[q % ngens] */
-    uint64_t started[MAX_GENERATIONS]; /* the period each began, or NOT_STARTED */
-    uint32_t periods, ngens;           /* G, G + 1 */
-    uint64_t period;                   /* P, in the caller's unit */
-    uint64_t current;                  /* the current period's number: now / P */
+    sbloom_core lines;                  /* ngroups groups of per_group lines (the comment above) */
+    uint64_t ngroups;                   /* blocks per generation */
+    uint32_t per_group;                 /* lines a group: ngens (adjacent lines), 1 (slots) */
+    uint64_t items[MAX_GENERATIONS];    /* the keys each generation (ring slot) took */
+    uint64_t started[MAX_GENERATIONS];  /* the period each began, or NOT_STARTED */
+    sbloom_part views[MAX_GENERATIONS]; /* copies of generations for sbloom_stage, on demand */
+    uint32_t periods, ngens;            /* G, G + 1 */
+    uint64_t period;                    /* P, in the caller's unit */
+    uint64_t current;                   /* the current period's number: now / P */
 } windowed;
 
 static windowed *state_of(const sbloom_t *f)
@@ -61,16 +79,83 @@ static uint32_t current_slot(const windowed *w)
     return (uint32_t)(w->current % w->ngens);
 }
 
+/* Generation slots hold at most 4 generations (a 4-bit bitmap each); 3 periods at most. */
+#define SLOT_GENERATIONS 4
+#define SLOT_BIT0 UINT64_C(0x1111111111111111) /* bit 0 of every 4-bit slot */
+
+static int slots_form(const windowed *w)
+{
+    return w->lines.layout == SBLOOM_LAYOUT_COUNTING512;
+}
+
+/* ---- Generations in the lines: gathered into a core of their own, spread back, cleared ---- */
+
+static char *line_of(const windowed *w, uint64_t block, uint32_t slot)
+{
+    return (char *)w->lines.blocks + (block * w->ngens + slot) * 64;
+}
+
+static uint64_t *words_of(const windowed *w)
+{
+    return w->lines.blocks;
+}
+
+/* A heap core of one generation's geometry, no keys. */
+static int generation_core(const windowed *w, sbloom_core *out)
+{
+    return sbloom_core_init(out, w->ngroups * 64, w->lines.layout, SBLOOM_OWNER_HEAP);
+}
+
+/* Generation `slot` as a filter of its own: its lines (adjacent lines), or its bit of every slot
+ * as a counter of 0 or 1 (slots: a counting filter that answers as the generation does). */
+static void gather(const windowed *w, uint32_t slot, sbloom_core *into)
+{
+    if (slots_form(w)) {
+        const uint64_t *from = words_of(w);
+        uint64_t *to = into->blocks;
+        for (uint64_t i = 0; i < w->ngroups * 8; i++)
+            to[i] = (from[i] >> slot) & SLOT_BIT0;
+        return;
+    }
+    for (uint64_t b = 0; b < w->ngroups; b++)
+        memcpy((char *)into->blocks + b * 64, line_of(w, b, slot), 64);
+}
+
+/* The reverse (a generation read from a file with adjacent lines). */
+static void spread(windowed *w, uint32_t slot, const sbloom_core *from)
+{
+    for (uint64_t b = 0; b < w->ngroups; b++)
+        memcpy(line_of(w, b, slot), (const char *)from->blocks + b * 64, 64);
+}
+
+/* Generation `slot` emptied: its lines zeroed, or its bit cleared in every slot. */
+static void clear_slot(windowed *w, uint32_t slot)
+{
+    if (slots_form(w)) {
+        uint64_t *restrict words = words_of(w);
+        const uint64_t keep = ~(SLOT_BIT0 << slot), count = w->ngroups * 8;
+        for (uint64_t i = 0; i < count; i++) /* locals only: the compiler vectorizes it */
+            words[i] &= keep;
+    } else {
+        for (uint64_t b = 0; b < w->ngroups; b++)
+            memset(line_of(w, b, slot), 0, 64);
+    }
+    w->items[slot] = 0;
+}
+
 static void windowed_release(sbloom_t *f)
 {
     windowed *w = state_of(f);
-    if (w)
-        sbloom_parts_release(w->gens, 0, w->ngens);
+    if (w) {
+        sbloom_core_release(&w->lines);
+        for (uint32_t i = 0; i < MAX_GENERATIONS; i++)
+            sbloom_core_release(&w->views[i].core);
+    }
     free(w);
     f->state = NULL;
 }
 
-/* An object with its window and no generation yet. */
+/* An object with its window and no memory yet. */
 static int new_windowed(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
                         uint64_t current)
 {
@@ -87,14 +172,48 @@ static int new_windowed(sbloom_t **out, uint64_t n, double p, uint32_t periods, 
     w->ngens = periods + 1;
     w->period = period;
     w->current = current;
-    for (uint32_t i = 0; i < MAX_GENERATIONS; i++)
+    for (uint32_t i = 0; i < MAX_GENERATIONS; i++) {
         w->started[i] = NOT_STARTED;
+        w->views[i].core.owner = SBLOOM_OWNER_CALLER; /* empty: nothing to release */
+    }
+    w->lines.owner = SBLOOM_OWNER_CALLER;
     f->state = w;
     f->counting = SBLOOM_COUNT_NONE; /* each generation counts the keys it took */
     f->planned_items = n;
     f->planned_fpp = p;
     *out = f;
     return SBLOOM_OK;
+}
+
+/* The lines for ngroups blocks a generation, zeroed: of the counting layout, generation slots
+ * (one line a group); of a 512-bit layout, adjacent lines (G + 1 lines a group). */
+static int make_lines(sbloom_t *f, uint64_t ngroups, sbloom_layout layout)
+{
+    windowed *w = state_of(f);
+    uint32_t per_group = layout == SBLOOM_LAYOUT_COUNTING512 ? 1 : w->ngens;
+    if (ngroups > UINT32_MAX || ngroups > SBLOOM_MAX_BYTES / 64 / per_group)
+        return SBLOOM_E_TOO_LARGE;
+    int rc = sbloom_core_init(&w->lines, ngroups * per_group * 64, layout, SBLOOM_OWNER_HEAP);
+    if (rc != SBLOOM_OK)
+        return rc;
+    w->ngroups = ngroups;
+    w->per_group = per_group;
+    f->isa = w->lines.isa;
+    return SBLOOM_OK;
+}
+
+/* Slots (one line a key) when they fit the generations (at most 4) and take at most 1.25 times the
+ * memory of adjacent lines (G + 1 lines a key) for the same plan: at rates of 1% to 0.1% they do
+ * (2.1x a plain filter's memory against 1.75x at 1%); at lower rates a generation's 128 slots a
+ * line are too few (4.8x against 1.5x at 1e-6: docs/SIZING.md). `lines` is one generation's
+ * plan as a 512-bit layout. */
+static int slots_pay(const sbloom_plan *lines, uint64_t per, double rate, uint32_t ngens)
+{
+    sbloom_plan slots = sbloom_plan_init();
+    if (ngens > SLOT_GENERATIONS ||
+        sbloom_plan_for_layout(per, rate, SBLOOM_LAYOUT_COUNTING512, &slots) != SBLOOM_OK)
+        return 0;
+    return (double)slots.bytes <= 1.25 * (double)lines->bytes * ngens;
 }
 
 int sbloom_windowed_new(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
@@ -104,18 +223,20 @@ int sbloom_windowed_new(sbloom_t **out, uint64_t n, double p, uint32_t periods, 
     int rc = new_windowed(&f, n, p, periods, period, now / period);
     if (rc != SBLOOM_OK)
         return rc;
-    windowed *w = state_of(f);
-    for (uint32_t i = 0; i < w->ngens && rc == SBLOOM_OK; i++)
-        if ((rc = sbloom_part_init(&w->gens[i], generation_items(n, periods),
-                                   generation_rate(p, periods))) != SBLOOM_OK)
-            sbloom_parts_release(w->gens, 0, i);
+    sbloom_plan plan = sbloom_plan_init();
+    uint64_t per = generation_items(n, periods);
+    double rate = generation_rate(p, periods);
+    rc = sbloom_plan_block512(per, rate, &plan);
+    if (rc == SBLOOM_OK && slots_pay(&plan, per, rate, periods + 1))
+        rc = sbloom_plan_for_layout(per, rate, SBLOOM_LAYOUT_COUNTING512, &plan);
+    if (rc == SBLOOM_OK)
+        rc = make_lines(f, plan.bytes / 64, plan.layout);
     if (rc != SBLOOM_OK) {
-        w->ngens = 0; /* nothing left to release */
         sbloom_object_free(f);
         return rc;
     }
+    windowed *w = state_of(f);
     w->started[current_slot(w)] = w->current;
-    f->isa = w->gens[0].core.isa;
     *out = f;
     return SBLOOM_OK;
 }
@@ -129,9 +250,7 @@ int sbloom_windowed_advance(sbloom_t *f, uint64_t now)
     /* periods current + 1 .. to begin; only the last G + 1 of them can hold keys */
     uint64_t from = to - w->current > w->ngens ? to - w->ngens + 1 : w->current + 1;
     for (uint64_t q = from; q <= to; q++) {
-        sbloom_part *g = &w->gens[q % w->ngens];
-        memset(g->core.blocks, 0, (size_t)g->core.bytes);
-        g->items = 0;
+        clear_slot(w, (uint32_t)(q % w->ngens));
         w->started[q % w->ngens] = q;
     }
     w->current = to;
@@ -155,7 +274,7 @@ void sbloom_windowed_describe(const sbloom_t *f, sbloom_window *out)
         uint32_t slot = i < w->ngens ? slot_of(w, i) : 0;
         int live = i < w->ngens && w->started[slot] != NOT_STARTED;
         out->generation_start[i] = live ? w->started[slot] * w->period : NOT_STARTED;
-        out->generation_items[i] = live ? w->gens[slot].items : 0;
+        out->generation_items[i] = live ? w->items[slot] : 0;
     }
 }
 
@@ -164,19 +283,35 @@ static uint32_t windowed_cores(const sbloom_t *f)
     return state_of(f)->ngens;
 }
 
+/* Generation i (oldest first) as a part of its own: a copy of its lines as they are now, kept for
+ * sbloom_stage's views (each stays at its address) until the filter is freed. NULL without
+ * memory for it. */
 static const sbloom_part *windowed_core_at(const sbloom_t *f, uint32_t i)
 {
-    return &state_of(f)->gens[slot_of(state_of(f), i)];
+    windowed *w = state_of(f);
+    uint32_t slot = slot_of(w, i);
+    sbloom_part *view = &w->views[slot];
+    if (!view->core.blocks && generation_core(w, &view->core) != SBLOOM_OK)
+        return NULL;
+    gather(w, slot, &view->core);
+    view->items = w->items[slot];
+    view->planned_items = generation_items(f->planned_items, w->periods);
+    view->planned_fpp = generation_rate(f->planned_fpp, w->periods);
+    return view;
 }
 
 static uint64_t windowed_items(const sbloom_t *f)
 {
-    return sbloom_parts_items(state_of(f)->gens, state_of(f)->ngens);
+    const windowed *w = state_of(f);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < w->ngens; i++)
+        sum += w->items[i];
+    return sum;
 }
 
 static uint64_t windowed_bytes(const sbloom_t *f)
 {
-    return sbloom_parts_bytes(state_of(f)->gens, state_of(f)->ngens);
+    return state_of(f)->lines.bytes;
 }
 
 static uint64_t windowed_capacity(const sbloom_t *f)
@@ -184,19 +319,15 @@ static uint64_t windowed_capacity(const sbloom_t *f)
     return f->planned_items; /* keys per window */
 }
 
+/* One fused pass: a key new to the window (no live generation holds it) goes to the current one. */
 static uint64_t windowed_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                              uint8_t *results)
 {
     windowed *w = state_of(f);
-    if (op == SBLOOM_OP_CONTAINS)
-        return sbloom_parts_contains(w->gens, w->ngens, hashes, n, results);
-    uint64_t count = 0;
-    for (size_t at = 0; at < n; at += SBLOOM_PART_STEP) {
-        size_t len = n - at < SBLOOM_PART_STEP ? n - at : SBLOOM_PART_STEP;
-        /* new to the window: no live generation holds it; it goes to the current one */
-        count += sbloom_parts_insert(w->gens, w->ngens, current_slot(w), hashes + at, len,
-                                     results ? results + at : NULL);
-    }
+    uint32_t slot = current_slot(w);
+    uint64_t count = sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes, n, results);
+    if (op != SBLOOM_OP_CONTAINS)
+        w->items[slot] += count;
     return count;
 }
 
@@ -208,12 +339,26 @@ static int windowed_add_one(sbloom_t *f, uint64_t hash)
 
 static int windowed_contains_one(const sbloom_t *f, uint64_t hash)
 {
-    return (int)sbloom_parts_contains(state_of(f)->gens, state_of(f)->ngens, &hash, 1, NULL);
+    const windowed *w = state_of(f);
+    return (int)sbloom_core_run_groups(&w->lines, w->per_group, 0, SBLOOM_OP_CONTAINS, &hash, 1,
+                                       NULL);
 }
 
+/* Each generation gathered in turn into one buffer (a generation's size), its statistics added. */
 static int windowed_stats(const sbloom_t *f, int sampled, sbloom_stats *out)
 {
-    sbloom_parts_stats(state_of(f)->gens, state_of(f)->ngens, sampled, out);
+    const windowed *w = state_of(f);
+    sbloom_core one;
+    int rc = generation_core(w, &one);
+    if (rc != SBLOOM_OK)
+        return rc;
+    sbloom_parts_tally tally = {0};
+    for (uint32_t slot = 0; slot < w->ngens; slot++) {
+        gather(w, slot, &one);
+        sbloom_parts_tally_add(&tally, &one, sampled);
+    }
+    sbloom_core_release(&one);
+    sbloom_parts_tally_end(&tally, out);
     return SBLOOM_OK;
 }
 
@@ -226,11 +371,13 @@ static int windowed_clone(sbloom_t **out, const sbloom_t *f)
     if (rc != SBLOOM_OK)
         return rc;
     windowed *to = state_of(copy);
-    if ((rc = sbloom_parts_copy(to->gens, from->gens, from->ngens)) != SBLOOM_OK) {
-        to->ngens = 0;
+    if ((rc = sbloom_core_copy(&to->lines, &from->lines)) != SBLOOM_OK) {
         sbloom_object_free(copy);
         return rc;
     }
+    to->ngroups = from->ngroups;
+    to->per_group = from->per_group;
+    memcpy(to->items, from->items, sizeof to->items);
     memcpy(to->started, from->started, sizeof to->started);
     copy->isa = f->isa;
     copy->threads = f->threads;
@@ -241,17 +388,17 @@ static int windowed_clone(sbloom_t **out, const sbloom_t *f)
 static void windowed_clear(sbloom_t *f)
 {
     windowed *w = state_of(f);
+    memset(w->lines.blocks, 0, (size_t)w->lines.bytes);
     for (uint32_t i = 0; i < w->ngens; i++) {
-        memset(w->gens[i].core.blocks, 0, (size_t)w->gens[i].core.bytes);
-        w->gens[i].items = 0;
+        w->items[i] = 0;
         w->started[i] = NOT_STARTED;
     }
     w->started[current_slot(w)] = w->current;
 }
 
-/* Generation by generation, when both have the same plan and window and stand at the same
- * period (advance both to one time first): a key of either is then in the same generation of
- * the union, which began when the earlier of the two did. */
+/* Line by line, when both have the same plan and window and stand at the same period (advance
+ * both to one time first): a key of either is then in the same generation of the union, which
+ * began when the earlier of the two did; each generation's count is estimated from its fill. */
 static int windowed_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
 {
     if (intersect)
@@ -262,20 +409,54 @@ static int windowed_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
     const windowed *s = state_of(src);
     if (dst->planned_items != src->planned_items || dst->planned_fpp != src->planned_fpp ||
         d->periods != s->periods || d->period != s->period || d->current != s->current ||
-        !sbloom_parts_alike(d->gens, s->gens, d->ngens))
+        d->lines.bytes != s->lines.bytes || d->lines.layout != s->lines.layout)
         return SBLOOM_E_INCOMPATIBLE;
-    sbloom_parts_union(d->gens, s->gens, d->ngens);
-    for (uint32_t i = 0; i < d->ngens; i++)
+    sbloom_core one;
+    int rc = generation_core(d, &one);
+    if (rc != SBLOOM_OK)
+        return rc;
+    sbloom_core_combine(&d->lines, &s->lines, 0);
+    for (uint32_t i = 0; i < d->ngens; i++) {
+        gather(d, i, &one);
+        d->items[i] = sbloom_core_estimated_items(&one);
         d->started[i] = d->started[i] < s->started[i] ? d->started[i] : s->started[i];
+    }
+    sbloom_core_release(&one);
     return SBLOOM_OK;
 }
 
-/* ---- File form: the header, the window record, each generation's complete image ---- */
+/* ---- File form: the header, the window record, the generations' images ---- */
 
 static uint64_t windowed_image_bytes(const sbloom_t *f)
 {
-    return SBLOOM_HEADER_BYTES + RECORD_BYTES +
-           sbloom_parts_image_bytes(state_of(f)->gens, state_of(f)->ngens);
+    const windowed *w = state_of(f);
+    uint32_t images = slots_form(w) ? 1 : w->ngens;
+    return SBLOOM_HEADER_BYTES + RECORD_BYTES + images * SBLOOM_HEADER_BYTES + w->lines.bytes;
+}
+
+/* Slots: the lines as one image, each generation's keys in the record after the starts.
+ * Adjacent lines: each generation gathered into one buffer in turn, written as a whole image. */
+static uint8_t *write_generations(const sbloom_t *f, uint8_t *record, uint8_t *out)
+{
+    const windowed *w = state_of(f);
+    sbloom_part one = {.planned_items = generation_items(f->planned_items, w->periods),
+                       .planned_fpp = generation_rate(f->planned_fpp, w->periods)};
+    if (slots_form(w)) {
+        for (uint32_t i = 0; i < w->ngens; i++)
+            sbloom_put_le64(record + 32 + 8 * w->ngens + 8 * i, w->items[i]);
+        one.core = w->lines;
+        one.items = windowed_items(f);
+        return sbloom_parts_write_images(&one, 1, out);
+    }
+    if (generation_core(w, &one.core) != SBLOOM_OK)
+        return NULL;
+    for (uint32_t slot = 0; slot < w->ngens; slot++) {
+        gather(w, slot, &one.core);
+        one.items = w->items[slot];
+        out = sbloom_parts_write_images(&one, 1, out);
+    }
+    sbloom_core_release(&one.core);
+    return out;
 }
 
 static int windowed_write_image(const sbloom_t *f, uint8_t *out)
@@ -290,7 +471,9 @@ static int windowed_write_image(const sbloom_t *f, uint8_t *out)
     sbloom_put_le64(payload + 24, w->current);
     for (uint32_t i = 0; i < w->ngens; i++)
         sbloom_put_le64(payload + 32 + 8 * i, w->started[i]);
-    uint8_t *end = sbloom_parts_write_images(w->gens, w->ngens, payload + RECORD_BYTES);
+    uint8_t *end = write_generations(f, payload, payload + RECORD_BYTES);
+    if (!end)
+        return SBLOOM_E_NOMEM;
     sbloom_header h;
     sbloom_header_start(&h, SBLOOM_LAYOUT_WINDOWED, windowed_items(f), f->planned_items,
                         f->planned_fpp);
@@ -301,8 +484,9 @@ static int windowed_write_image(const sbloom_t *f, uint8_t *out)
     return SBLOOM_OK;
 }
 
-/* The window record, checked field by field: SBLOOM_OK with the window in w. */
-static int read_record(windowed *w, const uint8_t *r, uint64_t left)
+/* The window record, checked field by field: SBLOOM_OK with the window in w (and with slots,
+ * each generation's keys). */
+static int read_record(windowed *w, const uint8_t *r, uint64_t left, int slots)
 {
     if (left < RECORD_BYTES || memcmp(r, record_magic, sizeof record_magic) != 0)
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "no window record");
@@ -315,7 +499,10 @@ static int read_record(windowed *w, const uint8_t *r, uint64_t left)
                                 "period %llu",
                                 periods, ngens, (unsigned long long)period,
                                 (unsigned long long)current);
-    for (uint32_t at = 32 + 8 * ngens; at < RECORD_BYTES; at++)
+    if (slots && ngens > SLOT_GENERATIONS)
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "window record: slots for %u periods", periods);
+    uint32_t used = 32 + 8 * ngens * (slots ? 2 : 1); /* starts, then with slots the keys */
+    for (uint32_t at = used; at < RECORD_BYTES; at++)
         if (r[at] != 0)
             return sbloom_fail_with(SBLOOM_E_CORRUPT, "window record: byte %u is set", at);
     w->periods = periods;
@@ -333,8 +520,84 @@ static int read_record(windowed *w, const uint8_t *r, uint64_t left)
                                     "window record: generation %u began at period %llu, now %llu",
                                     i, (unsigned long long)q, (unsigned long long)current);
         w->started[i] = q;
+        w->items[i] = slots ? sbloom_get_le64(r + 32 + 8 * ngens + 8 * i) : 0;
+        if (q == NOT_STARTED && w->items[i] != 0)
+            return sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                    "window record: generation %u has keys and never began", i);
     }
     return SBLOOM_OK;
+}
+
+/* With slots: the lines are one image of the counting layout, their keys the record's. */
+static int read_slots(sbloom_t *f, const sbloom_header *h, const uint8_t *payload)
+{
+    windowed *w = state_of(f);
+    sbloom_part one;
+    uint64_t size = 0, items = 0;
+    int rc = sbloom_part_read_image(&one, "generations", payload + RECORD_BYTES,
+                                    h->payload_bytes - RECORD_BYTES, 0,
+                                    generation_items(h->planned_items, w->periods),
+                                    generation_rate(h->planned_fpp, w->periods), 1, &size);
+    if (rc != SBLOOM_OK)
+        return rc;
+    for (uint32_t i = 0; i < w->ngens; i++)
+        items += w->items[i] > UINT64_MAX - items ? UINT64_MAX : w->items[i];
+    if (RECORD_BYTES + size != h->payload_bytes || items != h->items || one.items != items) {
+        sbloom_core_release(&one.core);
+        return sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                "header counts %llu items in %llu bytes, the generations %llu "
+                                "in %llu",
+                                (unsigned long long)h->items, (unsigned long long)h->payload_bytes,
+                                (unsigned long long)items,
+                                (unsigned long long)(RECORD_BYTES + size));
+    }
+    w->lines = one.core; /* the image's blocks become the lines */
+    w->ngroups = one.core.nblocks;
+    w->per_group = 1;
+    f->isa = w->lines.isa;
+    return SBLOOM_OK;
+}
+
+/* With adjacent lines: each generation's image, spread into its lines. */
+static int read_adjacent(sbloom_t *f, const sbloom_header *h, const uint8_t *payload)
+{
+    windowed *w = state_of(f);
+    uint64_t at = RECORD_BYTES, size = 0, items = 0;
+    uint64_t per = generation_items(h->planned_items, w->periods);
+    double rate = generation_rate(h->planned_fpp, w->periods);
+    int rc = SBLOOM_OK;
+    for (uint32_t i = 0; rc == SBLOOM_OK && i < w->ngens; i++) {
+        sbloom_part one;
+        rc = sbloom_part_read_image(&one, "generation", payload + at, h->payload_bytes - at, i, per,
+                                    rate, 0, &size);
+        if (rc != SBLOOM_OK)
+            break;
+        if (i == 0 && one.core.layout == SBLOOM_LAYOUT_COUNTING512)
+            rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "generation 0: slots for %u periods",
+                                  w->periods);
+        else if (i == 0)
+            rc = make_lines(f, one.core.nblocks, one.core.layout);
+        if (rc == SBLOOM_OK &&
+            (one.core.nblocks != w->ngroups || one.core.layout != w->lines.layout))
+            rc = sbloom_fail_with(
+                SBLOOM_E_CORRUPT, "generation %u: %llu blocks of %s, generation 0 %llu of %s", i,
+                (unsigned long long)one.core.nblocks, sbloom_layout_name(one.core.layout),
+                (unsigned long long)w->ngroups, sbloom_layout_name(w->lines.layout));
+        if (rc == SBLOOM_OK) {
+            spread(w, i, &one.core);
+            w->items[i] = one.items;
+            items += one.items;
+            at += size;
+        }
+        sbloom_core_release(&one.core);
+    }
+    if (rc == SBLOOM_OK && (at != h->payload_bytes || items != h->items))
+        rc = sbloom_fail_with(SBLOOM_E_CORRUPT,
+                              "header counts %llu items in %llu bytes, its generations %llu in "
+                              "%llu",
+                              (unsigned long long)h->items, (unsigned long long)h->payload_bytes,
+                              (unsigned long long)items, (unsigned long long)at);
+    return rc;
 }
 
 int sbloom_windowed_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload)
@@ -343,8 +606,11 @@ int sbloom_windowed_from_payload(sbloom_t **out, const sbloom_header *h, const u
     if (!(h->flags & 1u)) /* a windowed filter always has its plan */
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "inconsistent header: a windowed filter "
                                                   "without its plan");
+    /* the form from the first image's layout (FORMAT.md: the layout at header offset 16) */
+    int slots = h->payload_bytes >= RECORD_BYTES + SBLOOM_HEADER_BYTES &&
+                sbloom_get_le32(payload + RECORD_BYTES + 16) == SBLOOM_LAYOUT_COUNTING512;
     windowed record;
-    int rc = read_record(&record, payload, h->payload_bytes);
+    int rc = read_record(&record, payload, h->payload_bytes, slots);
     if (rc != SBLOOM_OK)
         return rc;
     sbloom_t *f;
@@ -354,26 +620,8 @@ int sbloom_windowed_from_payload(sbloom_t **out, const sbloom_header *h, const u
         return rc;
     windowed *w = state_of(f);
     memcpy(w->started, record.started, sizeof w->started);
-    w->ngens = 0; /* counts the generations read, for a release on failure */
-    uint64_t at = RECORD_BYTES, size = 0;
-    uint64_t per = generation_items(h->planned_items, record.periods);
-    double rate = generation_rate(h->planned_fpp, record.periods);
-    for (uint32_t i = 0; rc == SBLOOM_OK && i < record.ngens; i++) {
-        rc = sbloom_part_read_image(&w->gens[i], "generation", payload + at, h->payload_bytes - at,
-                                    i, per, rate, &size);
-        if (rc == SBLOOM_OK) {
-            w->ngens++;
-            at += size;
-            f->isa = w->gens[i].core.isa;
-        }
-    }
-    uint64_t items = sbloom_parts_items(w->gens, w->ngens);
-    if (rc == SBLOOM_OK && (at != h->payload_bytes || items != h->items))
-        rc = sbloom_fail_with(SBLOOM_E_CORRUPT,
-                              "header counts %llu items in %llu bytes, its generations %llu in "
-                              "%llu",
-                              (unsigned long long)h->items, (unsigned long long)h->payload_bytes,
-                              (unsigned long long)items, (unsigned long long)at);
+    memcpy(w->items, record.items, sizeof w->items);
+    rc = slots ? read_slots(f, h, payload) : read_adjacent(f, h, payload);
     if (rc != SBLOOM_OK) {
         sbloom_object_free(f);
         return rc == SBLOOM_E_TRUNCATED || rc == SBLOOM_E_FORMAT ? SBLOOM_E_CORRUPT : rc;

@@ -1,0 +1,179 @@
+/*
+ * simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] [--fpp P]: the windowed
+ * filter against the plain one, side by side in one run (issue 29's speed and memory figures).
+ *
+ * For each N (keys per window; default 1M and 100M) it builds a plain filter planned for N keys
+ * at P (default 0.01) and a windowed filter of G periods (default 4) for N keys per window at P,
+ * and times, alternating the two, best of R (default 5):
+ *   - test-and-add of N fresh keys: the plain filter from empty; the windowed filter in its
+ *     steady state (a window already behind it), N / G keys a period with sbloom_advance between
+ *     the periods (its rotations are in the time);
+ *   - lookups of N absent keys in the filters those adds left.
+ * It prints ns a key, the windowed / plain ratios and the memory ratio. Pre-hashed 64-bit keys,
+ * batches of 4,096 (what the CLI's dedup hands the library).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "simdbloom.h"
+
+#define BATCH 4096
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static uint64_t mix(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static void fill_keys(uint64_t *keys, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        keys[i] = mix(&seed);
+}
+
+/* Test-and-add of keys[0, n) in batches; for a windowed filter, `periods` equal shares with the
+ * clock moved one period before each (starting at period `first`). Returns seconds. */
+static double add_keys(sbloom_t *f, const uint64_t *keys, size_t n, uint8_t *results,
+                       uint32_t periods, uint64_t first)
+{
+    double start = now();
+    for (uint32_t q = 0; q < periods; q++) {
+        if (periods > 1 || first)
+            sbloom_advance(f, first + q);
+        size_t from = n * q / periods, to = n * (q + 1) / periods;
+        for (size_t at = from; at < to; at += BATCH) {
+            size_t len = to - at < BATCH ? to - at : BATCH;
+            sbloom_add_if_new_hashes(f, keys + at, len, results);
+        }
+    }
+    return now() - start;
+}
+
+static double look_up(sbloom_t *f, const uint64_t *keys, size_t n, uint8_t *results)
+{
+    double start = now();
+    for (size_t at = 0; at < n; at += BATCH) {
+        size_t len = n - at < BATCH ? n - at : BATCH;
+        sbloom_contains_hashes(f, keys + at, len, results);
+    }
+    return now() - start;
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] "
+                "[--fpp P]\n"
+                "  the windowed filter's test-and-add and lookups against a plain filter planned "
+                "for\n  the window's keys, alternated in one run (defaults: --keys 1000000,"
+                "100000000\n  --periods 4 --reps 5 --fpp 0.01)\n");
+}
+
+static int run_size(uint64_t n, uint32_t periods, int reps, double p)
+{
+    uint64_t *fresh = malloc(n * sizeof *fresh), *absent = malloc(n * sizeof *absent);
+    uint8_t results[BATCH];
+    sbloom_t *plain = NULL, *window = NULL;
+    if (!fresh || !absent || sbloom_create(&plain, n, p) != SBLOOM_OK ||
+        sbloom_create_windowed(&window, n, p, periods, 1, 0) != SBLOOM_OK) {
+        fprintf(stderr, "simdbloom-bench-window: out of memory at %llu keys\n",
+                (unsigned long long)n);
+        return 1;
+    }
+    fill_keys(absent, n, 0xAB5E47 + n);
+    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}};
+    uint64_t clock = 0;
+    for (int rep = 0; rep < reps; rep++) {
+        /* the windowed filter's steady state: one window of other keys behind it */
+        fill_keys(fresh, n, 1000 * (uint64_t)rep + 1);
+        add_keys(window, fresh, n, results, periods, clock);
+        clock += periods;
+        fill_keys(fresh, n, 1000 * (uint64_t)rep + 2);
+        double t = add_keys(window, fresh, n, results, periods, clock);
+        clock += periods;
+        best[1][0] = t < best[1][0] ? t : best[1][0];
+        t = look_up(window, absent, n, results);
+        best[1][1] = t < best[1][1] ? t : best[1][1];
+
+        sbloom_clear(plain);
+        t = add_keys(plain, fresh, n, results, 1, 0);
+        best[0][0] = t < best[0][0] ? t : best[0][0];
+        t = look_up(plain, absent, n, results);
+        best[0][1] = t < best[0][1] ? t : best[0][1];
+    }
+    double ns = 1e9 / (double)n;
+    printf("%11llu  %-10s %6.2f  %6.2f  %5.2fx  %6.2f  %6.2f  %5.2fx  %5.2fx\n",
+           (unsigned long long)n, sbloom_isa(), best[0][0] * ns, best[1][0] * ns,
+           best[1][0] / best[0][0], best[0][1] * ns, best[1][1] * ns, best[1][1] / best[0][1],
+           (double)sbloom_bytes(window) / (double)sbloom_bytes(plain));
+    fflush(stdout);
+    sbloom_free(plain);
+    sbloom_free(window);
+    free(fresh);
+    free(absent);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *sizes = "1000000,100000000";
+    uint32_t periods = 4;
+    int reps = 5;
+    double p = 0.01;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!value) {
+            usage(stderr);
+            return 2;
+        }
+        if (!strcmp(arg, "--keys"))
+            sizes = value;
+        else if (!strcmp(arg, "--periods"))
+            periods = (uint32_t)strtoul(value, NULL, 10);
+        else if (!strcmp(arg, "--reps"))
+            reps = atoi(value);
+        else if (!strcmp(arg, "--fpp"))
+            p = strtod(value, NULL);
+        else {
+            usage(stderr);
+            return 2;
+        }
+        i++;
+    }
+    if (periods < 1 || periods > 15 || reps < 1 || !(p > 0 && p < 1)) {
+        usage(stderr);
+        return 2;
+    }
+    printf("windowed (%u periods) against plain, test-and-add of fresh keys and lookups of absent "
+           "ones, ns a key, best of %d, rate %g\n",
+           periods, reps, p);
+    printf("%11s  %-10s %6s  %6s  %6s  %6s  %6s  %6s  %6s\n", "keys", "isa", "add", "w.add",
+           "ratio", "miss", "w.miss", "ratio", "memory");
+    for (const char *s = sizes; *s;) {
+        char *end;
+        uint64_t n = strtoull(s, &end, 10);
+        if (end == s || n < 1000) {
+            usage(stderr);
+            return 2;
+        }
+        if (run_size(n, periods, reps, p) != 0)
+            return 1;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
