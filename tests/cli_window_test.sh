@@ -3,7 +3,8 @@
 # lets every distinct line through on day 0, none on days 10 and 29 (inside the 30-day window),
 # every one again on day 41 (past it: forgotten between 30 and 40 days); a line first seen on day
 # 15 is still held on day 41 although the day-0 lines are gone; info shows the window. Also the
-# refusals: --forget-after with --shared, a malformed duration, --layout windowed.
+# refusals: --forget-after with --shared, a malformed duration, --layout windowed. build, add and
+# query --forget-after on the same clock, and their refusals.
 # usage: cli_window_test.sh SIMDBLOOM_BINARY
 set -u
 bin=$1
@@ -43,6 +44,31 @@ check "day 56: the day-15 lines are forgotten" \
 # a query reads the file at its own time: on day 100 nothing of the file is left
 check "query on day 100: nothing held" \
   [ "$(at 2026-04-11 query "$tmp/s.sbloom" "$tmp/day0" | wc -l)" -eq 0 ]
+# build, add and query on the same clock: build on day 0, add on day 41 (the file first forgets
+# the day-0 lines, then holds the new ones from day 41), query on day 60 (still held) and day 80
+# (forgotten)
+wf="$tmp/w.sbloom"
+check "build --forget-after: exit 0" at 2026-01-01 build --quiet --forget-after 30d --expect 20k -o "$wf" "$tmp/day0"
+check "build --forget-after: a windowed filter" grep -q "forgets after 2592000 s" <<<"$(at 2026-01-01 info "$wf")"
+check "query on day 29: the built lines are held" \
+  [ "$(at 2026-01-30 query "$wf" "$tmp/day0" | wc -l)" -eq 2000 ]
+check "add on day 41: exit 0" at 2026-02-11 add --quiet --forget-after 30d "$wf" "$tmp/day15"
+check "query on day 41: the day-0 lines are forgotten" \
+  [ "$(at 2026-02-11 query "$wf" "$tmp/day0" | wc -l)" -le 10 ]
+check "query on day 60: the lines added on day 41 are held" \
+  [ "$(at 2026-03-02 query "$wf" "$tmp/day15" | wc -l)" -eq 500 ]
+check "query on day 80: the lines added on day 41 are forgotten" \
+  [ "$(at 2026-03-22 query --absent "$wf" "$tmp/day15" | wc -l)" -ge 495 ]
+err=$(at 2026-02-11 add --forget-after 10d "$wf" "$tmp/day15" 2>&1 >/dev/null); rc=$?
+check "add with another window: exit 1, one line naming both" \
+  [ "$rc" -eq 1 -a "$(grep -c "forgets after 2592000 s.*asks for 864000 s" <<<"$err")" -eq 1 ]
+check "query with another window: exit 1" [ "$(at 2026-02-11 query --forget-after 10d "$wf" "$tmp/day15" 2>/dev/null; echo $?)" = 1 ]
+at 2026-01-01 build --quiet --expect 20k -o "$tmp/plain.sbloom" "$tmp/day0"
+err=$(at 2026-01-01 query --forget-after 30d "$tmp/plain.sbloom" "$tmp/day0" 2>&1 >/dev/null); rc=$?
+check "query --forget-after on a plain filter: exit 1, one line" \
+  [ "$rc" -eq 1 -a "$(grep -c "never forgets" <<<"$err")" -eq 1 ]
+"$bin" build --forget-after 1d --counting -o "$tmp/c.sbloom" </dev/null >/dev/null 2>&1
+check "build --forget-after with --counting: usage error" [ $? -eq 2 ]
 # without --state: a window of its own for one run
 check "no state: each distinct line once" \
   [ "$(at 2026-01-01 dedup --quiet --forget-after 12h --expect 5k "$tmp/twice" | wc -l)" -eq 2000 ]

@@ -548,11 +548,41 @@ int create_planned(const cli_options *o, sbloom_t **out)
     return planned_result(o, rc, "filter");
 }
 
+/* The period --forget-after D asks for: D / FORGET_PERIODS, rounded up. */
+static uint64_t forget_period(const cli_options *o)
+{
+    return o->forget_after / FORGET_PERIODS + (o->forget_after % FORGET_PERIODS != 0);
+}
+
 int create_windowed(const cli_options *o, sbloom_t **out)
 {
-    uint64_t period = o->forget_after / FORGET_PERIODS + (o->forget_after % FORGET_PERIODS != 0);
-    int rc = sbloom_create_windowed(out, o->expect, o->fpp, FORGET_PERIODS, period, wall_seconds());
+    int rc = sbloom_create_windowed(out, o->expect, o->fpp, FORGET_PERIODS, forget_period(o),
+                                    wall_seconds());
     return planned_result(o, rc, "windowed filter");
+}
+
+int check_forget_after(const cli_options *o, const char *path, const sbloom_t *f)
+{
+    if (!o->forget_after)
+        return EXIT_OK;
+    sbloom_window w = sbloom_window_init();
+    if (sbloom_get_window(f, &w) != SBLOOM_OK) {
+        fprintf(stderr,
+                "simdbloom: %s is a %s filter, which never forgets; --forget-after %llu s asks "
+                "for a windowed one (made by build or dedup --state with --forget-after)\n",
+                path, sbloom_layout_name(sbloom_get_layout(f)),
+                (unsigned long long)o->forget_after);
+        return EXIT_RUNTIME;
+    }
+    if (w.periods == FORGET_PERIODS && w.period == forget_period(o))
+        return EXIT_OK;
+    fprintf(stderr,
+            "simdbloom: %s forgets after %llu s (%u periods of %llu s); this run asks for %llu s "
+            "(%u periods of %llu s): leave out --forget-after to use the file as it is\n",
+            path, (unsigned long long)(w.period * w.periods), w.periods,
+            (unsigned long long)w.period, (unsigned long long)o->forget_after, FORGET_PERIODS,
+            (unsigned long long)forget_period(o));
+    return EXIT_RUNTIME;
 }
 
 uint64_t wall_seconds(void)

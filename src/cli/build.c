@@ -8,8 +8,9 @@
 #include "cli.h"
 
 static const char build_help[] =
-    "usage: simdbloom build [--expect N] [--fpp P] [--layout L | --counting] [--normalize url]\n"
-    "                       [--threads N] [--no-wait] [--strict] [--quiet] -o FILTER [FILE...]\n"
+    "usage: simdbloom build [--expect N] [--fpp P] [--layout L | --counting] [--forget-after D]\n"
+    "                       [--normalize url] [--threads N] [--no-wait] [--strict] [--quiet]\n"
+    "                       -o FILTER [FILE...]\n"
     "\n"
     "Makes a filter planned for N distinct lines at false-positive rate P (default 1e-6) and adds\n"
     "every line of the input (standard input when no FILE); a trailing CR is not part of a key.\n"
@@ -21,6 +22,9 @@ static const char build_help[] =
     "naming the holder.\n"
     "  --counting   a counting filter, layout counting512 (4-bit counters, about 4.5x the memory\n"
     "               at 1%): lines can later be taken out with 'simdbloom remove'\n"
+    "  --forget-after D  a windowed filter that forgets each line D after it was added (90m,\n"
+    "               12h, 30d: 3 periods of D / 3 on the wall clock, as dedup's); --expect is then\n"
+    "               lines per window (default 10M)\n"
     "  --strict     exit 3 (the file saved) when more distinct lines came than planned: the\n"
     "               overload warning as a status a script can test\n"
     "Exit status: 0 done, 1 error, 2 usage error, 3 done but overfull (--strict).\n"
@@ -30,14 +34,18 @@ static const char build_help[] =
 #define BUILD_FIRST_STAGE UINT64_C(1000000)
 
 static const char add_help[] =
-    "usage: simdbloom add [--normalize url] [--threads N] [--no-wait] [--strict] [--quiet] FILTER\n"
-    "                     [FILE...]\n"
+    "usage: simdbloom add [--forget-after D] [--normalize url] [--threads N] [--no-wait]\n"
+    "                     [--strict] [--quiet] FILTER [FILE...]\n"
     "\n"
-    "Adds every line of the input to an existing filter file (plain or counting) and saves it\n"
-    "back crash-safely (the old file stays whole until the new one is complete).\n"
+    "Adds every line of the input to an existing filter file (plain, counting, scalable or\n"
+    "windowed) and saves it back crash-safely (the old file stays whole until the new one is\n"
+    "complete). A windowed filter first forgets what fell out of its window since it was saved,\n"
+    "then takes the lines as of the time the command started.\n"
     "One writer at a time: the command holds a lock on FILTER.lock (created beside the filter)\n"
     "from load to save; another writer waits for it (saying so on a terminal), or with\n"
     "--no-wait fails at once (exit 1) naming the holder. Readers (query, info) never wait.\n"
+    "  --forget-after D  refuse a filter that does not forget after D (a check: the file's\n"
+    "             window is the one it was built with)\n"
     "  --strict   exit 3 (the file saved) when the filter now holds more than planned\n"
 
     "Example: simdbloom add seen.sbloom more-urls.txt\n";
@@ -99,7 +107,7 @@ int cmd_build(int argc, char **argv)
     int rc =
         parse_options("build", build_help, argc, argv,
                       OPT_EXPECT | OPT_FPP | OPT_LAYOUT | OPT_QUIET | OPT_OUTPUT | OPT_NORMALIZE |
-                          OPT_THREADS | OPT_COUNTING | OPT_NO_WAIT | OPT_STRICT,
+                          OPT_THREADS | OPT_COUNTING | OPT_NO_WAIT | OPT_STRICT | OPT_FORGET,
                       &o);
     if (rc >= 0)
         return rc;
@@ -107,10 +115,16 @@ int cmd_build(int argc, char **argv)
         return usage_error("build", "-o FILTER is missing");
     if (o.counting && o.layout)
         return usage_error("build", "--layout does not apply to --counting (its layout is fixed)");
+    if (o.forget_after && (o.counting || o.layout))
+        return usage_error("build", "--forget-after makes a windowed filter: it takes no --layout "
+                                    "or --counting");
     if (o.counting)
         o.layout = SBLOOM_LAYOUT_COUNTING512;
     sbloom_t *filter;
-    if (!o.expect_given && !o.layout) { /* no count given: a filter that grows, as dedup's */
+    if (o.forget_after) {
+        if ((rc = create_windowed(&o, &filter)) != EXIT_OK)
+            return rc;
+    } else if (!o.expect_given && !o.layout) { /* no count given: a filter that grows, as dedup's */
         rc = sbloom_create_scalable(&filter, BUILD_FIRST_STAGE, o.fpp);
         if (rc != SBLOOM_OK)
             return filter_error("create", "a scalable filter", rc);
@@ -136,7 +150,9 @@ int cmd_add(int argc, char **argv)
 {
     cli_options o;
     int rc = parse_options("add", add_help, argc, argv,
-                           OPT_QUIET | OPT_NORMALIZE | OPT_THREADS | OPT_NO_WAIT | OPT_STRICT, &o);
+                           OPT_QUIET | OPT_NORMALIZE | OPT_THREADS | OPT_NO_WAIT | OPT_STRICT |
+                               OPT_FORGET,
+                           &o);
     if (rc >= 0)
         return rc;
     if (o.nargs < 1)
@@ -146,12 +162,14 @@ int cmd_add(int argc, char **argv)
         EXIT_OK)
         return rc;
     sbloom_t *filter;
-    rc = sbloom_load(&filter, o.args[0]);
+    rc = load_filter(o.args[0], &filter);
     if (rc != SBLOOM_OK) {
         filter_unlock(lock);
         return filter_error("load", o.args[0], rc);
     }
-    rc = add_and_save("add", filter, o.args[0], &o, o.nargs - 1, o.args + 1);
+    rc = check_forget_after(&o, o.args[0], filter);
+    if (rc == EXIT_OK)
+        rc = add_and_save("add", filter, o.args[0], &o, o.nargs - 1, o.args + 1);
     sbloom_free(filter);
     filter_unlock(lock);
     return rc;

@@ -98,6 +98,9 @@ int filter_error(const char *doing, const char *path, int rc);
 int create_planned(const cli_options *o, sbloom_t **out);
 /* A windowed filter for --forget-after (FORGET_PERIODS periods), its clock the wall clock. */
 int create_windowed(const cli_options *o, sbloom_t **out);
+/* With --forget-after: EXIT_OK when the filter at path is windowed with the window the option
+ * asks for, else a message naming both and EXIT_RUNTIME. EXIT_OK without the option. */
+int check_forget_after(const cli_options *o, const char *path, const sbloom_t *f);
 /* The wall clock, in seconds since the epoch: the clock of the command's windowed filters. */
 uint64_t wall_seconds(void);
 /* sbloom_load, with a windowed filter's clock moved to now (what its window let go of since it was

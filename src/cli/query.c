@@ -8,12 +8,17 @@
 #include "cli.h"
 
 static const char query_help[] =
-    "usage: simdbloom query [--absent] [--normalize url] [--threads N] [--quiet] FILTER [FILE...]\n"
+    "usage: simdbloom query [--absent] [--forget-after D] [--normalize url] [--threads N] [--quiet]\n"
+    "                       FILTER [FILE...]\n"
     "\n"
     "Prints each input line the filter may hold (with --absent: each line it certainly does not\n"
     "hold), in input order. The filter file is read into memory, not mapped (a file replaced\n"
     "while the query runs cannot crash it), and its checksums verified. Keys listed in\n"
-    "FILTER.allow (see 'simdbloom allow') count as absent.\n"
+    "FILTER.allow (see 'simdbloom allow') count as absent. A windowed filter answers as of now:\n"
+    "what fell out of its window since it was saved is not held.\n"
+    "  --absent          print the lines the filter does not hold\n"
+    "  --forget-after D  refuse a filter that does not forget after D (a check: the file's\n"
+    "                    window is the one it was built with)\n"
     "Example: simdbloom query --absent seen.sbloom discovered.txt > to-fetch.txt\n";
 
 typedef struct query_run {
@@ -52,7 +57,7 @@ int cmd_query(int argc, char **argv)
 {
     cli_options o;
     int rc = parse_options("query", query_help, argc, argv,
-                           OPT_ABSENT | OPT_QUIET | OPT_NORMALIZE | OPT_THREADS, &o);
+                           OPT_ABSENT | OPT_QUIET | OPT_NORMALIZE | OPT_THREADS | OPT_FORGET, &o);
     if (rc >= 0)
         return rc;
     if (o.nargs < 1)
@@ -61,6 +66,10 @@ int cmd_query(int argc, char **argv)
     rc = load_for_reading(o.args[0], &filter);
     if (rc != SBLOOM_OK)
         return filter_error("load", o.args[0], rc);
+    if ((rc = check_forget_after(&o, o.args[0], filter)) != EXIT_OK) {
+        sbloom_free(filter);
+        return rc;
+    }
     static query_run run;
     run.filter = filter;
     run.absent = o.absent;
