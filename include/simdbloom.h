@@ -515,6 +515,17 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  * (docs/CONCURRENCY.md).
  * The counting layout refuses the mode (SBLOOM_E_LAYOUT): its counters need one writer.
  *
+ * A windowed filter in concurrent mode: adds, add_if_new, lookups, sbloom_items and
+ * sbloom_advance may run from any threads at once. Every add and lookup of a key takes the lock
+ * of its lines' stripe (4,096 spin locks over runs of adjacent lines), so exactly once and no
+ * false negative hold as above, and the window's promise too: sbloom_advance (one thread moves the
+ * clock at a time; others wait) clears the reused generation stripe by stripe under the same
+ * locks, then publishes the new period. An add racing it goes into the generation current when
+ * its batch began or the new one; a lookup racing it sees each stripe before or after its clear.
+ * Only a clock that jumps a whole window at once can clear the generation of an add in flight:
+ * that key then counts as added in the new period (held longer, not shorter). Statistics, stages
+ * and sbloom_get_window are not concurrent with writers there.
+ *
  * Processes: sbloom_map(path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) maps the file shared
  * and read-write in concurrent mode; the test-and-add locks then live in its lock file
  * (sbloom_lock_file: PATH.lock, created when absent, 20 KiB, never removed), so the guarantees
@@ -599,8 +610,8 @@ SBLOOM_API const sbloom_t *sbloom_stage(const sbloom_t *filter, uint32_t i);
  * and serialize (the file keeps the generations and when each began), clone, clear and union (of
  * two with the same plan at the same period) work; sbloom_stages / sbloom_stage give the
  * generations, oldest first (each view a copy of its generation at the call: a filter of the
- * counting layout with slots, block512-k8/k16 with lines). Not mapped, folded, removed from, or
- * concurrent (one writer).
+ * counting layout with slots, block512-k8/k16 with lines). Concurrent mode (sbloom_set_concurrent)
+ * lets many threads add, look up and advance at once (below). Not mapped, folded or removed from.
  * sbloom_create_for_layout(&f, n, p, SBLOOM_LAYOUT_WINDOWED) is a window of 1 period of 1 unit at
  * time 0. */
 #define SBLOOM_WINDOW_MAX_PERIODS 15

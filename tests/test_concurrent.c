@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "simdbloom.h"
@@ -137,6 +138,106 @@ static void stress(sbloom_layout layout, uint64_t seed)
         fprintf(stderr, "  layout %d on %s: %llu twice, %llu never, %llu missed\n", (int)layout,
                 sbloom_filter_isa(f), (unsigned long long)twice, (unsigned long long)never,
                 (unsigned long long)missed);
+    free(shared);
+    free(earlier);
+    free(news);
+    free(w);
+    sbloom_free(f);
+}
+
+/* The clock of a windowed filter moved one period at a time, up to `last`, while the workers
+ * run: a short pause between steps, so that the rotations fall among their adds and lookups. */
+typedef struct rotator {
+    sbloom_t *f;
+    uint64_t period, last;
+    uint64_t steps;
+} rotator;
+
+static void *rotate(void *arg)
+{
+    rotator *r = arg;
+    for (uint64_t q = 1; q <= r->last; q++) {
+        struct timespec pause = {0, 300000}; /* 0.3 ms */
+        nanosleep(&pause, NULL);
+        r->steps += sbloom_advance(r->f, q * r->period + q % r->period) == SBLOOM_OK;
+    }
+    return NULL;
+}
+
+/*
+ * A windowed filter in concurrent mode: the workers above (exactly once, no false negative, the
+ * count) while one more thread rotates its generations. The rotations stop at period `last`
+ * <= G, so no key of the test falls out of the window: every answer the serial filter would give
+ * must come, whatever the rotation raced.
+ */
+static void window_stress(uint32_t periods, double p, uint64_t seed)
+{
+    sbloom_t *f = NULL;
+    /* 100,000 keys a generation: room for all the test's keys in any one of them */
+    CHECK(sbloom_create_windowed(&f, 100000 * (uint64_t)periods, p, periods, 1000, 0) == SBLOOM_OK);
+    if (!f)
+        return;
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK && sbloom_is_concurrent(f) == 1);
+    uint64_t *shared = malloc(SHARED_KEYS * sizeof *shared);
+    uint64_t *earlier = malloc(EARLIER_KEYS * sizeof *earlier);
+    uint8_t *news = calloc((size_t)THREADS * SHARED_KEYS, 1);
+    worker *w = calloc(THREADS, sizeof *w);
+    for (size_t i = 0; i < SHARED_KEYS; i++)
+        shared[i] = test_rand(&seed);
+    for (size_t i = 0; i < EARLIER_KEYS; i++)
+        earlier[i] = test_rand(&seed);
+    uint64_t earlier_fresh = (uint64_t)sbloom_add_hashes(f, earlier, EARLIER_KEYS);
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, THREADS);
+    pthread_t ids[THREADS], rotator_id;
+    rotator r = {.f = f, .period = 1000, .last = periods};
+    CHECK(pthread_create(&rotator_id, NULL, rotate, &r) == 0);
+    for (int t = 0; t < THREADS; t++) {
+        w[t] = (worker){.f = f,
+                        .id = t,
+                        .shared = shared,
+                        .news = news + (size_t)t * SHARED_KEYS,
+                        .earlier = earlier,
+                        .start = &start};
+        for (size_t i = 0; i < OWN_KEYS; i++)
+            w[t].own[i] = test_rand(&seed);
+        CHECK(pthread_create(&ids[t], NULL, work, &w[t]) == 0);
+    }
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(ids[t], NULL);
+    pthread_join(rotator_id, NULL);
+    pthread_barrier_destroy(&start);
+    uint64_t twice = 0, never = 0, reported = 0, own_fresh = 0, missed = 0;
+    for (size_t i = 0; i < SHARED_KEYS; i++) {
+        unsigned times = 0;
+        for (int t = 0; t < THREADS; t++)
+            times += news[(size_t)t * SHARED_KEYS + i];
+        twice += times > 1;
+        never += times == 0;
+        reported += times;
+    }
+    for (int t = 0; t < THREADS; t++) {
+        missed += w[t].missed_earlier + w[t].missed_own;
+        own_fresh += w[t].own_fresh;
+    }
+    sbloom_window win = sbloom_window_init();
+    CHECK(sbloom_get_window(f, &win) == SBLOOM_OK && r.steps == periods &&
+          win.now == periods * 1000);
+    CHECK(twice == 0);                                    /* exactly once ... */
+    CHECK(never <= (uint64_t)(SHARED_KEYS * p * 3 + 20)); /* ... but for false positives */
+    CHECK(missed == 0);                                   /* no false negative while it rotated */
+    CHECK(sbloom_contains_hashes(f, shared, SHARED_KEYS, NULL) == SHARED_KEYS);
+    CHECK(sbloom_contains_hashes(f, earlier, EARLIER_KEYS, NULL) == EARLIER_KEYS);
+    CHECK_EQ_U64(sbloom_items(f), earlier_fresh + reported + own_fresh);
+    /* one period more and the keys of period 0 (the earlier ones) are gone, all but false
+     * positives */
+    CHECK(sbloom_advance(f, (periods + 1) * 1000) == SBLOOM_OK);
+    CHECK(sbloom_contains_hashes(f, earlier, EARLIER_KEYS, NULL) <=
+          (int64_t)(EARLIER_KEYS * p * 3 + 20));
+    if (twice || missed)
+        fprintf(stderr, "  window of %u periods at %g on %s: %llu twice, %llu never, %llu missed\n",
+                periods, p, sbloom_filter_isa(f), (unsigned long long)twice,
+                (unsigned long long)never, (unsigned long long)missed);
     free(shared);
     free(earlier);
     free(news);
@@ -473,6 +574,9 @@ int main(void)
                                         SBLOOM_LAYOUT_BLOCK512_K16, SBLOOM_LAYOUT_COUNTING512};
     for (size_t l = 0; l < sizeof all / sizeof *all; l++)
         parallel_matches_serial(all[l], test_rand(&seed));
+    window_stress(3, 1e-2, test_rand(&seed));  /* generation slots: one line a key */
+    window_stress(3, 1e-6, test_rand(&seed));  /* adjacent lines */
+    window_stress(15, 1e-3, test_rand(&seed)); /* adjacent lines, 15 rotations */
     shards();
     refusals();
     uint16_t probe = 1;

@@ -204,8 +204,11 @@ static void window_and_file(uint32_t periods, double p, int slots)
     CHECK(sbloom_union(f, copy) == SBLOOM_OK);
     CHECK(sbloom_contains_u64(f, 7) == 1 && sbloom_contains_u64(f, 8) == 1);
     CHECK(sbloom_intersect(f, copy) == SBLOOM_E_LAYOUT);
+    /* concurrent mode on and off, answers unchanged */
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK && sbloom_is_concurrent(f) == 1);
+    CHECK(sbloom_contains_u64(f, 7) == 1 && sbloom_contains_u64(f, 8) == 1);
+    CHECK(sbloom_set_concurrent(f, 0) == SBLOOM_OK && sbloom_is_concurrent(f) == 0);
     /* what a windowed filter refuses */
-    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_E_LAYOUT);
     sbloom_t *folded = NULL;
     CHECK(sbloom_fold(&folded, f, 2) == SBLOOM_E_LAYOUT);
     CHECK(sbloom_remove_u64(f, 7) == SBLOOM_E_LAYOUT);

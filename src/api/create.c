@@ -117,6 +117,8 @@ int sbloom_set_concurrent(sbloom_t *filter, int on)
 {
     if (!filter)
         return SBLOOM_E_NULL;
+    if (filter->mode == &sbloom_mode_windowed) /* its generations' own locks */
+        return filter->readonly ? SBLOOM_E_READONLY : sbloom_windowed_set_concurrent(filter, on);
     if (!on)
         return sbloom_concurrent_leave(filter);
     if (!filter->mode->has_core)
@@ -126,6 +128,8 @@ int sbloom_set_concurrent(sbloom_t *filter, int on)
 
 int sbloom_is_concurrent(const sbloom_t *filter)
 {
+    if (filter && filter->mode == &sbloom_mode_windowed)
+        return sbloom_windowed_is_concurrent(filter);
     return filter ? filter->mode == &sbloom_mode_concurrent : 0;
 }
 

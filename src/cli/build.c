@@ -149,10 +149,9 @@ int cmd_build(int argc, char **argv)
 int cmd_add(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("add", add_help, argc, argv,
-                           OPT_QUIET | OPT_NORMALIZE | OPT_THREADS | OPT_NO_WAIT | OPT_STRICT |
-                               OPT_FORGET,
-                           &o);
+    int rc = parse_options(
+        "add", add_help, argc, argv,
+        OPT_QUIET | OPT_NORMALIZE | OPT_THREADS | OPT_NO_WAIT | OPT_STRICT | OPT_FORGET, &o);
     if (rc >= 0)
         return rc;
     if (o.nargs < 1)

@@ -8,7 +8,8 @@
 #include "cli.h"
 
 static const char query_help[] =
-    "usage: simdbloom query [--absent] [--forget-after D] [--normalize url] [--threads N] [--quiet]\n"
+    "usage: simdbloom query [--absent] [--forget-after D] [--normalize url] [--threads N] "
+    "[--quiet]\n"
     "                       FILTER [FILE...]\n"
     "\n"
     "Prints each input line the filter may hold (with --absent: each line it certainly does not\n"

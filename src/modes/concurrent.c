@@ -60,7 +60,7 @@ static int holder_gone(uint32_t pid)
     return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-static void stripe_lock(uint32_t *word, uint32_t token, int across_processes)
+void sbloom_stripe_lock(uint32_t *word, uint32_t token, int across_processes)
 {
     unsigned spins = 0;
     for (;;) {
@@ -80,7 +80,7 @@ static void stripe_lock(uint32_t *word, uint32_t token, int across_processes)
     }
 }
 
-static void stripe_unlock(uint32_t *word)
+void sbloom_stripe_unlock(uint32_t *word)
 {
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
 }
@@ -145,9 +145,9 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
                 prefetch_for_locked_insert(f, round[absent[q + LOCK_AHEAD]], prefetchw);
             size_t i = absent[q];
             uint32_t *lock = stripe_of(f, round[i]);
-            stripe_lock(lock, token, shared);
+            sbloom_stripe_lock(lock, token, shared);
             out[i] = (uint8_t)k->insert_shared(c->blocks, c->nblocks, round + i, 1, NULL);
-            stripe_unlock(lock);
+            sbloom_stripe_unlock(lock);
             fresh += out[i];
         }
     }

@@ -26,6 +26,17 @@
  * plain filter at 1M keys. Epoch stamps in every slot (one line a key, about 4x the memory, stamps
  * to sweep before they wrap) were not built: slots as bitmaps are the same idea at 4 bits.
  *
+ * Many threads (sbloom_set_concurrent): every access to a group of lines is made under the lock
+ * of its stripe (SBLOOM_STRIPES spin locks, each over a run of adjacent groups): a test-and-add's
+ * test and set, a lookup, and a rotation's clear of the stripe's groups. So a key is reported new
+ * once, by the first of the threads adding it, and no thread reads lines half cleared. A rotation
+ * (one thread at a time: sbloom_advance takes a lock of its own) clears the reused generation
+ * stripe by stripe, then publishes the new period: an add racing it lands in the generation that
+ * was current when its batch began (still live) or, once published, the new one; a lookup racing
+ * it sees each stripe before or after its clear. Only a clock jumping a whole window at once can
+ * clear the generation an add in flight writes to: that key then counts as added in the new
+ * period (held longer, never shorter).
+ *
  * File form (docs/FORMAT.md): the header with layout 6, a 192-byte window record (periods,
  * period, current period, each generation's first period; with slots, each generation's keys),
  * then with adjacent lines each generation's complete image in ring order (written from the
@@ -38,6 +49,7 @@
 #include "../base/alloc.h"
 #include "../base/endian.h"
 #include "../base/hash.h"
+#include "../os/os.h"
 #include "modes.h"
 #include "parts.h"
 
@@ -56,6 +68,9 @@ typedef struct windowed {
     uint32_t periods, ngens;            /* G, G + 1 */
     uint64_t period;                    /* P, in the caller's unit */
     uint64_t current;                   /* the current period's number: now / P */
+    uint32_t *locks;                    /* many threads: SBLOOM_STRIPES stripe locks, else NULL */
+    uint64_t per_stripe;                /* groups a stripe covers, adjacent */
+    uint32_t advancing;                 /* many threads: held while the clock moves */
 } windowed;
 
 static windowed *state_of(const sbloom_t *f)
@@ -74,9 +89,15 @@ static double generation_rate(double p, uint32_t periods)
     return p / (double)(periods + 1);
 }
 
+/* The current period (another thread may be moving it: read atomically). */
+static uint64_t current_period(const windowed *w)
+{
+    return __atomic_load_n(&w->current, __ATOMIC_ACQUIRE);
+}
+
 static uint32_t current_slot(const windowed *w)
 {
-    return (uint32_t)(w->current % w->ngens);
+    return (uint32_t)(current_period(w) % w->ngens);
 }
 
 /* Generation slots hold at most 4 generations (a 4-bit bitmap each); 3 periods at most. */
@@ -128,25 +149,46 @@ static void spread(windowed *w, uint32_t slot, const sbloom_core *from)
         memcpy(line_of(w, b, slot), (const char *)from->blocks + b * 64, 64);
 }
 
-/* Generation `slot` emptied: its lines zeroed, or its bit cleared in every slot. */
-static void clear_slot(windowed *w, uint32_t slot)
+/* Generation `slot` emptied in groups [from, to): its lines zeroed, or its bit cleared in every
+ * slot. */
+static void clear_groups(windowed *w, uint32_t slot, uint64_t from, uint64_t to)
 {
     if (slots_form(w)) {
-        uint64_t *restrict words = words_of(w);
-        const uint64_t keep = ~(SLOT_BIT0 << slot), count = w->ngroups * 8;
+        uint64_t *restrict words = words_of(w) + from * 8;
+        const uint64_t keep = ~(SLOT_BIT0 << slot), count = (to - from) * 8;
         for (uint64_t i = 0; i < count; i++) /* locals only: the compiler vectorizes it */
             words[i] &= keep;
     } else {
-        for (uint64_t b = 0; b < w->ngroups; b++)
+        for (uint64_t b = from; b < to; b++)
             memset(line_of(w, b, slot), 0, 64);
     }
-    w->items[slot] = 0;
+}
+
+/* The token of this process's stripe locks. */
+#define LOCK_TOKEN 1
+
+/* Generation `slot` emptied; with many threads, stripe by stripe under each stripe's lock. */
+static void clear_slot(windowed *w, uint32_t slot)
+{
+    if (!w->locks) {
+        clear_groups(w, slot, 0, w->ngroups);
+    } else {
+        for (uint64_t from = 0; from < w->ngroups; from += w->per_stripe) {
+            uint32_t *lock = w->locks + from / w->per_stripe;
+            uint64_t to = w->ngroups - from < w->per_stripe ? w->ngroups : from + w->per_stripe;
+            sbloom_stripe_lock(lock, LOCK_TOKEN, 0);
+            clear_groups(w, slot, from, to);
+            sbloom_stripe_unlock(lock);
+        }
+    }
+    __atomic_store_n(&w->items[slot], 0, __ATOMIC_RELAXED);
 }
 
 static void windowed_release(sbloom_t *f)
 {
     windowed *w = state_of(f);
     if (w) {
+        free(w->locks);
         sbloom_core_release(&w->lines);
         for (uint32_t i = 0; i < MAX_GENERATIONS; i++)
             sbloom_core_release(&w->views[i].core);
@@ -245,16 +287,45 @@ int sbloom_windowed_advance(sbloom_t *f, uint64_t now)
 {
     windowed *w = state_of(f);
     uint64_t to = now / w->period;
-    if (to <= w->current)
+    if (to <= current_period(w))
         return SBLOOM_OK; /* the same period, or a clock that went back: nothing to forget */
-    /* periods current + 1 .. to begin; only the last G + 1 of them can hold keys */
-    uint64_t from = to - w->current > w->ngens ? to - w->ngens + 1 : w->current + 1;
-    for (uint64_t q = from; q <= to; q++) {
-        clear_slot(w, (uint32_t)(q % w->ngens));
-        w->started[q % w->ngens] = q;
+    if (w->locks)
+        sbloom_stripe_lock(&w->advancing, LOCK_TOKEN, 0);
+    uint64_t current = w->current; /* as this thread, the only one moving it, last left it */
+    if (to > current) {
+        /* periods current + 1 .. to begin; only the last G + 1 of them can hold keys */
+        uint64_t from = to - current > w->ngens ? to - w->ngens + 1 : current + 1;
+        for (uint64_t q = from; q <= to; q++) {
+            clear_slot(w, (uint32_t)(q % w->ngens));
+            w->started[q % w->ngens] = q;
+        }
+        __atomic_store_n(&w->current, to, __ATOMIC_RELEASE); /* cleared first, then published */
     }
-    w->current = to;
+    if (w->locks)
+        sbloom_stripe_unlock(&w->advancing);
     return SBLOOM_OK;
+}
+
+int sbloom_windowed_set_concurrent(sbloom_t *f, int on)
+{
+    windowed *w = state_of(f);
+    if (!on) {
+        free(w->locks);
+        w->locks = NULL;
+        return SBLOOM_OK;
+    }
+    if (w->locks)
+        return SBLOOM_OK;
+    w->locks = sbloom_calloc(SBLOOM_STRIPES, sizeof *w->locks);
+    if (!w->locks)
+        return SBLOOM_E_NOMEM;
+    w->per_stripe = w->ngroups / SBLOOM_STRIPES + (w->ngroups % SBLOOM_STRIPES != 0);
+    return SBLOOM_OK;
+}
+
+int sbloom_windowed_is_concurrent(const sbloom_t *f)
+{
+    return state_of(f)->locks != NULL;
 }
 
 /* Generation i, oldest first: the one of period current - G + i. */
@@ -305,7 +376,7 @@ static uint64_t windowed_items(const sbloom_t *f)
     const windowed *w = state_of(f);
     uint64_t sum = 0;
     for (uint32_t i = 0; i < w->ngens; i++)
-        sum += w->items[i];
+        sum += __atomic_load_n(&w->items[i], __ATOMIC_RELAXED);
     return sum;
 }
 
@@ -319,15 +390,46 @@ static uint64_t windowed_capacity(const sbloom_t *f)
     return f->planned_items; /* keys per window */
 }
 
+/* Keys ahead whose group is requested while one key is tested under its stripe's lock. */
+#define LOCKED_AHEAD 8
+
+static void prefetch_group(const windowed *w, uint64_t group)
+{
+    for (uint32_t g = 0; g < w->per_group; g++)
+        __builtin_prefetch(line_of(w, group, g), 1, 3);
+}
+
+/* Many threads: each key tested (and set) by the same fused kernel, alone, under the lock of its
+ * group's stripe. */
+static uint64_t run_locked(windowed *w, uint32_t slot, sbloom_batch_op op, const uint64_t *hashes,
+                           size_t n, uint8_t *results)
+{
+    uint64_t count = 0;
+    for (size_t i = 0; i < n && i < LOCKED_AHEAD; i++)
+        prefetch_group(w, sbk_block_index(hashes[i], w->ngroups));
+    for (size_t i = 0; i < n; i++) {
+        if (i + LOCKED_AHEAD < n)
+            prefetch_group(w, sbk_block_index(hashes[i + LOCKED_AHEAD], w->ngroups));
+        uint32_t *lock = w->locks + sbk_block_index(hashes[i], w->ngroups) / w->per_stripe;
+        sbloom_stripe_lock(lock, LOCK_TOKEN, 0);
+        count += sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes + i, 1,
+                                        results ? results + i : NULL);
+        sbloom_stripe_unlock(lock);
+    }
+    return count;
+}
+
 /* One fused pass: a key new to the window (no live generation holds it) goes to the current one. */
 static uint64_t windowed_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                              uint8_t *results)
 {
     windowed *w = state_of(f);
     uint32_t slot = current_slot(w);
-    uint64_t count = sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes, n, results);
+    uint64_t count =
+        w->locks ? run_locked(w, slot, op, hashes, n, results)
+                 : sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes, n, results);
     if (op != SBLOOM_OP_CONTAINS)
-        w->items[slot] += count;
+        __atomic_fetch_add(&w->items[slot], count, __ATOMIC_RELAXED);
     return count;
 }
 
@@ -339,7 +441,9 @@ static int windowed_add_one(sbloom_t *f, uint64_t hash)
 
 static int windowed_contains_one(const sbloom_t *f, uint64_t hash)
 {
-    const windowed *w = state_of(f);
+    windowed *w = state_of(f);
+    if (w->locks)
+        return (int)run_locked(w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
     return (int)sbloom_core_run_groups(&w->lines, w->per_group, 0, SBLOOM_OP_CONTAINS, &hash, 1,
                                        NULL);
 }
