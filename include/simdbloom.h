@@ -382,7 +382,11 @@ SBLOOM_API int sbloom_load(sbloom_t **out, const char *path);
  * with SBLOOM_OPEN_CONCURRENT too, any number: see "Many threads and processes").
  * sbloom_sync or sbloom_free write the header (items, checksum) back; until then the file's
  * checksum is stale and sbloom_load refuses it. On a big-endian host a read-only map loads the
- * file (swapped, always verified) instead, and SBLOOM_OPEN_WRITE gives SBLOOM_E_UNSUPPORTED. */
+ * file (swapped, always verified) instead, and SBLOOM_OPEN_WRITE gives SBLOOM_E_UNSUPPORTED.
+ * A windowed file of at most 3 periods is mapped too: its clock, each generation's start and count
+ * are the file's own words (a read-only mapping answers as of the file's clock: sbloom_advance
+ * gives SBLOOM_E_READONLY); one of more periods, and a scalable file, give SBLOOM_E_LAYOUT (load
+ * them). */
 SBLOOM_API int sbloom_map(sbloom_t **out, const char *path, unsigned flags);
 /* As with any mapping, a file truncated in place by another program while mapped makes reads past
  * its new end raise SIGBUS: replace filter files by rename (sbloom_save does), never by rewriting
@@ -534,7 +538,9 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  * lock of a holder that died inside its critical section (that one key may then go unreported).
  * sbloom_sync brings the header up to date; while other processes still add, its checksum goes
  * stale again, so the last process to finish should sync (sbloom_free does). The command line's
- * `dedup --shared` does all of this.
+ * `dedup --shared` does all of this. A windowed file (periods <= 3) mapped this way keeps its
+ * stripe locks and the lock of the process moving the clock in the lock file, and its clock and
+ * counts in its own window record, which every process reads and moves.
  */
 SBLOOM_API int sbloom_set_concurrent(sbloom_t *filter, int on);
 SBLOOM_API int sbloom_is_concurrent(const sbloom_t *filter);
@@ -611,7 +617,8 @@ SBLOOM_API const sbloom_t *sbloom_stage(const sbloom_t *filter, uint32_t i);
  * two with the same plan at the same period) work; sbloom_stages / sbloom_stage give the
  * generations, oldest first (each view a copy of its generation at the call: a filter of the
  * counting layout with slots, block512-k8/k16 with lines). Concurrent mode (sbloom_set_concurrent)
- * lets many threads add, look up and advance at once (below). Not mapped, folded or removed from.
+ * lets many threads add, look up and advance at once (below). Mapped in place (sbloom_map, also
+ * concurrent across processes) when periods <= 3; never folded or removed from.
  * sbloom_create_for_layout(&f, n, p, SBLOOM_LAYOUT_WINDOWED) is a window of 1 period of 1 unit at
  * time 0. */
 #define SBLOOM_WINDOW_MAX_PERIODS 15

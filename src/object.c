@@ -90,6 +90,8 @@ void sbloom_object_header(const sbloom_t *f, sbloom_header *h)
 
 int sbloom_object_sync(sbloom_t *f)
 {
+    if (f->mode->sync)
+        return f->mode->sync(f);
     if (!f->image || f->readonly)
         return SBLOOM_OK; /* nothing of the caller's to bring up to date */
     if (f->counting == SBLOOM_COUNT_SHARED) {

@@ -59,7 +59,7 @@ struct sbloom {
 };
 
 /* A mode: what each operation means for a kind of filter. Every entry is set but chunk and the
- * last two. */
+ * last three. */
 struct sbloom_mode {
     const char *name;
     int has_core;     /* keys land in f->core (prefetched, split among threads) */
@@ -87,6 +87,9 @@ struct sbloom_mode {
      * one core, whose one stage is the filter itself. */
     uint32_t (*cores)(const sbloom_t *f);
     const struct sbloom_part *(*core_at)(const sbloom_t *f, uint32_t i);
+    /* A mode whose file mapping is its own (the windowed filter's): brings the file up to date
+     * (sbloom_sync); NULL: the object's sync of f->image. */
+    int (*sync)(sbloom_t *f);
 };
 
 /* A new object of this mode and layout, every count zero, no plan (0, NaN), no core yet. */

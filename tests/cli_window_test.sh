@@ -3,8 +3,8 @@
 # lets every distinct line through on day 0, none on days 10 and 29 (inside the 30-day window),
 # every one again on day 41 (past it: forgotten between 30 and 40 days); a line first seen on day
 # 15 is still held on day 41 although the day-0 lines are gone; info shows the window. Also the
-# refusals: --forget-after with --shared, a malformed duration, --layout windowed. build, add and
-# query --forget-after on the same clock, and their refusals.
+# refusals: --forget-after with --redis, a malformed duration, --layout windowed. build, add and
+# query --forget-after on the same clock, and their refusals; two --shared workers at once.
 # usage: cli_window_test.sh SIMDBLOOM_BINARY
 set -u
 bin=$1
@@ -76,8 +76,35 @@ check "no state: each distinct line once" \
 err=$("$bin" dedup --forget-after 3x </dev/null 2>&1 >/dev/null); rc=$?
 check "a malformed duration: exit 2" [ "$rc" -eq 2 ]
 check "a malformed duration: one line naming it" [ "$(grep -c "forget-after wants a duration" <<<"$err")" -eq 1 ]
-"$bin" dedup --forget-after 1d --shared "$tmp/x.sbloom" </dev/null >/dev/null 2>&1
-check "--forget-after with --shared: usage error" [ $? -eq 2 ]
+"$bin" dedup --forget-after 1d --redis 127.0.0.1:1 --name x </dev/null >/dev/null 2>&1
+check "--forget-after with --redis: usage error" [ $? -eq 2 ]
+# --shared: two workers at once on one windowed file, each half of the input (and the other
+# half's first 500 lines): each distinct line written once between them, on day 0 and again on
+# day 41, none on day 10
+sf="$tmp/shared.sbloom"
+head -1000 "$tmp/day0" >"$tmp/half1"; tail -1000 "$tmp/day0" >"$tmp/half2"
+cat "$tmp/half1" <(head -500 "$tmp/half2") >"$tmp/w1"; cat "$tmp/half2" <(head -500 "$tmp/half1") >"$tmp/w2"
+shared_pair() { # shared_pair DATE: both workers at once; prints what they wrote together
+  at "$1" dedup --quiet --shared "$sf" --forget-after 30d --expect 20k "$tmp/w1" >"$tmp/o1" &
+  local p1=$!
+  at "$1" dedup --quiet --shared "$sf" --forget-after 30d --expect 20k "$tmp/w2" >"$tmp/o2"
+  local rc2=$?
+  wait "$p1"; local rc1=$?
+  [ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && cat "$tmp/o1" "$tmp/o2"
+}
+out=$(shared_pair 2026-01-01)
+check "--shared day 0: every distinct line once between the workers" \
+  [ "$(sort <<<"$out" | uniq | wc -l)" -eq 2000 -a "$(wc -l <<<"$out")" -eq 2000 ]
+check "--shared: the file is a windowed filter, valid after the run" \
+  grep -q "forgets after 2592000 s" <<<"$(at 2026-01-01 info "$sf")"
+out=$(shared_pair 2026-01-11)
+check "--shared day 10: nothing" [ -z "$out" ]
+out=$(shared_pair 2026-02-11)
+check "--shared day 41: every line once again" \
+  [ "$(sort <<<"$out" | uniq | wc -l)" -ge 1990 -a "$(sort <<<"$out" | uniq -d | wc -l)" -eq 0 ]
+err=$(at 2026-02-11 dedup --shared "$sf" --forget-after 10d "$tmp/w1" 2>&1 >/dev/null); rc=$?
+check "--shared with another window: exit 1, naming both" \
+  [ "$rc" -eq 1 -a "$(grep -c "forgets after 2592000 s.*asks for 864000 s" <<<"$err")" -eq 1 ]
 "$bin" dedup --layout windowed </dev/null >/dev/null 2>&1
 check "--layout windowed: usage error" [ $? -eq 2 ]
 finish

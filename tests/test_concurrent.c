@@ -364,8 +364,9 @@ static void shards(void)
 }
 
 /* Two processes test-and-add overlapping halves of one key set through one file mapped with
- * SBLOOM_OPEN_CONCURRENT: every key is new in exactly one of them (false positives aside). */
-static void processes(void)
+ * SBLOOM_OPEN_CONCURRENT: every key is new in exactly one of them (false positives aside). Also
+ * for a windowed file, whose clock one of them moves while both add. */
+static void processes(int windowed)
 {
     enum { N = 60000 };
     char dir[] = "/tmp/sbloom-concurrent-XXXXXX";
@@ -377,7 +378,10 @@ static void processes(void)
     snprintf(path, sizeof path, "%s/f.sbloom", dir);
     snprintf(lockpath, sizeof lockpath, "%s.lock", path);
     sbloom_t *f = NULL;
-    CHECK(sbloom_create(&f, 2 * N, 1e-4) == SBLOOM_OK);
+    /* windowed: 3 periods of 10, N keys a period planned; child 1 moves the clock twice, inside
+     * the window (period 0's keys are held until period 4) */
+    CHECK((windowed ? sbloom_create_windowed(&f, 6 * N, 1e-4, 3, 10, 0)
+                    : sbloom_create(&f, 2 * N, 1e-4)) == SBLOOM_OK);
     CHECK(sbloom_save(f, path) == SBLOOM_OK);
     sbloom_free(f);
     uint64_t seed = 5, *keys = malloc(N * sizeof *keys);
@@ -399,8 +403,11 @@ static void processes(void)
                 _exit(2);
             size_t from = (size_t)c * N / 3, len = 2 * (size_t)N / 3;
             uint8_t *is_new = calloc(N, 1);
-            for (size_t at = from; at < from + len; at += 100)
+            for (size_t at = from; at < from + len; at += 100) {
+                if (windowed && c == 1 && at > from && (at - from) % (len / 3) < 100)
+                    sbloom_advance(m, 10 * ((at - from) / (len / 3)));
                 sbloom_add_if_new_hashes(m, keys + at, 100, is_new + at);
+            }
             sbloom_free(m);
             ssize_t w = write(fds[c][1], is_new, N);
             _exit(w == N ? 0 : 3);
@@ -439,6 +446,8 @@ static void processes(void)
     if (back) {
         CHECK_EQ_U64(sbloom_items(back), total);
         CHECK(sbloom_contains_hashes(back, keys, N, NULL) == N);
+        sbloom_window w = sbloom_window_init();
+        CHECK(!windowed || (sbloom_get_window(back, &w) == SBLOOM_OK && w.now == 20));
         sbloom_free(back);
     }
     free(keys);
@@ -582,7 +591,8 @@ int main(void)
     uint16_t probe = 1;
     if (*(uint8_t *)&probe == 1) /* shared read-write mappings need a little-endian host */
     {
-        processes();
+        processes(0);
+        processes(1); /* a windowed file, its clock moved by one process while both add */
         image_processes();
     }
     return check_report();

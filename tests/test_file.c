@@ -367,7 +367,7 @@ static void forged_plans(void)
             {128 + 0, 0, 8, "no window record", 0},
             {128 + 8, 4, 4, "4 periods, 4 generations", 1},
             {keys_at + 8 * ((now_slot + 1) % gens), 1, 8, never_began, 1},
-            {keys_at + 8 * now_slot, 1, 8, "header counts", 1},
+            {keys_at + 8 * now_slot, 1, 8, "their image counts", 1},
         };
         for (size_t i = 0; w && i < sizeof window_cases / sizeof window_cases[0]; i++) {
             if (window_cases[i].slots_only && periods != 3)

@@ -196,20 +196,25 @@ int sbloom_map(sbloom_t **out, const char *path, unsigned flags)
         sbloom_xxh3((const uint8_t *)base + SBLOOM_HEADER_BYTES, (size_t)h.payload_bytes) !=
             h.payload_checksum)
         rc = sbloom_payload_mismatch();
-    if (rc == SBLOOM_OK && sbloom_layout_composite(h.layout))
+    int windowed = rc == SBLOOM_OK && h.layout == SBLOOM_LAYOUT_WINDOWED;
+    if (rc == SBLOOM_OK && !windowed && sbloom_layout_composite(h.layout))
         rc = SBLOOM_E_LAYOUT; /* its stages are loaded, not mapped (sbloom_load) */
     sbloom_t *f = NULL;
-    if (rc == SBLOOM_OK) /* the blocks are 64-byte aligned in the image: base is a page */
+    if (rc == SBLOOM_OK && windowed) /* the record's clock and the lines in place */
+        rc = sbloom_windowed_map(&f, base, size, &h, writable);
+    else if (rc == SBLOOM_OK) /* the blocks are 64-byte aligned in the image: base is a page */
         rc = sbloom_plain_wrap(&f, base, &h, writable);
     if (rc != SBLOOM_OK) {
         sbloom_unmap_file(base, size);
         return rc;
     }
-    f->core.owner = SBLOOM_OWNER_FILE_MAP; /* released with the filter: synced, then unmapped */
-    f->core.map_base = base;
-    f->core.map_bytes = size;
+    if (!windowed) {
+        f->core.owner = SBLOOM_OWNER_FILE_MAP; /* released with the filter: synced, unmapped */
+        f->core.map_base = base;
+        f->core.map_bytes = size;
+    }
     if (flags & SBLOOM_OPEN_CONCURRENT) {
-        rc = sbloom_concurrent_share(f, path);
+        rc = windowed ? sbloom_windowed_share(f, path) : sbloom_concurrent_share(f, path);
         if (rc != SBLOOM_OK) {
             int saved_errno = errno;
             f->readonly = 1; /* nothing was added: leave the file as it was */

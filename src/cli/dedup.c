@@ -47,7 +47,7 @@ static const char dedup_help_files[] =
     "                      recrawls and dedup windows. The window is 3 periods of D / 3 on the\n"
     "                      wall clock: a line is forgotten between D and 4/3 D after it was\n"
     "                      first written, never before. --expect is then lines per window\n"
-    "                      (default 10M); with --state the file keeps the window\n"
+    "                      (default 10M); with --state or --shared the file keeps the window\n"
     "  --state FILTER      keep the seen lines in this filter file across runs: loaded if it\n"
     "                      exists (a plan given must then be the file's), created if not,\n"
     "                      saved crash-safely at the end\n"
@@ -406,7 +406,7 @@ static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
             return EXIT_RUNTIME;
         }
         sbloom_t *made = NULL;
-        int rc = create_planned(o, &made);
+        int rc = o->forget_after ? create_windowed(o, &made) : create_planned(o, &made);
         if (rc != EXIT_OK)
             return rc;
         int saved = sbloom_save(made, o->shared);
@@ -421,12 +421,21 @@ static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
     int rc = sbloom_map(filter, o->shared, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT);
     if (rc == SBLOOM_E_LAYOUT) {
         fprintf(stderr,
-                "simdbloom: %s is a counting or scalable filter; --shared takes fixed-size bit "
-                "filters only\n",
+                "simdbloom: %s is a counting or scalable filter (or a windowed one of more than 3 "
+                "periods); --shared takes fixed-size bit filters and --forget-after's\n",
                 o->shared);
         return EXIT_RUNTIME;
     }
-    return rc == SBLOOM_OK ? EXIT_OK : filter_error("map", o->shared, rc);
+    if (rc != SBLOOM_OK)
+        return filter_error("map", o->shared, rc);
+    if ((rc = check_forget_after(o, o->shared, *filter)) != EXIT_OK) {
+        sbloom_free(*filter);
+        *filter = NULL;
+        return rc;
+    }
+    if (sbloom_get_layout(*filter) == SBLOOM_LAYOUT_WINDOWED)
+        sbloom_advance(*filter, wall_seconds()); /* what fell out of the window meanwhile */
+    return EXIT_OK;
 }
 
 /* The end of a --shared run: the last process to leave (no other holds the lock) brings the
@@ -540,9 +549,9 @@ int cmd_dedup(int argc, char **argv)
         return usage_error("dedup", "--redis excludes --state and --shared");
     if (o.no_wait && !o.state && !o.shared)
         return usage_error("dedup", "--no-wait goes with --state or --shared");
-    if (o.forget_after && (o.shared || o.redis))
-        return usage_error("dedup", "--forget-after goes with --state or a filter of the run's "
-                                    "own; not yet with --shared or --redis");
+    if (o.forget_after && o.redis)
+        return usage_error("dedup", "--forget-after goes with --state, --shared or a filter of "
+                                    "the run's own; not yet with --redis");
 
     dedup_run run = {0};
     const char *locked = o.state ? o.state : o.shared;

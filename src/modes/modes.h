@@ -70,5 +70,13 @@ void sbloom_windowed_describe(const sbloom_t *f, sbloom_window *out);
 /* Many threads at once (on) or one (off); whether it is so now. */
 int sbloom_windowed_set_concurrent(sbloom_t *f, int on);
 int sbloom_windowed_is_concurrent(const sbloom_t *f);
+/* A windowed filter over the file mapped at base (size bytes, header h validated), used in place:
+ * the record's clock and counts, the lines' image (files of G <= 3: SBLOOM_E_LAYOUT for others).
+ * The filter unmaps it when freed (synced first when writable and not shared). */
+int sbloom_windowed_map(sbloom_t **out, uint8_t *base, uint64_t size, const sbloom_header *h,
+                        int writable);
+/* Such a mapping made concurrent across processes: the stripe locks and the clock's lock in
+ * path's lock file, each holding its holder's process ID. */
+int sbloom_windowed_share(sbloom_t *f, const char *path);
 
 #endif /* SIMDBLOOM_MODES_H */

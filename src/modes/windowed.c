@@ -38,13 +38,18 @@
  * period (held longer, never shorter).
  *
  * File form (docs/FORMAT.md): the header with layout 6, a 192-byte window record (periods,
- * period, current period, each generation's first period; with slots, each generation's keys),
- * then with adjacent lines each generation's complete image in ring order (written from the
- * lines, and spread back into them when read), with slots the lines as one image.
+ * period, current period, each generation's first period; with one image, each generation's keys
+ * and the form byte), then for G <= 3 the lines as one image, exactly as they lie in memory, so
+ * that a file mapping (sbloom_map) uses the record's clock and counts and the lines in place, and
+ * processes mapping it concurrently share them (the locks in PATH.lock); for more periods each
+ * generation's complete image in ring order (gathered from the lines, spread back when read).
  */
+#define _POSIX_C_SOURCE 200809L /* getpid, msync in -std=c11 */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "../base/alloc.h"
 #include "../base/endian.h"
@@ -58,19 +63,34 @@
 #define NOT_STARTED UINT64_MAX
 static const uint8_t record_magic[8] = {'S', 'B', 'W', 'I', 'N', 'D', 'O', 'W'};
 
+/* The record's fields (docs/FORMAT.md), at their offsets in the record. */
+#define RECORD_CURRENT_AT 24
+#define RECORD_STARTS_AT 32
+#define RECORD_FORM_AT 184 /* 1: the lines as one image (G <= 3), 0: an image per generation */
+
 typedef struct windowed {
-    sbloom_core lines;                  /* ngroups groups of per_group lines (the comment above) */
-    uint64_t ngroups;                   /* blocks per generation */
-    uint32_t per_group;                 /* lines a group: ngens (adjacent lines), 1 (slots) */
-    uint64_t items[MAX_GENERATIONS];    /* the keys each generation (ring slot) took */
-    uint64_t started[MAX_GENERATIONS];  /* the period each began, or NOT_STARTED */
+    sbloom_core lines;       /* ngroups groups of per_group lines (the comment above) */
+    uint64_t ngroups;        /* blocks per generation */
+    uint32_t per_group;      /* lines a group: ngens (adjacent lines), 1 (slots) */
+    uint32_t periods, ngens; /* G, G + 1 */
+    uint64_t period;         /* P, in the caller's unit */
+    /* The clock and the counts: the filter's own words (own), or in a file mapping the window
+     * record's, which every process mapping the file shares. */
+    uint64_t *current; /* the current period's number: now / P */
+    uint64_t *started; /* per generation (ring slot): the period it began in, or NOT_STARTED */
+    uint64_t *items;   /* per generation: the keys it took */
+    uint64_t own[1 + 2 * MAX_GENERATIONS];
     sbloom_part views[MAX_GENERATIONS]; /* copies of generations for sbloom_stage, on demand */
-    uint32_t periods, ngens;            /* G, G + 1 */
-    uint64_t period;                    /* P, in the caller's unit */
-    uint64_t current;                   /* the current period's number: now / P */
-    uint32_t *locks;                    /* many threads: SBLOOM_STRIPES stripe locks, else NULL */
-    uint64_t per_stripe;                /* groups a stripe covers, adjacent */
-    uint32_t advancing;                 /* many threads: held while the clock moves */
+    /* Many threads (or processes): SBLOOM_STRIPES stripe locks, each over per_stripe adjacent
+     * groups, and the lock of the thread moving the clock; in the heap, or in PATH.lock */
+    uint32_t *locks;
+    uint64_t per_stripe;
+    uint32_t *advancing;
+    uint32_t own_advancing;
+    uint32_t token; /* a lock holder's: 1, or across processes the process ID */
+    int across;     /* the locks are shared between processes */
+    void *lock_map; /* the PATH.lock mapping, or NULL */
+    uint8_t *image; /* a file mapping's bytes, header first, or NULL */
 } windowed;
 
 static windowed *state_of(const sbloom_t *f)
@@ -92,7 +112,7 @@ static double generation_rate(double p, uint32_t periods)
 /* The current period (another thread may be moving it: read atomically). */
 static uint64_t current_period(const windowed *w)
 {
-    return __atomic_load_n(&w->current, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(w->current, __ATOMIC_ACQUIRE);
 }
 
 static uint32_t current_slot(const windowed *w)
@@ -164,9 +184,6 @@ static void clear_groups(windowed *w, uint32_t slot, uint64_t from, uint64_t to)
     }
 }
 
-/* The token of this process's stripe locks. */
-#define LOCK_TOKEN 1
-
 /* Generation `slot` emptied; with many threads, stripe by stripe under each stripe's lock. */
 static void clear_slot(windowed *w, uint32_t slot)
 {
@@ -176,7 +193,7 @@ static void clear_slot(windowed *w, uint32_t slot)
         for (uint64_t from = 0; from < w->ngroups; from += w->per_stripe) {
             uint32_t *lock = w->locks + from / w->per_stripe;
             uint64_t to = w->ngroups - from < w->per_stripe ? w->ngroups : from + w->per_stripe;
-            sbloom_stripe_lock(lock, LOCK_TOKEN, 0);
+            sbloom_stripe_lock(lock, w->token, w->across);
             clear_groups(w, slot, from, to);
             sbloom_stripe_unlock(lock);
         }
@@ -184,12 +201,20 @@ static void clear_slot(windowed *w, uint32_t slot)
     __atomic_store_n(&w->items[slot], 0, __ATOMIC_RELAXED);
 }
 
+static int windowed_sync(sbloom_t *f);
+
 static void windowed_release(sbloom_t *f)
 {
     windowed *w = state_of(f);
     if (w) {
-        free(w->locks);
+        /* a file mapping first (synced, then unmapped), then the locks others may wait on */
+        if (w->image && !f->readonly && !w->across)
+            windowed_sync(f);
         sbloom_core_release(&w->lines);
+        if (w->lock_map)
+            munmap(w->lock_map, SBLOOM_LOCK_FILE_BYTES);
+        else
+            free(w->locks);
         for (uint32_t i = 0; i < MAX_GENERATIONS; i++)
             sbloom_core_release(&w->views[i].core);
     }
@@ -213,7 +238,12 @@ static int new_windowed(sbloom_t **out, uint64_t n, double p, uint32_t periods, 
     w->periods = periods;
     w->ngens = periods + 1;
     w->period = period;
-    w->current = current;
+    w->current = w->own;
+    w->started = w->own + 1;
+    w->items = w->own + 1 + MAX_GENERATIONS;
+    *w->current = current;
+    w->advancing = &w->own_advancing;
+    w->token = 1;
     for (uint32_t i = 0; i < MAX_GENERATIONS; i++) {
         w->started[i] = NOT_STARTED;
         w->views[i].core.owner = SBLOOM_OWNER_CALLER; /* empty: nothing to release */
@@ -278,7 +308,7 @@ int sbloom_windowed_new(sbloom_t **out, uint64_t n, double p, uint32_t periods, 
         return rc;
     }
     windowed *w = state_of(f);
-    w->started[current_slot(w)] = w->current;
+    w->started[current_slot(w)] = *w->current;
     *out = f;
     return SBLOOM_OK;
 }
@@ -290,8 +320,8 @@ int sbloom_windowed_advance(sbloom_t *f, uint64_t now)
     if (to <= current_period(w))
         return SBLOOM_OK; /* the same period, or a clock that went back: nothing to forget */
     if (w->locks)
-        sbloom_stripe_lock(&w->advancing, LOCK_TOKEN, 0);
-    uint64_t current = w->current; /* as this thread, the only one moving it, last left it */
+        sbloom_stripe_lock(w->advancing, w->token, w->across);
+    uint64_t current = current_period(w); /* no other thread moves it now */
     if (to > current) {
         /* periods current + 1 .. to begin; only the last G + 1 of them can hold keys */
         uint64_t from = to - current > w->ngens ? to - w->ngens + 1 : current + 1;
@@ -299,16 +329,18 @@ int sbloom_windowed_advance(sbloom_t *f, uint64_t now)
             clear_slot(w, (uint32_t)(q % w->ngens));
             w->started[q % w->ngens] = q;
         }
-        __atomic_store_n(&w->current, to, __ATOMIC_RELEASE); /* cleared first, then published */
+        __atomic_store_n(w->current, to, __ATOMIC_RELEASE); /* cleared first, then published */
     }
     if (w->locks)
-        sbloom_stripe_unlock(&w->advancing);
+        sbloom_stripe_unlock(w->advancing);
     return SBLOOM_OK;
 }
 
 int sbloom_windowed_set_concurrent(sbloom_t *f, int on)
 {
     windowed *w = state_of(f);
+    if (w->across)
+        return on ? SBLOOM_OK : SBLOOM_E_INVALID; /* a concurrent mapping stays concurrent */
     if (!on) {
         free(w->locks);
         w->locks = NULL;
@@ -331,7 +363,7 @@ int sbloom_windowed_is_concurrent(const sbloom_t *f)
 /* Generation i, oldest first: the one of period current - G + i. */
 static uint32_t slot_of(const windowed *w, uint32_t i)
 {
-    return (uint32_t)((w->current + 1 + i) % w->ngens);
+    return (uint32_t)((current_period(w) + 1 + i) % w->ngens);
 }
 
 void sbloom_windowed_describe(const sbloom_t *f, sbloom_window *out)
@@ -340,7 +372,7 @@ void sbloom_windowed_describe(const sbloom_t *f, sbloom_window *out)
     out->periods = w->periods;
     out->generations = w->ngens;
     out->period = w->period;
-    out->now = w->current * w->period;
+    out->now = current_period(w) * w->period;
     for (uint32_t i = 0; i < MAX_GENERATIONS; i++) {
         uint32_t slot = i < w->ngens ? slot_of(w, i) : 0;
         int live = i < w->ngens && w->started[slot] != NOT_STARTED;
@@ -411,7 +443,7 @@ static uint64_t run_locked(windowed *w, uint32_t slot, sbloom_batch_op op, const
         if (i + LOCKED_AHEAD < n)
             prefetch_group(w, sbk_block_index(hashes[i + LOCKED_AHEAD], w->ngroups));
         uint32_t *lock = w->locks + sbk_block_index(hashes[i], w->ngroups) / w->per_stripe;
-        sbloom_stripe_lock(lock, LOCK_TOKEN, 0);
+        sbloom_stripe_lock(lock, w->token, w->across); /* the key's stripe */
         count += sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes + i, 1,
                                         results ? results + i : NULL);
         sbloom_stripe_unlock(lock);
@@ -471,7 +503,7 @@ static int windowed_clone(sbloom_t **out, const sbloom_t *f)
     const windowed *from = state_of(f);
     sbloom_t *copy = NULL;
     int rc = new_windowed(&copy, f->planned_items, f->planned_fpp, from->periods, from->period,
-                          from->current);
+                          current_period(from));
     if (rc != SBLOOM_OK)
         return rc;
     windowed *to = state_of(copy);
@@ -481,8 +513,10 @@ static int windowed_clone(sbloom_t **out, const sbloom_t *f)
     }
     to->ngroups = from->ngroups;
     to->per_group = from->per_group;
-    memcpy(to->items, from->items, sizeof to->items);
-    memcpy(to->started, from->started, sizeof to->started);
+    for (uint32_t i = 0; i < from->ngens; i++) {
+        to->items[i] = __atomic_load_n(&from->items[i], __ATOMIC_RELAXED);
+        to->started[i] = from->started[i];
+    }
     copy->isa = f->isa;
     copy->threads = f->threads;
     *out = copy;
@@ -497,7 +531,7 @@ static void windowed_clear(sbloom_t *f)
         w->items[i] = 0;
         w->started[i] = NOT_STARTED;
     }
-    w->started[current_slot(w)] = w->current;
+    w->started[current_slot(w)] = *w->current;
 }
 
 /* Line by line, when both have the same plan and window and stand at the same period (advance
@@ -512,7 +546,7 @@ static int windowed_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
     windowed *d = state_of(dst);
     const windowed *s = state_of(src);
     if (dst->planned_items != src->planned_items || dst->planned_fpp != src->planned_fpp ||
-        d->periods != s->periods || d->period != s->period || d->current != s->current ||
+        d->periods != s->periods || d->period != s->period || *d->current != *s->current ||
         d->lines.bytes != s->lines.bytes || d->lines.layout != s->lines.layout)
         return SBLOOM_E_INCOMPATIBLE;
     sbloom_core one;
@@ -531,27 +565,48 @@ static int windowed_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
 
 /* ---- File form: the header, the window record, the generations' images ---- */
 
+/* G <= 3 (slots, or adjacent lines of at most 4 generations): the lines are written as they lie,
+ * one image, and each generation's keys go in the record; a file mapping uses them in place.
+ * More generations: an image per generation, gathered from the lines. */
+static int one_image(const windowed *w)
+{
+    return w->ngens <= SLOT_GENERATIONS;
+}
+
 static uint64_t windowed_image_bytes(const sbloom_t *f)
 {
     const windowed *w = state_of(f);
-    uint32_t images = slots_form(w) ? 1 : w->ngens;
+    uint32_t images = one_image(w) ? 1 : w->ngens;
     return SBLOOM_HEADER_BYTES + RECORD_BYTES + images * SBLOOM_HEADER_BYTES + w->lines.bytes;
 }
 
-/* Slots: the lines as one image, each generation's keys in the record after the starts.
- * Adjacent lines: each generation gathered into one buffer in turn, written as a whole image. */
+/* The image header of the lines as one image: each generation's plan, the keys of all. */
+static void describe_lines(const sbloom_t *f, sbloom_header *h)
+{
+    const windowed *w = state_of(f);
+    sbloom_header_describe(h, &w->lines, windowed_items(f),
+                           generation_items(f->planned_items, w->periods),
+                           generation_rate(f->planned_fpp, w->periods));
+}
+
+/* The images after the record (the record's counts with one image), to out; the end, or NULL
+ * without memory. */
 static uint8_t *write_generations(const sbloom_t *f, uint8_t *record, uint8_t *out)
 {
     const windowed *w = state_of(f);
+    if (one_image(w)) {
+        record[RECORD_FORM_AT] = 1;
+        for (uint32_t i = 0; i < w->ngens; i++)
+            sbloom_put_le64(record + RECORD_STARTS_AT + 8 * w->ngens + 8 * i,
+                            __atomic_load_n(&w->items[i], __ATOMIC_RELAXED));
+        sbloom_header h;
+        describe_lines(f, &h);
+        sbloom_header_pack(&h, out);
+        sbloom_core_payload_out(&w->lines, out + SBLOOM_HEADER_BYTES);
+        return out + SBLOOM_HEADER_BYTES + w->lines.bytes;
+    }
     sbloom_part one = {.planned_items = generation_items(f->planned_items, w->periods),
                        .planned_fpp = generation_rate(f->planned_fpp, w->periods)};
-    if (slots_form(w)) {
-        for (uint32_t i = 0; i < w->ngens; i++)
-            sbloom_put_le64(record + 32 + 8 * w->ngens + 8 * i, w->items[i]);
-        one.core = w->lines;
-        one.items = windowed_items(f);
-        return sbloom_parts_write_images(&one, 1, out);
-    }
     if (generation_core(w, &one.core) != SBLOOM_OK)
         return NULL;
     for (uint32_t slot = 0; slot < w->ngens; slot++) {
@@ -563,6 +618,17 @@ static uint8_t *write_generations(const sbloom_t *f, uint8_t *record, uint8_t *o
     return out;
 }
 
+/* The outer header of a windowed file whose payload (record and images) is at payload. */
+static void describe_file(const sbloom_t *f, const uint8_t *payload, uint64_t payload_bytes,
+                          sbloom_header *h)
+{
+    sbloom_header_start(h, SBLOOM_LAYOUT_WINDOWED, windowed_items(f), f->planned_items,
+                        f->planned_fpp);
+    h->payload_bytes = payload_bytes;
+    h->nblocks = payload_bytes / 64; /* 64-byte units: the record and each image are multiples */
+    h->payload_checksum = sbloom_xxh3(payload, (size_t)payload_bytes);
+}
+
 static int windowed_write_image(const sbloom_t *f, uint8_t *out)
 {
     const windowed *w = state_of(f);
@@ -572,30 +638,52 @@ static int windowed_write_image(const sbloom_t *f, uint8_t *out)
     sbloom_put_le32(payload + 8, w->periods);
     sbloom_put_le32(payload + 12, w->ngens);
     sbloom_put_le64(payload + 16, w->period);
-    sbloom_put_le64(payload + 24, w->current);
+    sbloom_put_le64(payload + RECORD_CURRENT_AT, current_period(w));
     for (uint32_t i = 0; i < w->ngens; i++)
-        sbloom_put_le64(payload + 32 + 8 * i, w->started[i]);
+        sbloom_put_le64(payload + RECORD_STARTS_AT + 8 * i, w->started[i]);
     uint8_t *end = write_generations(f, payload, payload + RECORD_BYTES);
     if (!end)
         return SBLOOM_E_NOMEM;
     sbloom_header h;
-    sbloom_header_start(&h, SBLOOM_LAYOUT_WINDOWED, windowed_items(f), f->planned_items,
-                        f->planned_fpp);
-    h.payload_bytes = (uint64_t)(end - payload);
-    h.nblocks = h.payload_bytes / 64; /* 64-byte units: the record and each image are multiples */
-    h.payload_checksum = sbloom_xxh3(payload, (size_t)h.payload_bytes);
+    describe_file(f, payload, (uint64_t)(end - payload), &h);
     sbloom_header_pack(&h, out);
     return SBLOOM_OK;
 }
 
-/* The window record, checked field by field: SBLOOM_OK with the window in w (and with slots,
- * each generation's keys). */
-static int read_record(windowed *w, const uint8_t *r, uint64_t left, int slots)
+/* A file mapping brought up to date: the counts of the lines' image and of the file, their
+ * checksums, then msync. The clock and counts in the record are live already. */
+static int windowed_sync(sbloom_t *f)
+{
+    windowed *w = state_of(f);
+    if (!w->image || f->readonly)
+        return SBLOOM_OK;
+    uint8_t *payload = w->image + SBLOOM_HEADER_BYTES;
+    sbloom_header h;
+    describe_lines(f, &h);
+    sbloom_header_pack(&h, payload + RECORD_BYTES);
+    describe_file(f, payload, RECORD_BYTES + SBLOOM_HEADER_BYTES + w->lines.bytes, &h);
+    sbloom_header_pack(&h, w->image);
+    if (msync(w->lines.map_base, (size_t)w->lines.map_bytes, MS_SYNC) != 0)
+        return SBLOOM_E_IO;
+    return SBLOOM_OK;
+}
+
+/* The window record as read: the window, the clock, each generation's start and (one image)
+ * keys, and the form. */
+typedef struct window_record {
+    uint32_t periods, ngens;
+    uint64_t period, current;
+    uint64_t started[MAX_GENERATIONS], items[MAX_GENERATIONS];
+    int one_image;
+} window_record;
+
+/* The window record, checked field by field: SBLOOM_OK with it in rec. */
+static int read_record(window_record *rec, const uint8_t *r, uint64_t left)
 {
     if (left < RECORD_BYTES || memcmp(r, record_magic, sizeof record_magic) != 0)
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "no window record");
     uint32_t periods = sbloom_get_le32(r + 8), ngens = sbloom_get_le32(r + 12);
-    uint64_t period = sbloom_get_le64(r + 16), current = sbloom_get_le64(r + 24);
+    uint64_t period = sbloom_get_le64(r + 16), current = sbloom_get_le64(r + RECORD_CURRENT_AT);
     if (periods == 0 || periods > SBLOOM_WINDOW_MAX_PERIODS || ngens != periods + 1 ||
         period == 0 || current > UINT64_MAX / period)
         return sbloom_fail_with(SBLOOM_E_CORRUPT,
@@ -603,18 +691,21 @@ static int read_record(windowed *w, const uint8_t *r, uint64_t left, int slots)
                                 "period %llu",
                                 periods, ngens, (unsigned long long)period,
                                 (unsigned long long)current);
-    if (slots && ngens > SLOT_GENERATIONS)
-        return sbloom_fail_with(SBLOOM_E_CORRUPT, "window record: slots for %u periods", periods);
-    uint32_t used = 32 + 8 * ngens * (slots ? 2 : 1); /* starts, then with slots the keys */
+    uint8_t form = r[RECORD_FORM_AT];
+    if (form > 1 || (form == 1 && ngens > SLOT_GENERATIONS))
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "window record: form %u for %u periods", form,
+                                periods);
+    uint32_t used = RECORD_STARTS_AT + 8 * ngens * (form ? 2 : 1); /* starts, then keys */
     for (uint32_t at = used; at < RECORD_BYTES; at++)
-        if (r[at] != 0)
+        if (r[at] != 0 && at != RECORD_FORM_AT)
             return sbloom_fail_with(SBLOOM_E_CORRUPT, "window record: byte %u is set", at);
-    w->periods = periods;
-    w->ngens = ngens;
-    w->period = period;
-    w->current = current;
+    rec->periods = periods;
+    rec->ngens = ngens;
+    rec->period = period;
+    rec->current = current;
+    rec->one_image = form;
     for (uint32_t i = 0; i < ngens; i++) {
-        uint64_t q = sbloom_get_le64(r + 32 + 8 * i);
+        uint64_t q = sbloom_get_le64(r + RECORD_STARTS_AT + 8 * i);
         /* a generation began in one of the last G + 1 periods, in its own slot, or not yet;
          * the current one has begun */
         int fits = q == NOT_STARTED ? i != current % ngens
@@ -623,47 +714,80 @@ static int read_record(windowed *w, const uint8_t *r, uint64_t left, int slots)
             return sbloom_fail_with(SBLOOM_E_CORRUPT,
                                     "window record: generation %u began at period %llu, now %llu",
                                     i, (unsigned long long)q, (unsigned long long)current);
-        w->started[i] = q;
-        w->items[i] = slots ? sbloom_get_le64(r + 32 + 8 * ngens + 8 * i) : 0;
-        if (q == NOT_STARTED && w->items[i] != 0)
+        rec->started[i] = q;
+        rec->items[i] = form ? sbloom_get_le64(r + RECORD_STARTS_AT + 8 * ngens + 8 * i) : 0;
+        if (q == NOT_STARTED && rec->items[i] != 0)
             return sbloom_fail_with(SBLOOM_E_CORRUPT,
                                     "window record: generation %u has keys and never began", i);
     }
     return SBLOOM_OK;
 }
 
-/* With slots: the lines are one image of the counting layout, their keys the record's. */
-static int read_slots(sbloom_t *f, const sbloom_header *h, const uint8_t *payload)
+/* The lines' image (one image) checked against the plan: the layout and count of lines one
+ * generation's plan gives for it (counting: slots, a line a group; 512-bit: G + 1 lines a group),
+ * its count the record's. SBLOOM_OK with the groups and lines a group. */
+static int check_lines_image(const sbloom_header *ih, const window_record *rec, uint64_t per,
+                             double rate, uint64_t *ngroups, uint32_t *per_group)
+{
+    *per_group = ih->layout == SBLOOM_LAYOUT_COUNTING512 ? 1 : rec->ngens;
+    sbloom_plan plan = sbloom_plan_init();
+    uint64_t items = 0;
+    for (uint32_t i = 0; i < rec->ngens; i++)
+        items += rec->items[i] > UINT64_MAX - items ? UINT64_MAX - items : rec->items[i];
+    int rc = sbloom_plan_for_layout(per, rate, ih->layout, &plan);
+    if (rc != SBLOOM_OK || ih->nblocks % *per_group != 0 ||
+        ih->nblocks / *per_group != plan.bytes / 64)
+        return sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                "generations: %llu blocks of %s, not %u x %llu for %llu items at "
+                                "rate %g",
+                                (unsigned long long)ih->nblocks, sbloom_layout_name(ih->layout),
+                                *per_group, (unsigned long long)(plan.bytes / 64),
+                                (unsigned long long)per, rate);
+    if (items != ih->items)
+        return sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                "generations: their image counts %llu items, the record %llu",
+                                (unsigned long long)ih->items, (unsigned long long)items);
+    *ngroups = ih->nblocks / *per_group;
+    return SBLOOM_OK;
+}
+
+/* One image: the lines as written, checked, become the filter's. */
+static int read_one_image(sbloom_t *f, const sbloom_header *h, const window_record *rec,
+                          const uint8_t *payload)
 {
     windowed *w = state_of(f);
     sbloom_part one;
-    uint64_t size = 0, items = 0;
+    uint64_t size = 0, per = generation_items(h->planned_items, rec->periods), ngroups;
+    double rate = generation_rate(h->planned_fpp, rec->periods);
+    uint32_t per_group;
+    sbloom_header ih;
     int rc = sbloom_part_read_image(&one, "generations", payload + RECORD_BYTES,
-                                    h->payload_bytes - RECORD_BYTES, 0,
-                                    generation_items(h->planned_items, w->periods),
-                                    generation_rate(h->planned_fpp, w->periods), 1, &size);
+                                    h->payload_bytes - RECORD_BYTES, 0, per, rate, 1, &size);
     if (rc != SBLOOM_OK)
         return rc;
-    for (uint32_t i = 0; i < w->ngens; i++)
-        items += w->items[i] > UINT64_MAX - items ? UINT64_MAX : w->items[i];
-    if (RECORD_BYTES + size != h->payload_bytes || items != h->items || one.items != items) {
+    sbloom_header_parse(payload + RECORD_BYTES, size, &ih); /* (parsed above already) */
+    rc = check_lines_image(&ih, rec, per, rate, &ngroups, &per_group);
+    if (rc == SBLOOM_OK && (RECORD_BYTES + size != h->payload_bytes || ih.items != h->items))
+        rc = sbloom_fail_with(SBLOOM_E_CORRUPT,
+                              "header counts %llu items in %llu bytes, the generations %llu in "
+                              "%llu",
+                              (unsigned long long)h->items, (unsigned long long)h->payload_bytes,
+                              (unsigned long long)ih.items,
+                              (unsigned long long)(RECORD_BYTES + size));
+    if (rc != SBLOOM_OK) {
         sbloom_core_release(&one.core);
-        return sbloom_fail_with(SBLOOM_E_CORRUPT,
-                                "header counts %llu items in %llu bytes, the generations %llu "
-                                "in %llu",
-                                (unsigned long long)h->items, (unsigned long long)h->payload_bytes,
-                                (unsigned long long)items,
-                                (unsigned long long)(RECORD_BYTES + size));
+        return rc;
     }
     w->lines = one.core; /* the image's blocks become the lines */
-    w->ngroups = one.core.nblocks;
-    w->per_group = 1;
+    w->ngroups = ngroups;
+    w->per_group = per_group;
     f->isa = w->lines.isa;
     return SBLOOM_OK;
 }
 
-/* With adjacent lines: each generation's image, spread into its lines. */
-static int read_adjacent(sbloom_t *f, const sbloom_header *h, const uint8_t *payload)
+/* An image per generation (G > 3, and files written before the form byte): each spread into
+ * its lines. */
+static int read_images(sbloom_t *f, const sbloom_header *h, const uint8_t *payload)
 {
     windowed *w = state_of(f);
     uint64_t at = RECORD_BYTES, size = 0, items = 0;
@@ -676,10 +800,7 @@ static int read_adjacent(sbloom_t *f, const sbloom_header *h, const uint8_t *pay
                                     rate, 0, &size);
         if (rc != SBLOOM_OK)
             break;
-        if (i == 0 && one.core.layout == SBLOOM_LAYOUT_COUNTING512)
-            rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "generation 0: slots for %u periods",
-                                  w->periods);
-        else if (i == 0)
+        if (i == 0)
             rc = make_lines(f, one.core.nblocks, one.core.layout);
         if (rc == SBLOOM_OK &&
             (one.core.nblocks != w->ngroups || one.core.layout != w->lines.layout))
@@ -704,33 +825,127 @@ static int read_adjacent(sbloom_t *f, const sbloom_header *h, const uint8_t *pay
     return rc;
 }
 
-int sbloom_windowed_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload)
+/* A windowed object for a validated header and record: the window, the clock and the starts. */
+static int object_for(sbloom_t **out, const sbloom_header *h, const window_record *rec)
 {
-    *out = NULL;
+    int rc = new_windowed(out, h->planned_items, h->planned_fpp, rec->periods, rec->period,
+                          rec->current);
+    if (rc != SBLOOM_OK)
+        return rc;
+    windowed *w = state_of(*out);
+    for (uint32_t i = 0; i < rec->ngens; i++) {
+        w->started[i] = rec->started[i];
+        w->items[i] = rec->items[i];
+    }
+    return SBLOOM_OK;
+}
+
+static int read_header_and_record(const sbloom_header *h, const uint8_t *payload,
+                                  window_record *rec)
+{
     if (!(h->flags & 1u)) /* a windowed filter always has its plan */
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "inconsistent header: a windowed filter "
                                                   "without its plan");
-    /* the form from the first image's layout (FORMAT.md: the layout at header offset 16) */
-    int slots = h->payload_bytes >= RECORD_BYTES + SBLOOM_HEADER_BYTES &&
-                sbloom_get_le32(payload + RECORD_BYTES + 16) == SBLOOM_LAYOUT_COUNTING512;
-    windowed record;
-    int rc = read_record(&record, payload, h->payload_bytes, slots);
+    return read_record(rec, payload, h->payload_bytes);
+}
+
+int sbloom_windowed_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload)
+{
+    *out = NULL;
+    window_record rec;
+    int rc = read_header_and_record(h, payload, &rec);
+    sbloom_t *f = NULL;
+    if (rc == SBLOOM_OK)
+        rc = object_for(&f, h, &rec);
     if (rc != SBLOOM_OK)
         return rc;
-    sbloom_t *f;
-    rc = new_windowed(&f, h->planned_items, h->planned_fpp, record.periods, record.period,
-                      record.current);
-    if (rc != SBLOOM_OK)
-        return rc;
-    windowed *w = state_of(f);
-    memcpy(w->started, record.started, sizeof w->started);
-    memcpy(w->items, record.items, sizeof w->items);
-    rc = slots ? read_slots(f, h, payload) : read_adjacent(f, h, payload);
+    rc = rec.one_image ? read_one_image(f, h, &rec, payload) : read_images(f, h, payload);
     if (rc != SBLOOM_OK) {
         sbloom_object_free(f);
         return rc == SBLOOM_E_TRUNCATED || rc == SBLOOM_E_FORMAT ? SBLOOM_E_CORRUPT : rc;
     }
     *out = f;
+    return SBLOOM_OK;
+}
+
+int sbloom_windowed_map(sbloom_t **out, uint8_t *base, uint64_t size, const sbloom_header *h,
+                        int writable)
+{
+    *out = NULL;
+    uint8_t *payload = base + SBLOOM_HEADER_BYTES;
+    window_record rec;
+    int rc = read_header_and_record(h, payload, &rec);
+    if (rc != SBLOOM_OK)
+        return rc;
+    if (!rec.one_image)
+        return sbloom_fail_with(SBLOOM_E_LAYOUT,
+                                "a windowed filter of %u periods is loaded, not "
+                                "mapped (3 at most)",
+                                rec.periods);
+    uint64_t per = generation_items(h->planned_items, rec.periods), ngroups;
+    double rate = generation_rate(h->planned_fpp, rec.periods);
+    uint32_t per_group;
+    sbloom_header ih;
+    uint8_t *at = payload + RECORD_BYTES;
+    uint64_t left = size - SBLOOM_HEADER_BYTES - RECORD_BYTES;
+    if (h->payload_bytes < RECORD_BYTES + SBLOOM_HEADER_BYTES)
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "generations: truncated");
+    rc = sbloom_header_parse(at, left, &ih);
+    if (rc == SBLOOM_OK && ih.layout != SBLOOM_LAYOUT_COUNTING512 &&
+        ih.layout != SBLOOM_LAYOUT_BLOCK512_K8 && ih.layout != SBLOOM_LAYOUT_BLOCK512_K16)
+        rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "generations: layout %s",
+                              sbloom_layout_name(ih.layout));
+    /* the counts in the record are live while processes add: the headers catch up at a sync */
+    for (uint32_t i = 0; rc == SBLOOM_OK && i < rec.ngens; i++)
+        rec.items[i] = 0;
+    ih.items = 0;
+    if (rc == SBLOOM_OK)
+        rc = check_lines_image(&ih, &rec, per, rate, &ngroups, &per_group);
+    sbloom_t *f = NULL;
+    if (rc == SBLOOM_OK)
+        rc = object_for(&f, h, &rec);
+    if (rc != SBLOOM_OK)
+        return rc;
+    windowed *w = state_of(f);
+    rc = sbloom_core_init(&w->lines, ih.payload_bytes, ih.layout, SBLOOM_OWNER_CALLER);
+    if (rc != SBLOOM_OK) {
+        sbloom_object_free(f);
+        return rc;
+    }
+    w->lines.blocks = at + SBLOOM_HEADER_BYTES;
+    w->lines.owner = SBLOOM_OWNER_FILE_MAP; /* unmapped with the filter */
+    w->lines.map_base = base;
+    w->lines.map_bytes = size;
+    w->ngroups = ngroups;
+    w->per_group = per_group;
+    w->image = base;
+    /* the clock, the starts and the counts: the record's own words from now on */
+    w->current = (uint64_t *)(payload + RECORD_CURRENT_AT);
+    w->started = (uint64_t *)(payload + RECORD_STARTS_AT);
+    w->items = (uint64_t *)(payload + RECORD_STARTS_AT + 8 * rec.ngens);
+    f->isa = w->lines.isa;
+    f->readonly = !writable;
+    *out = f;
+    return SBLOOM_OK;
+}
+
+int sbloom_windowed_share(sbloom_t *f, const char *path)
+{
+    windowed *w = state_of(f);
+    int fd;
+    int rc = sbloom_lock_file_open(path, &fd);
+    void *map = NULL;
+    if (rc == SBLOOM_OK)
+        rc = sbloom_map_fd(fd, SBLOOM_LOCK_FILE_BYTES, 1, &map);
+    if (rc != SBLOOM_OK)
+        return rc;
+    free(w->locks);
+    w->lock_map = map;
+    w->locks = (uint32_t *)((char *)map + SBLOOM_LOCK_STRIPES_AT);
+    w->advancing = (uint32_t *)((char *)map + SBLOOM_LOCK_ADVANCE_AT);
+    w->per_stripe = w->ngroups / SBLOOM_STRIPES + (w->ngroups % SBLOOM_STRIPES != 0);
+    w->token = (uint32_t)getpid();
+    w->across = 1;
     return SBLOOM_OK;
 }
 
@@ -753,4 +968,5 @@ const sbloom_mode sbloom_mode_windowed = {
     .release = windowed_release,
     .cores = windowed_cores,
     .core_at = windowed_core_at,
+    .sync = windowed_sync,
 };

@@ -27,11 +27,13 @@ int sbloom_write_file(const char *path, const void *header, size_t header_bytes,
                       int (*write_body)(int fd, const void *ctx), const void *ctx);
 
 /* lockfile.c: PATH.lock holds a note on the holder of the command line's file lock (text, up to
- * 256 bytes), the live item delta of a concurrent mapping (a 64-bit word at 256), and from 4096
- * the concurrent mode's stripes. */
+ * 256 bytes), the live item delta of a concurrent mapping (a 64-bit word at 256), the lock of
+ * the process moving a windowed mapping's clock (a 32-bit word at 264), and from 4096 the
+ * concurrent mode's stripes. */
 #define SBLOOM_STRIPES 4096u
 #define SBLOOM_LOCK_NOTE_BYTES 256u
 #define SBLOOM_LOCK_DELTA_AT 256u
+#define SBLOOM_LOCK_ADVANCE_AT 264u
 #define SBLOOM_LOCK_STRIPES_AT 4096u
 #define SBLOOM_LOCK_FILE_BYTES (SBLOOM_LOCK_STRIPES_AT + SBLOOM_STRIPES * 4u)
 /* The lock file of the filter at path, created when absent (0666 less the umask), at least
