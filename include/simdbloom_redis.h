@@ -130,6 +130,43 @@ static inline sbloom_redis_plan sbloom_redis_plan_init(void)
 SBLOOM_API int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options,
                                  const char *name, const sbloom_redis_plan *plan, char *err,
                                  size_t errcap);
+/*
+ * A windowed fleet filter: "seen in the last W?" for the whole fleet, W = periods x period
+ * seconds (periods 1 to 15). Each period's generation is a set of shard strings of its own,
+ * "sbloom:{NAME#i}:PERIOD" (PERIOD = seconds since the epoch / period), which Redis expires by
+ * itself (PEXPIREAT) a quarter period after the window has passed it: nothing sweeps. The plan
+ * gives one generation: its layout and bytes (plan a filter for ceil(n / periods) keys at
+ * p / (periods + 1)), and the window's n and p as planned_items and planned_fpp. Stored as plan
+ * version 3, which clients that predate it refuse; a windowed filter is opened only by this
+ * call (sbloom_redis_open refuses it, and this call a filter without a window), and with a plan
+ * the stored one must have the same window. Without a plan (NULL) periods and period are 0 and
+ * come from Redis.
+ *
+ * The clock is each client's, given as now (seconds since the epoch): the handle reads and adds
+ * in the period now / period until sbloom_redis_advance moves it. The promise is the local
+ * windowed filter's: a key added at t is held until at least t + W and forgotten by
+ * t + W + period; each key is new once per window across every client, atomically (one script
+ * per shard reads the generations of periods current - periods .. current + 1 and sets the key
+ * in the current one only if none holds it). Clients' clocks, and the servers' (which time the
+ * expiry), may differ by up to a quarter period: a client ahead by less than a period still
+ * sees, and is seen in, the others' generations. A generation present but damaged (another
+ * type, its marker overwritten) fails the round with SBLOOM_REDIS_E_DAMAGED naming it; one that
+ * is absent is empty (expired, or never written). Keys with an expiry are what the volatile-*
+ * eviction policies evict: sbloom_redis_eviction_policy reports those too for a window. No local
+ * front (what it had seen, the window forgets); push, pull and repair refuse it
+ * (SBLOOM_E_LAYOUT); sbloom_redis_get_info counts the live generations' keys (bits_set and
+ * stored_bytes 0). docs/DISTRIBUTED.md has the details.
+ */
+SBLOOM_API int sbloom_redis_open_windowed(sbloom_redis_t **out, const sbloom_redis_options *options,
+                                          const char *name, const sbloom_redis_plan *plan,
+                                          uint32_t periods, uint64_t period, uint64_t now,
+                                          char *err, size_t errcap);
+/* Moves a windowed filter's clock to now (seconds since the epoch; a time before the current
+ * period changes nothing). SBLOOM_E_LAYOUT for a filter without a window. */
+SBLOOM_API int sbloom_redis_advance(sbloom_redis_t *filter, uint64_t now);
+/* The window as this client sees it (out->size set): periods, period, now (its period's start)
+ * and each live generation's start and keys (from its counter), oldest first. */
+SBLOOM_API int sbloom_redis_get_window(sbloom_redis_t *filter, sbloom_window *out);
 /* Sends what is still buffered (the item count) and closes; NULL is accepted. */
 SBLOOM_API void sbloom_redis_close(sbloom_redis_t *filter);
 /* The last error's one-line message ("" if none). */

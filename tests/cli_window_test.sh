@@ -3,7 +3,7 @@
 # lets every distinct line through on day 0, none on days 10 and 29 (inside the 30-day window),
 # every one again on day 41 (past it: forgotten between 30 and 40 days); a line first seen on day
 # 15 is still held on day 41 although the day-0 lines are gone; info shows the window. Also the
-# refusals: --forget-after with --redis, a malformed duration, --layout windowed. build, add and
+# refusals: --forget-after with --layout, a malformed duration, --layout windowed. build, add and
 # query --forget-after on the same clock, and their refusals; two --shared workers at once.
 # usage: cli_window_test.sh SIMDBLOOM_BINARY
 set -u
@@ -76,8 +76,8 @@ check "no state: each distinct line once" \
 err=$("$bin" dedup --forget-after 3x </dev/null 2>&1 >/dev/null); rc=$?
 check "a malformed duration: exit 2" [ "$rc" -eq 2 ]
 check "a malformed duration: one line naming it" [ "$(grep -c "forget-after wants a duration" <<<"$err")" -eq 1 ]
-"$bin" dedup --forget-after 1d --redis 127.0.0.1:1 --name x </dev/null >/dev/null 2>&1
-check "--forget-after with --redis: usage error" [ $? -eq 2 ]
+"$bin" dedup --forget-after 1d --layout parquet </dev/null >/dev/null 2>&1
+check "--forget-after with --layout: usage error" [ $? -eq 2 ]
 # --shared: two workers at once on one windowed file, each half of the input (and the other
 # half's first 500 lines): each distinct line written once between them, on day 0 and again on
 # day 41, none on day 10

@@ -12,6 +12,8 @@
 # 5. slots moved by a reshard in the middle of a dedup run: the output is still exact;
 # 6. the benchmark (simdbloom-redis-bench, when given) runs on the cluster, its own checks pass,
 #    its JSON has every phase and its stream count matches the stream (nothing about speed);
+# 6c. a window on the fleet (--forget-after): two workers with clocks half a second apart, a
+#    rerun, expiry in Redis, a damaged generation, every line again past the window;
 # 7. a master killed with SIGKILL in the middle of a dedup run: the run completes after the
 #    failover (or stops with exit 1 and a message), and no distinct line is lost.
 set -uo pipefail
@@ -173,6 +175,56 @@ for k in 3000 20000; do
     grep -q "claimed by a worker that was killed" "$work/kerr"
 done
 check "no fleet journal is left" bash -c "[ -z \"\$(ls -A '$work' | grep sbloom-claims)\" ]"
+
+# ---- 6c. a window on the fleet (--forget-after), on the real clock: 12 s, periods of 4 s (Redis
+# times the expiry, so the servers' clock must move too). Two workers at once, one's clock half a
+# second ahead, write each distinct line once between them; a rerun writes nothing; every
+# generation expires by itself; past the window every line comes out again; a generation
+# overwritten by another type stops a run with one line.
+first=${nodes%%,*}
+rcli() { redis-cli -c -h "${first%:*}" -p "${first#*:}" "$@"; }
+head -n 3000 "$work/stream" | awk '!seen[$0]++' >"$work/w-all"
+head -n 2000 "$work/w-all" >"$work/w-a"; tail -n +1001 "$work/w-all" >"$work/w-b"
+started=$(date +%s)
+"$sb" dedup --quiet --redis "$nodes" --name win --forget-after 12s --expect 10k <"$work/w-a" \
+  >"$work/w-out-a" &
+pa=$!
+faketime -f '+0.5' "$sb" dedup --quiet --redis "$nodes" --name win --forget-after 12s \
+  --expect 10k <"$work/w-b" >"$work/w-out-b"
+rb=$?
+wait $pa; ra=$?
+check "window: both workers succeed" [ "$ra$rb" = 00 ]
+check "window: each distinct line once between the two workers (one clock 0.5 s ahead)" \
+  cmp -s <(sort "$work/w-all") <(sort "$work/w-out-a" "$work/w-out-b")
+check "window: a rerun inside the window writes nothing" \
+  [ "$("$sb" dedup --quiet --redis "$nodes" --name win --forget-after 12s <"$work/w-all" | wc -l)" = 0 ]
+q=$(( started / 4 ))
+gen="sbloom:{win#0}:$q"
+expiry=$(rcli pexpiretime "$gen")
+check "window: generation $q expires by itself, a quarter period after the window passed it" \
+  [ "$expiry" = "$(( ((q + 4) * 4 + 1) * 1000 ))" -o "$(rcli exists "$gen")" = 0 ]
+info=$("$sb" info --redis "$nodes" --name win)
+check "window: info shows the window" grep -q "forgets after 12 s: 3 periods of 4 s" <<<"$info"
+check "window: a plain run on a windowed table is refused" \
+  bash -c "! '$sb' dedup --quiet --redis '$nodes' --name win <'$work/w-all' >/dev/null 2>&1"
+# overwrite the current generation of shard 0 with a hash: the next run stops, naming it
+now_q=$(( $(date +%s) / 4 ))
+rcli del "sbloom:{win#0}:$now_q" >/dev/null
+rcli hset "sbloom:{win#0}:$now_q" x y >/dev/null
+"$sb" dedup --quiet --redis "$nodes" --name win --forget-after 12s <"$work/w-all" \
+  >/dev/null 2>"$work/w-err"
+rd=$?
+if [ "$(( $(date +%s) / 4 ))" = "$now_q" ]; then # (the period did not turn meanwhile)
+  check "window: a damaged generation stops the run (exit 1, one line naming it)" \
+    bash -c "[ $rd = 1 ] && [ \$(grep -c . '$work/w-err') = 1 ] && grep -q 'SBLOOMDAMAGED sbloom:{win#0}:$now_q' '$work/w-err'"
+fi
+rcli del "sbloom:{win#0}:$now_q" >/dev/null
+# past the window: 12 s + one period + the quarter period's grace after the first lines
+sleep $(( started + 18 - $(date +%s) ))
+out=$("$sb" dedup --quiet --redis "$nodes" --name win --forget-after 12s <"$work/w-all" | wc -l)
+check "window: past the window every line comes out again ($out of $(wc -l <"$work/w-all"))" \
+  [ "$out" -ge "$(( $(wc -l <"$work/w-all") - 5 ))" ]
+check "window: the first period's generation expired in Redis" [ "$(rcli exists "$gen")" = 0 ]
 
 # ---- 7. a master killed mid-run (last: it changes the cluster)
 # The input pauses after 30,000 lines; the master holding the most shards is killed then; the

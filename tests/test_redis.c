@@ -4,11 +4,13 @@
  *     same plan (pull), and lookups agree with the local filter on present and absent keys;
  *   - two clients (threads, one handle each) add overlapping key sets at once: every distinct
  *     key is reported new by exactly one of them;
- *   - the local front changes no answer; plans are checked; errors are codes with messages. */
+ *   - the local front changes no answer; plans are checked; errors are codes with messages;
+ *   - a windowed filter (check_window). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "simdbloom.h"
@@ -257,6 +259,104 @@ static void check_errors(void)
     CHECK(strstr(err, "host:port") != NULL);
 }
 
+/* A windowed fleet filter (sbloom_redis_open_windowed), its clock driven through the API but in
+ * real seconds (the servers time the expiry): two clients, one a fifth of a period ahead, report
+ * each key new once; a client a period ahead is seen by one behind and sees it; keys are held
+ * through the window and forgotten after it; the window's counts; plans and refusals. */
+static void check_window(void)
+{
+    enum { N = 10000, G = 3, P = 100 };
+    char name[64];
+    snprintf(name, sizeof name, "window-%ld", (long)getpid());
+    sbloom_redis_plan plan = sbloom_redis_plan_init();
+    sbloom_plan one = sbloom_plan_init();
+    CHECK(sbloom_plan_for_layout(30000 / G, 1e-3 / (G + 1), SBLOOM_LAYOUT_BLOCK512_K8, &one) ==
+          SBLOOM_OK);
+    plan.layout = SBLOOM_LAYOUT_BLOCK512_K8;
+    plan.bytes = one.bytes;
+    plan.planned_items = 30000;
+    plan.planned_fpp = 1e-3;
+    uint64_t t0 = (uint64_t)time(NULL) / P * P; /* the start of this period */
+    sbloom_redis_options o = options(0);
+    sbloom_redis_t *a = NULL, *b = NULL, *c = NULL;
+    char err[512];
+    CHECK(sbloom_redis_open_windowed(&a, &o, name, &plan, G, P, t0, err, sizeof err) == 0);
+    CHECK(sbloom_redis_open_windowed(&b, &o, name, NULL, 0, 0, t0 + P / 5, err, sizeof err) == 0);
+    if (!a || !b) {
+        fprintf(stderr, "open windowed: %s\n", err);
+        sbloom_redis_close(a);
+        return;
+    }
+    uint64_t *keys = malloc(3 * N * sizeof *keys);
+    uint8_t *new_a = calloc(3 * N, 1), *new_b = calloc(3 * N, 1), *held = calloc(3 * N, 1);
+    for (uint64_t i = 0; i < 3 * N; i++)
+        keys[i] = i * 0x9E3779B97F4A7C15ULL + 12345;
+    /* overlapping halves: each key new once between the two */
+    int64_t na = sbloom_redis_add_if_new_hashes(a, keys, 6000, new_a);
+    int64_t nb = sbloom_redis_add_if_new_hashes(b, keys + 3000, N - 3000, new_b + 3000);
+    uint64_t twice = 0, never = 0;
+    for (size_t i = 0; i < N; i++) {
+        twice += new_a[i] && new_b[i];
+        never += !new_a[i] && !new_b[i];
+    }
+    CHECK(na > 5900 && nb > 3900 && twice == 0 && never < 20);
+    /* a client a period ahead writes its own generation; the client behind sees those keys */
+    CHECK(sbloom_redis_advance(b, t0 + P + 1) == 0);
+    CHECK(sbloom_redis_add_if_new_hashes(b, keys + N, 1000, new_b + N) > 990);
+    CHECK(sbloom_redis_add_if_new_hashes(a, keys + N, 1000, new_a + N) == 0);
+    CHECK(sbloom_redis_contains_hashes(a, keys, N, held) == N); /* and the window's first keys */
+    sbloom_window wb = sbloom_window_init(); /* (b's count sent: a handle sends it with a round) */
+    CHECK(sbloom_redis_get_window(b, &wb) == 0 && wb.now == t0 + P);
+    /* the window: period t0's keys held through t0 + 3P, gone at t0 + 4P (but for the rate) */
+    CHECK(sbloom_redis_advance(a, t0 + 3 * P + P / 2) == 0);
+    CHECK(sbloom_redis_contains_hashes(a, keys, N, held) == N);
+    sbloom_window w = sbloom_window_init();
+    CHECK(sbloom_redis_get_window(a, &w) == 0 && w.periods == G && w.period == P &&
+          w.now == t0 + 3 * P && w.generation_start[0] == t0);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < w.generations; i++)
+        sum += w.generation_items[i];
+    CHECK_EQ_U64(sum, (uint64_t)na + (uint64_t)nb + 1000u);
+    CHECK(sbloom_redis_advance(a, t0 + 4 * P) == 0);
+    CHECK(sbloom_redis_contains_hashes(a, keys, N, held) < 50);
+    CHECK(sbloom_redis_contains_hashes(a, keys + N, 1000, held) == 1000); /* period t0 + P's */
+    CHECK(sbloom_redis_add_if_new_hashes(a, keys, 1000, new_a) > 990);    /* new once more */
+    CHECK(sbloom_redis_advance(a, t0) == 0); /* a clock that goes back: the period stays */
+    CHECK(sbloom_redis_contains_hashes(a, keys + 2000, 1000, held) < 10);
+    /* refusals */
+    sbloom_redis_plan other = plan;
+    CHECK(sbloom_redis_open(&c, &o, name, NULL, err, sizeof err) == SBLOOM_REDIS_E_PLAN &&
+          strstr(err, "windowed") != NULL);
+    CHECK(sbloom_redis_open_windowed(&c, &o, name, &other, G, 2 * P, t0, err, sizeof err) ==
+              SBLOOM_REDIS_E_PLAN &&
+          strstr(err, "forgets after") != NULL);
+    CHECK(sbloom_redis_open_windowed(&c, &o, name, &other, 16, P, t0, err, sizeof err) ==
+          SBLOOM_E_INVALID);
+    sbloom_t *local = NULL;
+    CHECK(sbloom_redis_pull(a, &local) == SBLOOM_E_LAYOUT && local == NULL);
+    uint64_t repaired = 0;
+    CHECK(sbloom_redis_repair(a, &repaired) == SBLOOM_E_LAYOUT);
+    char plain_name[80];
+    snprintf(plain_name, sizeof plain_name, "%s-plain", name);
+    sbloom_redis_plan pp = sbloom_redis_plan_init();
+    pp.layout = SBLOOM_LAYOUT_BLOCK512_K8;
+    pp.bytes = 4096;
+    sbloom_redis_t *p = open_named(plain_name, &pp, 0);
+    CHECK(sbloom_redis_open_windowed(&c, &o, plain_name, NULL, 0, 0, t0, err, sizeof err) ==
+              SBLOOM_REDIS_E_PLAN &&
+          strstr(err, "not windowed") != NULL);
+    CHECK(p && sbloom_redis_advance(p, t0) == SBLOOM_E_LAYOUT);
+    CHECK(p && sbloom_redis_drop(p) == 0);
+    sbloom_redis_close(p);
+    CHECK(sbloom_redis_drop(a) == 0);
+    sbloom_redis_close(a);
+    sbloom_redis_close(b);
+    free(keys);
+    free(new_a);
+    free(new_b);
+    free(held);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -268,6 +368,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < TEST_NLAYOUTS; i++)
         check_layout_equivalence(test_layouts[i]);
     check_exactly_once();
+    check_window();
     check_errors();
     return check_report();
 }

@@ -548,8 +548,7 @@ int create_planned(const cli_options *o, sbloom_t **out)
     return planned_result(o, rc, "filter");
 }
 
-/* The period --forget-after D asks for: D / FORGET_PERIODS, rounded up. */
-static uint64_t forget_period(const cli_options *o)
+uint64_t forget_period(const cli_options *o)
 {
     return o->forget_after / FORGET_PERIODS + (o->forget_after % FORGET_PERIODS != 0);
 }

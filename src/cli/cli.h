@@ -96,6 +96,8 @@ int filter_error(const char *doing, const char *path, int rc);
 /* A new filter from the options' plan (expect, fpp, layout); returns an exit status (EXIT_OK, or
  * EXIT_USAGE / EXIT_RUNTIME after a message). */
 int create_planned(const cli_options *o, sbloom_t **out);
+/* The period --forget-after D asks for: D / FORGET_PERIODS, rounded up. */
+uint64_t forget_period(const cli_options *o);
 /* A windowed filter for --forget-after (FORGET_PERIODS periods), its clock the wall clock. */
 int create_windowed(const cli_options *o, sbloom_t **out);
 /* With --forget-after: EXIT_OK when the filter at path is windowed with the window the option
@@ -195,6 +197,8 @@ const char *fleet_message(const fleet *f); /* the last error's message */
 /* The fleet filter's line of the summary (when `summary`), and its overload warning. */
 int fleet_summary(fleet *f, int summary); /* 1 when it warned of overload */
 void fleet_close(fleet *f);
+/* A windowed fleet filter's clock moved to now (nothing for another); an exit status. */
+int fleet_advance(fleet *f, uint64_t now);
 int redis_info(const cli_options *o);
 int cmd_push(int argc, char **argv);
 int cmd_pull(int argc, char **argv);

@@ -28,7 +28,8 @@ static const char dedup_help_files[] =
     "                       [--state FILTER [--checkpoint SECONDS] | --shared FILTER]\n"
     "                       [--no-wait] [--threads N] [--strict] [--quiet] [FILE...]\n"
     "       simdbloom dedup --redis HOST:PORT[,...] --name NAME [--expect N] [--fpp P]\n"
-    "                       [--layout L] [--pass P] [--retry S] [...] [FILE...]\n"
+    "                       [--layout L] [--forget-after D] [--pass P] [--retry S] [...]\n"
+    "                       [FILE...]\n"
     "\n"
     "Writes each line of the input not seen before, in input order (standard input when no FILE\n"
     "or FILE is '-'). A line is the key as bytes; a trailing CR is not part of the key (CRLF and\n"
@@ -47,7 +48,10 @@ static const char dedup_help_files[] =
     "                      recrawls and dedup windows. The window is 3 periods of D / 3 on the\n"
     "                      wall clock: a line is forgotten between D and 4/3 D after it was\n"
     "                      first written, never before. --expect is then lines per window\n"
-    "                      (default 10M); with --state or --shared the file keeps the window\n"
+    "                      (default 10M); with --state or --shared the file keeps the window;\n"
+    "                      with --redis each period's generation is its own keys in Redis,\n"
+    "                      which expire by themselves; the fleet's clocks must agree within a\n"
+    "                      quarter of a period (D / 12)\n"
     "  --state FILTER      keep the seen lines in this filter file across runs: loaded if it\n"
     "                      exists (a plan given must then be the file's), created if not,\n"
     "                      saved crash-safely at the end\n"
@@ -249,6 +253,12 @@ static int dedup_batch(void *ctx, const line_batch *b)
     const char **lines = b->lines;
     const size_t *lens = b->lens;
     size_t n = b->n;
+    if (r->windowed) /* a long run forgets as it goes */
+        sbloom_advance(r->filter, wall_seconds());
+#ifdef SIMDBLOOM_WITH_REDIS
+    if (r->fleet && fleet_advance(r->fleet, wall_seconds()) != EXIT_OK)
+        return EXIT_RUNTIME;
+#endif
     if (r->claims) {
         for (size_t at = 0; at < n; at += CLAIM_WINDOW) {
             int rc = claim_window(r, b, at, n - at < CLAIM_WINDOW ? n - at : CLAIM_WINDOW);
@@ -257,8 +267,6 @@ static int dedup_batch(void *ctx, const line_batch *b)
         }
         return EXIT_OK;
     }
-    if (r->windowed)
-        sbloom_advance(r->filter, wall_seconds()); /* a long run forgets as it goes */
     int64_t fresh = sbloom_add_if_new_hashes(r->filter, b->hashes, n, r->is_new);
     if (fresh < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
@@ -549,9 +557,8 @@ int cmd_dedup(int argc, char **argv)
         return usage_error("dedup", "--redis excludes --state and --shared");
     if (o.no_wait && !o.state && !o.shared)
         return usage_error("dedup", "--no-wait goes with --state or --shared");
-    if (o.forget_after && o.redis)
-        return usage_error("dedup", "--forget-after goes with --state, --shared or a filter of "
-                                    "the run's own; not yet with --redis");
+    if (o.forget_after && o.layout && !o.redis) /* (a fleet's generations take a layout) */
+        return usage_error("dedup", "--forget-after makes a windowed filter: it takes no --layout");
 
     dedup_run run = {0};
     const char *locked = o.state ? o.state : o.shared;

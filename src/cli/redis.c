@@ -12,6 +12,7 @@
 
 struct fleet {
     sbloom_redis_t *filter;
+    int windowed; /* --forget-after: a windowed fleet filter */
 };
 
 static sbloom_redis_options options_of(const cli_options *o)
@@ -32,7 +33,15 @@ static int open_named(const cli_options *o, const sbloom_redis_plan *plan, int t
 {
     sbloom_redis_options opt = options_of(o);
     char err[512];
-    int rc = sbloom_redis_open(out, &opt, o->redis_name, plan, err, sizeof err);
+    int rc = o->forget_after
+                 ? sbloom_redis_open_windowed(out, &opt, o->redis_name, plan, FORGET_PERIODS,
+                                              forget_period(o), wall_seconds(), err, sizeof err)
+                 : sbloom_redis_open(out, &opt, o->redis_name, plan, err, sizeof err);
+    if (rc == SBLOOM_REDIS_E_PLAN && !o->forget_after && !to_create && strstr(err, "windowed")) {
+        /* info of a windowed filter: opened as one, its window as stored */
+        rc = sbloom_redis_open_windowed(out, &opt, o->redis_name, NULL, 0, 0, wall_seconds(), err,
+                                        sizeof err);
+    }
     if (rc == SBLOOM_REDIS_E_NOT_FOUND && to_create) {
         fprintf(stderr,
                 "simdbloom: redis: no filter named %s yet: give --expect N (the distinct lines "
@@ -71,15 +80,18 @@ static int refuse_damaged(sbloom_redis_t *f, const char *name)
 }
 
 /* A warning when a master may evict the filter's shards. */
-static void warn_eviction(sbloom_redis_t *f, const char *name)
+static void warn_eviction(sbloom_redis_t *f, const char *name, int windowed)
 {
     char policy[64];
     if (sbloom_redis_eviction_policy(f, policy, sizeof policy) == 1)
         fprintf(stderr,
                 "warning: a Redis master that holds %s has maxmemory-policy %s: when its memory "
-                "runs out it may evict shards of the filter (runs then stop, naming them). Use "
-                "noeviction, or a volatile-* policy\n",
-                name, policy);
+                "runs out it may evict %s. Use noeviction%s\n",
+                name, policy,
+                windowed ? "a generation, whose lines would then come out again"
+                         : "shards of the filter (runs then stop, naming them)",
+                windowed ? " (a window's keys expire: volatile-* policies evict them too)"
+                         : ", or a volatile-* policy");
 }
 
 /* Distinct keys in the fleet filter: the counter, or more where the fill says so (an overfull
@@ -127,8 +139,12 @@ static int plan_of(const cli_options *o, sbloom_redis_plan *plan, int *given)
                            "block512-k16), not %s",
                            sbloom_layout_name(o->layout));
     sbloom_plan p = sbloom_plan_init();
-    int rc = o->layout ? sbloom_plan_for_layout(o->expect, o->fpp, o->layout, &p)
-                       : sbloom_plan_for(o->expect, o->fpp, &p);
+    /* a window's plan is one generation's: n / G lines at p / (G + 1) */
+    uint64_t n = o->forget_after ? o->expect / FORGET_PERIODS + (o->expect % FORGET_PERIODS != 0)
+                                 : o->expect;
+    double fpp = o->forget_after ? o->fpp / (FORGET_PERIODS + 1) : o->fpp;
+    int rc =
+        o->layout ? sbloom_plan_for_layout(n, fpp, o->layout, &p) : sbloom_plan_for(n, fpp, &p);
     if (rc != SBLOOM_OK)
         return usage_error("dedup", "no plan for %llu items at rate %g: %s",
                            (unsigned long long)o->expect, o->fpp, sbloom_strerror(rc));
@@ -160,8 +176,9 @@ int fleet_open(const cli_options *o, fleet **out, sbloom_t **hasher)
         fleet_close(f);
         return rc;
     }
+    f->windowed = o->forget_after != 0;
     if (!o->quiet)
-        warn_eviction(f->filter, o->redis_name);
+        warn_eviction(f->filter, o->redis_name, f->windowed);
     sbloom_redis_get_plan(f->filter, &plan);
     int made = sbloom_create_bytes(hasher, sbloom_layout_block_bytes(plan.layout), plan.layout);
     if (made != SBLOOM_OK) {
@@ -176,6 +193,17 @@ int64_t fleet_add_if_new(fleet *f, const uint64_t *hashes, size_t n, uint8_t *is
 {
     int64_t fresh = sbloom_redis_add_if_new_hashes(f->filter, hashes, n, is_new);
     return fresh < 0 ? -1 : fresh;
+}
+
+int fleet_advance(fleet *f, uint64_t now)
+{
+    if (!f->windowed)
+        return EXIT_OK;
+    if (sbloom_redis_advance(f->filter, now) != 0) {
+        fprintf(stderr, "simdbloom: redis: %s\n", sbloom_redis_message(f->filter));
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
 }
 
 const char *fleet_message(const fleet *f)
@@ -198,10 +226,44 @@ static void describe_plan(const sbloom_redis_plan *plan, const char *indent)
         printf("%splanned           (made by size, no plan)\n", indent);
 }
 
+/* A windowed fleet filter's overload warning: a generation that took more than its share of the
+ * lines planned a window. */
+static int warn_window_overloaded(const sbloom_redis_plan *plan, const sbloom_window *w)
+{
+    uint64_t share = plan->planned_items / w->periods + (plan->planned_items % w->periods != 0);
+    for (uint32_t i = 0; i < w->generations; i++)
+        if (plan->planned_items && (double)w->generation_items[i] > 1.02 * (double)share) {
+            fprintf(stderr,
+                    "warning: %llu distinct lines in one period of the fleet's window exceed "
+                    "the %llu a period planned (--expect %llu a window): more new lines are "
+                    "taken for repeats than planned until that period leaves the window. Make a "
+                    "new one with room to spare (under another --name)\n",
+                    (unsigned long long)w->generation_items[i], (unsigned long long)share,
+                    (unsigned long long)plan->planned_items);
+            return 1;
+        }
+    return 0;
+}
+
 int fleet_summary(fleet *f, int summary)
 {
     sbloom_redis_plan plan = sbloom_redis_plan_init();
     sbloom_redis_get_plan(f->filter, &plan);
+    sbloom_window w = sbloom_window_init();
+    if (f->windowed) {
+        if (sbloom_redis_get_window(f->filter, &w) != 0) {
+            if (summary)
+                fprintf(stderr, "fleet filter: %s\n", sbloom_redis_message(f->filter));
+            return 0;
+        }
+        if (summary)
+            fprintf(stderr,
+                    "fleet filter: windowed, %s a generation, forgets after %llu s (%u periods of "
+                    "%llu s)\n",
+                    sbloom_layout_name(plan.layout), (unsigned long long)(w.period * w.periods),
+                    w.periods, (unsigned long long)w.period);
+        return warn_window_overloaded(&plan, &w);
+    }
     sbloom_redis_info info = sbloom_redis_info_init();
     char size[32];
     if (sbloom_redis_get_info(f->filter, &info) != 0) {
@@ -235,6 +297,22 @@ int redis_info(const cli_options *o)
         return rc;
     sbloom_redis_plan plan = sbloom_redis_plan_init();
     sbloom_redis_get_plan(f, &plan);
+    sbloom_window w = sbloom_window_init();
+    if (sbloom_redis_get_window(f, &w) == 0) { /* a windowed filter: its window and counts */
+        printf("%s at %s:\n", o->redis_name, o->redis);
+        printf("  window            forgets after %llu s: %u periods of %llu s, each period's "
+               "lines in a generation of its own that Redis expires\n",
+               (unsigned long long)(w.period * w.periods), w.periods, (unsigned long long)w.period);
+        describe_plan(&plan, "  ");
+        for (uint32_t i = 0; i < w.generations; i++)
+            if (w.generation_start[i] != UINT64_MAX)
+                printf("  generation %u      from %llu, %llu items\n", i,
+                       (unsigned long long)w.generation_start[i],
+                       (unsigned long long)w.generation_items[i]);
+        warn_window_overloaded(&plan, &w);
+        sbloom_redis_close(f);
+        return EXIT_OK;
+    }
     uint64_t repaired = 0;
     if (o->repair && sbloom_redis_repair(f, &repaired) != 0) {
         fprintf(stderr, "simdbloom: redis: %s\n", sbloom_redis_message(f));

@@ -17,8 +17,10 @@
 
 static void format_meta(const sbloom_redis_t *f, char *buf, size_t cap)
 {
-    rp_plan plan = {f->plan.layout,        f->plan.bytes,       f->shard_blocks,
-                    f->plan.planned_items, f->plan.planned_fpp, RP_FORMAT_VERSION};
+    rp_plan plan = {f->plan.layout,      f->plan.bytes,
+                    f->shard_blocks,     f->plan.planned_items,
+                    f->plan.planned_fpp, f->periods ? RP_WINDOWED_VERSION : RP_FORMAT_VERSION,
+                    f->periods,          f->period};
     rp_format(&plan, buf, cap);
 }
 
@@ -41,11 +43,14 @@ static int parse_meta(sbloom_redis_t *f, const char *text)
     f->plan.planned_fpp = plan.planned_fpp;
     f->shard_blocks = plan.shard_blocks;
     f->marked = plan.version >= 2;
+    f->periods = plan.periods;
+    f->period = plan.period;
     return 0;
 }
 
-/* The stored plan (or, with want, the plan created from it when none is stored yet). */
-static int load_or_create_plan(sbloom_redis_t *f, const sbloom_redis_plan *want)
+/* The stored plan (or, with want, the plan created from it when none is stored yet); windowed:
+ * what the caller opens, which the stored plan must be. */
+static int load_or_create_plan(sbloom_redis_t *f, const sbloom_redis_plan *want, int windowed)
 {
     redisReply *r;
     int rc = rf_run_one(f, &r, f->meta_key, 2, "GET", f->meta_key);
@@ -73,10 +78,23 @@ static int load_or_create_plan(sbloom_redis_t *f, const sbloom_redis_plan *want)
         return rf_fail(f, SBLOOM_REDIS_E_PLAN, "%s is not a simdbloom filter plan", f->meta_key);
     }
     sbloom_redis_plan asked = f->plan;
+    uint32_t asked_periods = f->periods;
+    uint64_t asked_period = f->period;
     rc = parse_meta(f, r->str);
     freeReplyObject(r);
     if (rc)
         return rc;
+    if (!windowed != !f->periods)
+        return rf_fail(f, SBLOOM_REDIS_E_PLAN,
+                       f->periods ? "filter %s is windowed: open it as one (--forget-after)"
+                                  : "filter %s is not windowed: open it without a window",
+                       f->name);
+    if (want && windowed && (asked_periods != f->periods || asked_period != f->period))
+        return rf_fail(f, SBLOOM_REDIS_E_PLAN,
+                       "filter %s forgets after %u periods of %llu s; this client asks for %u of "
+                       "%llu s (open it without a plan, or pick another name)",
+                       f->name, f->periods, (unsigned long long)f->period, asked_periods,
+                       (unsigned long long)asked_period);
     if (want && (asked.layout != f->plan.layout || asked.bytes != f->plan.bytes))
         return rf_fail(f, SBLOOM_REDIS_E_PLAN,
                        "filter %s exists with layout %s and %llu bytes; this client's plan is "
@@ -112,9 +130,11 @@ static int make_shards_and_scratch(sbloom_redis_t *f)
     f->argv = malloc(max_args * sizeof *f->argv);
     f->argvlen = malloc(max_args * sizeof *f->argvlen);
     f->offsets = malloc((size_t)ROUND_KEYS * MAX_K * OFFSET_CHARS);
+    if (f->periods)
+        f->gen_keys = calloc(shards * GEN_KEYS(f), sizeof *f->gen_keys);
     if (!f->shard_keys || !f->shard_slots || !f->shard_count || !f->shard_bad || !f->block ||
         !f->mask || !f->ask || !f->present || !f->by_shard || !f->shard_of_cmd || !f->cmds ||
-        !f->argv || !f->argvlen || !f->offsets)
+        !f->argv || !f->argvlen || !f->offsets || (f->periods && !f->gen_keys))
         return rf_fail(f, SBLOOM_E_NOMEM, "out of memory");
     for (uint64_t i = 0; i < shards; i++) {
         char key[192];
@@ -126,8 +146,11 @@ static int make_shards_and_scratch(sbloom_redis_t *f)
     return rf_make_markers(f);
 }
 
-int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options, const char *name,
-                      const sbloom_redis_plan *plan, char *err, size_t errcap)
+/* sbloom_redis_open, and with windowed sbloom_redis_open_windowed: periods and period (0: the
+ * stored plan's) and the clock now. */
+static int open_filter(sbloom_redis_t **out, const sbloom_redis_options *options, const char *name,
+                       const sbloom_redis_plan *plan, int windowed, uint32_t periods,
+                       uint64_t period, uint64_t now, char *err, size_t errcap)
 {
     char scratch[8];
     if (!err) {
@@ -161,11 +184,20 @@ int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options,
                      : "the plan's size must be 1 byte to 64 GiB");
         return plan->bytes > SBLOOM_MAX_BYTES ? SBLOOM_E_TOO_LARGE : SBLOOM_E_LAYOUT;
     }
+    if (windowed && (periods > SBLOOM_WINDOW_MAX_PERIODS || (plan && (!periods || !period)) ||
+                     (!periods != !period))) {
+        snprintf(err, errcap, "a window is 1 to %d periods of at least one second",
+                 SBLOOM_WINDOW_MAX_PERIODS);
+        return SBLOOM_E_INVALID;
+    }
     sbloom_redis_t *f = calloc(1, sizeof *f);
     if (!f) {
         snprintf(err, errcap, "out of memory");
         return SBLOOM_E_NOMEM;
     }
+    f->periods = windowed ? periods : 0;
+    f->period = windowed ? period : 0;
+    f->current = UINT64_MAX;
     snprintf(f->name, sizeof f->name, "%s", name);
     snprintf(f->meta_key, sizeof f->meta_key, "sbloom:{%s}", name);
     snprintf(f->items_key, sizeof f->items_key, "sbloom:{%s}:items", name);
@@ -185,13 +217,17 @@ int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options,
                         options->timeout > 0 ? options->timeout : 5.0,
                         options->retry > 0 ? options->retry : 30.0, f->message, sizeof f->message);
     if (rc == 0)
-        rc = load_or_create_plan(f, plan ? &f->plan : NULL);
+        rc = load_or_create_plan(f, plan ? &f->plan : NULL, windowed);
     if (rc == 0)
         rc = make_shards_and_scratch(f);
-    if (rc == 0 && f->marked)
+    if (rc == 0 && f->marked && !f->periods) /* a window's generations are marked as made */
         rc = rf_mark_shards(f);
+    if (rc == 0 && f->periods)
+        rc = rf_window_move(f, now);
+    /* no local front for a window: what it has seen, the window forgets */
     uint64_t front_max = options->front_bytes ? options->front_bytes : DEFAULT_FRONT_BYTES;
-    if (rc == 0 && !(options->flags & SBLOOM_REDIS_NO_FRONT) && f->plan.bytes <= front_max)
+    if (rc == 0 && !(options->flags & SBLOOM_REDIS_NO_FRONT) && f->plan.bytes <= front_max &&
+        !f->periods)
         rc = sbloom_create_bytes(&f->front, f->plan.bytes, f->plan.layout);
     if (rc == 0)
         rc = sbloom_create_bytes(&f->hasher, f->block_bytes, f->plan.layout);
@@ -204,6 +240,19 @@ int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options,
     }
     *out = f;
     return 0;
+}
+
+int sbloom_redis_open(sbloom_redis_t **out, const sbloom_redis_options *options, const char *name,
+                      const sbloom_redis_plan *plan, char *err, size_t errcap)
+{
+    return open_filter(out, options, name, plan, 0, 0, 0, 0, err, errcap);
+}
+
+int sbloom_redis_open_windowed(sbloom_redis_t **out, const sbloom_redis_options *options,
+                               const char *name, const sbloom_redis_plan *plan, uint32_t periods,
+                               uint64_t period, uint64_t now, char *err, size_t errcap)
+{
+    return open_filter(out, options, name, plan, 1, periods, period, now, err, errcap);
 }
 
 int sbloom_redis_get_plan(const sbloom_redis_t *f, sbloom_redis_plan *out)
@@ -248,6 +297,7 @@ void sbloom_redis_close(sbloom_redis_t *f)
     free(f->marker_bit);
     free(f->marker_from);
     free(f->marker_to);
+    free(f->gen_keys);
     sbloom_free(f->front);
     sbloom_free(f->hasher);
     free(f);

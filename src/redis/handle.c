@@ -108,7 +108,18 @@ size_t rf_append_items_command(sbloom_redis_t *f, size_t ncmd, size_t *arg)
                    rc_slot(f->items_key, strlen(f->items_key)));
     f->shard_of_cmd[ncmd] = UINT32_MAX;
     *arg += 3;
-    return ncmd + 1;
+    if (!f->periods)
+        return ncmd + 1;
+    /* a windowed filter's counter is its period's, expiring with the period's generation */
+    argv = f->argv + *arg;
+    argv[0] = "PEXPIREAT";
+    argv[1] = f->items_key;
+    argv[2] = f->expire_arg;
+    rf_set_command(&f->cmds[ncmd + 1], argv, f->argvlen + *arg, 3,
+                   rc_slot(f->items_key, strlen(f->items_key)));
+    f->shard_of_cmd[ncmd + 1] = UINT32_MAX;
+    *arg += 3;
+    return ncmd + 2;
 }
 
 /* Sends the counter's pending INCRBY now. */

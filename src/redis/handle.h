@@ -25,6 +25,7 @@
 #define DEFAULT_FRONT_BYTES (UINT64_C(1) << 30)
 #define MAX_K 16
 #define OFFSET_CHARS 24
+#define GEN_KEY_CHARS 200 /* a generation's shard key: "sbloom:{NAME#i}:PERIOD" */
 
 typedef enum { OP_ADD, OP_ADD_IF_NEW, OP_CONTAINS } redis_op;
 
@@ -65,7 +66,29 @@ struct sbloom_redis {
     char *offsets; /* OFFSET_CHARS per bit (adds) or two per key (GETRANGE's range) */
     uint64_t hashes[ROUND_KEYS];
     char message[512];
+    /* A windowed filter (plan version 3; periods 0 otherwise): the window, this client's period
+     * (now / period by its clock), and for each shard the keys of the generations a round
+     * reads, oldest first: periods current - G .. current + 1 (GEN_KEYS(f) of them a shard;
+     * the one after the current is a client's whose clock runs ahead). */
+    uint32_t periods;
+    uint64_t period;  /* seconds */
+    uint64_t current; /* UINT64_MAX until the first advance */
+    char (*gen_keys)[GEN_KEY_CHARS];
+    char expire_arg[24]; /* when the current generation expires, in ms */
+    char gen_count_arg[8], current_arg[8];
+    char gen_items_keys[SBLOOM_WINDOW_MAX_PERIODS + 2][GEN_KEY_CHARS]; /* their counters */
 };
+
+/* Generation keys a round reads per shard. */
+#define GEN_KEYS(f) ((f)->periods + 2)
+/* The script a windowed round runs per shard (rounds.c). */
+extern const char rf_window_script[];
+/* windows.c: a windowed filter's generation keys and counters for the period now / period,
+ * its pending count sent first (to the period it was counted in). */
+int rf_window_move(sbloom_redis_t *f, uint64_t now);
+/* When generation q's keys expire: ((q + G + 1) x P + P / 4) seconds, in ms (the quarter period
+ * is the clocks' tolerance, docs/DISTRIBUTED.md). */
+uint64_t rf_window_expiry_ms(const sbloom_redis_t *f, uint64_t q);
 
 /* shards.c. The payload bytes shard s holds (the last may hold fewer blocks). */
 uint64_t rf_shard_payload(const sbloom_redis_t *f, uint64_t s);

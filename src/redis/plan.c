@@ -22,12 +22,15 @@ int rp_bit_layout(sbloom_layout layout)
 
 void rp_format(const rp_plan *plan, char *buf, size_t cap)
 {
-    snprintf(buf, cap,
-             "simdbloom-redis %d layout=%s bytes=%llu shard_blocks=%llu planned_items=%llu "
-             "planned_fpp=%.17g",
-             plan->version, sbloom_layout_name(plan->layout), (unsigned long long)plan->bytes,
-             (unsigned long long)plan->shard_blocks, (unsigned long long)plan->planned_items,
-             plan->planned_fpp);
+    int len = snprintf(buf, cap,
+                       "simdbloom-redis %d layout=%s bytes=%llu shard_blocks=%llu "
+                       "planned_items=%llu planned_fpp=%.17g",
+                       plan->version, sbloom_layout_name(plan->layout),
+                       (unsigned long long)plan->bytes, (unsigned long long)plan->shard_blocks,
+                       (unsigned long long)plan->planned_items, plan->planned_fpp);
+    if (plan->periods && len > 0 && (size_t)len < cap)
+        snprintf(buf + len, cap - (size_t)len, " periods=%u period=%llu", plan->periods,
+                 (unsigned long long)plan->period);
 }
 
 /* NULL if the fields agree with each other (a shard of 2^64 - 1 blocks once made the shard count
@@ -46,6 +49,19 @@ static const char *inconsistency(const rp_plan *p)
         return "shard_blocks makes more than 65536 shards";
     if (p->planned_items > 0 && !(p->planned_fpp > 0.0 && p->planned_fpp < 1.0))
         return "planned_fpp is not in (0, 1)";
+    if (p->periods) { /* each generation: ceil(n / G) keys at p / (G + 1) */
+        if (p->periods > SBLOOM_WINDOW_MAX_PERIODS)
+            return "periods is not 1 to 15";
+        if (p->period == 0 || p->period > UINT64_MAX / 1000 / (p->periods + 3))
+            return "period is not a number of seconds the clock can reach";
+        if (p->planned_items == 0)
+            return "a windowed filter without its plan";
+        uint64_t per = p->planned_items / p->periods + (p->planned_items % p->periods != 0);
+        if (!(sbloom_blocked_fpp(p->layout, p->bytes, per) <=
+              p->planned_fpp / (p->periods + 1) * PLAN_SLACK))
+            return "planned_items need more bytes than a generation has";
+        return NULL;
+    }
     if (p->planned_items > 0 &&
         !(sbloom_blocked_fpp(p->layout, p->bytes, p->planned_items) <= p->planned_fpp * PLAN_SLACK))
         return "planned_items need more bytes than the filter has";
@@ -65,17 +81,34 @@ rp_status rp_parse(const char *text, rp_plan *out, char *why, size_t cap)
         snprintf(why, cap, "%.120s", text);
         return RP_NOT_A_PLAN;
     }
-    if (version < RP_FIRST_VERSION || version > RP_FORMAT_VERSION) {
+    if (version < RP_FIRST_VERSION || version > RP_WINDOWED_VERSION) {
         snprintf(why, cap, "format version %d; this build knows versions %d to %d", version,
-                 RP_FIRST_VERSION, RP_FORMAT_VERSION);
+                 RP_FIRST_VERSION, RP_WINDOWED_VERSION);
         return RP_VERSION;
+    }
+    unsigned periods = 0;
+    unsigned long long period = 0;
+    int tail = 0;
+    if (version == RP_WINDOWED_VERSION &&
+        sscanf(text + end, " periods=%u period=%llu%n", &periods, &period, &tail) != 2) {
+        snprintf(why, cap, "a windowed plan without its window (%.120s)", text);
+        return RP_DAMAGED;
+    }
+    if (text[end + tail] != '\0') {
+        snprintf(why, cap, "text after the plan (%.120s)", text);
+        return RP_DAMAGED;
     }
     int lay = sbloom_layout_from_name(layout);
     if (lay < 0 || !rp_bit_layout((sbloom_layout)lay)) {
         snprintf(why, cap, "layout %s is not a bit layout", layout);
         return RP_DAMAGED;
     }
-    rp_plan plan = {(sbloom_layout)lay, bytes, shard_blocks, items, items ? fpp : NAN, version};
+    rp_plan plan = {(sbloom_layout)lay, bytes,   shard_blocks, items,
+                    items ? fpp : NAN,  version, periods,      period};
+    if (version == RP_WINDOWED_VERSION && periods == 0) {
+        snprintf(why, cap, "periods is not 1 to 15 (%.120s)", text);
+        return RP_DAMAGED;
+    }
     const char *wrong = inconsistency(&plan);
     if (wrong) {
         snprintf(why, cap, "%s (%.120s)", wrong, text);

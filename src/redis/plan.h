@@ -14,8 +14,11 @@
 
 /* Version 2 (written now): every shard string ends in a marker (8 bytes after its blocks) that
  * says the shard is there and whole. Version 1 (still read): no markers, so a shard that was
- * evicted or overwritten cannot be told from an empty one. */
+ * evicted or overwritten cannot be told from an empty one. Version 3: a windowed filter (the
+ * plan then ends in " periods=G period=P"), whose generations are shard strings of their own;
+ * clients that know versions 1 and 2 only refuse it. */
 #define RP_FORMAT_VERSION 2
+#define RP_WINDOWED_VERSION 3
 #define RP_FIRST_VERSION 1
 
 typedef struct rp_plan {
@@ -24,7 +27,12 @@ typedef struct rp_plan {
     uint64_t shard_blocks;  /* blocks a shard (a Redis string) holds; the last may hold fewer */
     uint64_t planned_items; /* 0: no plan */
     double planned_fpp;     /* NAN without a plan */
-    int version;            /* RP_FIRST_VERSION .. RP_FORMAT_VERSION */
+    int version;            /* RP_FIRST_VERSION .. RP_WINDOWED_VERSION */
+    /* A windowed filter (version 3): the window is `periods` periods of `period` seconds, each
+     * generation a filter of `bytes` planned for ceil(planned_items / periods) keys at
+     * planned_fpp / (periods + 1); 0 and 0 otherwise. */
+    uint32_t periods;
+    uint64_t period;
 } rp_plan;
 
 typedef enum rp_status { RP_OK = 0, RP_NOT_A_PLAN, RP_VERSION, RP_DAMAGED } rp_status;

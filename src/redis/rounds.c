@@ -251,6 +251,111 @@ static int64_t add_pass(sbloom_redis_t *f, const uint64_t *hashes, uint8_t *is_n
     return rc ? rf_cluster_failed(f, rc) : (int64_t)fresh;
 }
 
+/* ---- A windowed filter's rounds (windows.c): one script a shard ---------------------------- */
+
+/* EVAL of the window script for each shard with keys: its generations, then the k bit offsets of
+ * each of its keys, in input order. */
+static size_t build_window_rounds(sbloom_redis_t *f, redis_op op, size_t *arg)
+{
+    size_t ncmd = 0;
+    uint32_t ngen = GEN_KEYS(f);
+    char *text = f->offsets;
+    for (uint64_t s = 0; s < f->plan.shards; s++) {
+        uint64_t from = f->shard_count[s], to = f->shard_count[s + 1];
+        if (from == to)
+            continue;
+        const char **argv = f->argv + *arg;
+        size_t *lens = f->argvlen + *arg;
+        size_t argc = 0;
+        argv[argc] = "EVAL", lens[argc++] = 4;
+        argv[argc] = rf_window_script, lens[argc++] = strlen(rf_window_script);
+        argv[argc] = f->gen_count_arg, lens[argc++] = strlen(f->gen_count_arg);
+        for (uint32_t g = 0; g < ngen; g++) {
+            argv[argc] = f->gen_keys[s * ngen + g];
+            lens[argc] = strlen(argv[argc]);
+            argc++;
+        }
+        argv[argc] = op == OP_CONTAINS ? "c" : "a", lens[argc++] = 1;
+        argv[argc] = f->k == 16 ? "16" : "8", lens[argc++] = f->k == 16 ? 2 : 1;
+        argv[argc] = f->current_arg, lens[argc++] = strlen(f->current_arg);
+        argv[argc] = (const char *)f->marker[s], lens[argc++] = 8;
+        argv[argc] = f->marker_from[s], lens[argc++] = strlen(f->marker_from[s]);
+        argv[argc] = f->expire_arg, lens[argc++] = strlen(f->expire_arg);
+        for (uint64_t j = from; j < to; j++) {
+            uint32_t i = f->by_shard[j];
+            uint64_t base = (f->block[i] % f->shard_blocks) * f->block_bytes * 8;
+            const uint8_t *mask = f->mask + (size_t)i * f->block_bytes;
+            for (uint32_t b = 0; b < f->block_bytes; b++)
+                for (int bit = 0; mask[b] && bit < 8; bit++)
+                    if (mask[b] >> bit & 1) {
+                        argv[argc] = text;
+                        lens[argc++] = rc_u64_text(text, base + b * 8u + (7u - (unsigned)bit));
+                        text += OFFSET_CHARS;
+                    }
+        }
+        rf_point_command(&f->cmds[ncmd], argv, lens, (int)argc, f->shard_slots[s]);
+        f->shard_of_cmd[ncmd++] = (uint32_t)s;
+        *arg += argc;
+    }
+    return ncmd;
+}
+
+/* A round of a windowed filter: results as the public calls define them (a command that may
+ * have run without its reply: its keys new at their first occurrence, as for adds above). */
+static int64_t window_round(sbloom_redis_t *f, redis_op op, const uint64_t *hashes, size_t n,
+                            uint8_t *results)
+{
+    for (size_t i = 0; i < n; i++) {
+        f->ask[i] = 1;
+        sbloom_locate(f->plan.layout, f->nblocks, hashes[i], &f->block[i],
+                      f->mask + i * f->block_bytes, f->block_bytes);
+        if (results)
+            results[i] = op == OP_ADD_IF_NEW ? SBLOOM_REDIS_NOT_ADDED : 0;
+    }
+    group_asked(f, n);
+    size_t arg = 0;
+    size_t nwork = build_window_rounds(f, op, &arg);
+    int rc = run_commands(f, nwork, arg);
+    uint64_t answered_keys = 0;
+    int damaged = -1;
+    for (size_t c = 0; c < nwork; c++) {
+        redisReply *r = f->cmds[c].reply;
+        uint64_t s = f->shard_of_cmd[c], first = f->shard_count[s];
+        int answered = r && r->type == REDIS_REPLY_ARRAY;
+        int maybe_ran = op != OP_CONTAINS && f->cmds[c].uncertain;
+        if (r && r->type == REDIS_REPLY_ERROR && rc_error_is(r, "SBLOOMDAMAGED") && damaged < 0)
+            damaged = (int)c;
+        if (!answered && !maybe_ran)
+            continue; /* refused, or never sent: not added (adds), absent (lookups) */
+        for (uint64_t j = first; j < f->shard_count[s + 1]; j++) {
+            uint32_t i = f->by_shard[j];
+            size_t e = (size_t)(j - first);
+            int yes = answered && e < r->elements && r->element[e]->type == REDIS_REPLY_INTEGER &&
+                      r->element[e]->integer == 1;
+            if (maybe_ran && !answered)
+                yes = !repeated_in_shard(f, hashes, first, j);
+            if (results)
+                results[i] = (uint8_t)yes;
+            answered_keys += (uint64_t)yes;
+        }
+    }
+    if (op != OP_CONTAINS)
+        f->items_pending += answered_keys;
+    if (damaged >= 0) { /* (the message made before the reply is released) */
+        const redisReply *r = f->cmds[damaged].reply;
+        int len = (int)(r->len < 200 ? r->len : 200);
+        rc = rf_fail(f, SBLOOM_REDIS_E_DAMAGED,
+                     "filter %s: a generation is damaged (%.*s: overwritten, or of another "
+                     "type); nothing was answered on its strength. Delete that key (it holds at "
+                     "most a period's keys, which come out once more)",
+                     f->name, len, r->str);
+        rc_cmds_release(f->cmds, nwork);
+        return rc;
+    }
+    rc_cmds_release(f->cmds, nwork);
+    return rc ? rf_cluster_failed(f, rc) : (int64_t)answered_keys;
+}
+
 /* One round of at most ROUND_KEYS keys; results as the public calls define them.
  *
  * Adds first ask Redis with GETRANGE (as lookups do) when most keys of the previous round were
@@ -261,6 +366,8 @@ static int64_t add_pass(sbloom_redis_t *f, const uint64_t *hashes, uint8_t *is_n
 static int64_t run_round(sbloom_redis_t *f, redis_op op, const uint64_t *hashes, size_t n,
                          uint8_t *results)
 {
+    if (f->periods)
+        return window_round(f, op, hashes, n, results);
     int64_t counted = 0;
     for (size_t i = 0; i < n; i++) {
         f->ask[i] = !(f->front && sbloom_contains_hash(f->front, hashes[i]));

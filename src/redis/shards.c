@@ -174,6 +174,8 @@ int sbloom_redis_check(sbloom_redis_t *f, uint64_t *damaged, size_t cap, uint64_
     if (!f || !count || (cap && !damaged))
         return SBLOOM_E_NULL;
     *count = 0;
+    if (f->periods) /* each round checks the generations it reads (windows.c) */
+        return 0;
     if (!f->marked)
         return 0; /* a filter of version 1 has no markers to check */
     return scan_markers(f, damaged, cap, count);
@@ -184,6 +186,11 @@ int sbloom_redis_repair(sbloom_redis_t *f, uint64_t *repaired)
     if (!f || !repaired)
         return SBLOOM_E_NULL;
     *repaired = 0;
+    if (f->periods)
+        return rf_fail(f, SBLOOM_E_LAYOUT,
+                       "filter %s is windowed: a damaged generation is deleted (its period's keys "
+                       "come out once more), not repaired",
+                       f->name);
     if (!f->marked)
         return rf_fail(f, SBLOOM_E_INVALID,
                        "filter %s is of format version 1, without shard markers: nothing to "
@@ -220,7 +227,9 @@ int sbloom_redis_eviction_policy(sbloom_redis_t *f, char *policy, size_t cap)
         const redisReply *r = f->cmds[j].reply;
         if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
             r->element[1]->type == REDIS_REPLY_STRING &&
-            strncmp(r->element[1]->str, "allkeys-", 8) == 0) {
+            (strncmp(r->element[1]->str, "allkeys-", 8) == 0 ||
+             (f->periods && strncmp(r->element[1]->str, "volatile-", 9) == 0))) {
+            /* (a window's generations expire, so the volatile-* policies may evict them too) */
             risky = 1;
             if (cap)
                 snprintf(policy, cap, "%s", r->element[1]->str);

@@ -84,10 +84,20 @@ int sbloom_redis_get_info(sbloom_redis_t *f, sbloom_redis_info *out)
         return SBLOOM_E_NULL;
     if (out->size < sizeof *out)
         return SBLOOM_E_INVALID;
+    out->bits_set = out->stored_bytes = 0;
+    if (f->periods) { /* the keys of the live generations (sbloom_redis_get_window) */
+        sbloom_window w = sbloom_window_init();
+        int rc = sbloom_redis_get_window(f, &w);
+        out->items = 0;
+        for (uint32_t i = 0; rc == 0 && i < w.generations; i++)
+            out->items += w.generation_items[i];
+        out->masters = rc_masters_of(f->cluster, f->shard_slots, (size_t)f->plan.shards);
+        out->round_trips = rc_round_trips(f->cluster);
+        return rc;
+    }
     int rc = rf_flush_items(f);
     if (rc == 0)
         rc = rf_read_items(f, &out->items);
-    out->bits_set = out->stored_bytes = 0;
     static const char *const scans[2] = {"BITCOUNT", "STRLEN"};
     if (rc == 0)
         rc = each_shard(f, scans, 2, GROUP_SHARDS, take_counts, out);
@@ -98,10 +108,19 @@ int sbloom_redis_get_info(sbloom_redis_t *f, sbloom_redis_info *out)
     return rc;
 }
 
+/* The whole-filter transfers take one filter's bits: a window's generations are not one. */
+static int refuse_window(sbloom_redis_t *f, const char *what)
+{
+    return rf_fail(f, SBLOOM_E_LAYOUT, "filter %s is windowed: %s takes a filter without a window",
+                   f->name, what);
+}
+
 int sbloom_redis_push(sbloom_redis_t *f, const sbloom_t *local)
 {
     if (!f || !local)
         return SBLOOM_E_NULL;
+    if (f->periods)
+        return refuse_window(f, "push");
     if (sbloom_get_layout(local) != f->plan.layout || sbloom_bytes(local) != f->plan.bytes)
         return rf_fail(
             f, SBLOOM_E_INCOMPATIBLE,
@@ -174,6 +193,8 @@ int sbloom_redis_pull(sbloom_redis_t *f, sbloom_t **out)
     if (!f || !out)
         return SBLOOM_E_NULL;
     *out = NULL;
+    if (f->periods)
+        return refuse_window(f, "pull");
     int rc = rf_flush_items(f);
     uint64_t items = 0;
     if (rc == 0)
@@ -203,8 +224,29 @@ int sbloom_redis_drop(sbloom_redis_t *f)
         return SBLOOM_E_NULL;
     f->items_pending = 0;
     static const char *const del[1] = {"DEL"};
-    int rc = each_shard(f, del, 1, 256, take_nothing, NULL);
     redisReply *r;
+    if (f->periods) { /* every generation not yet expired, and their counters: periods
+                         current - G - 1 .. current + 1 by this client's clock */
+        uint64_t from = f->current > f->periods ? f->current - f->periods - 1 : 0;
+        int rc = 0;
+        char key[GEN_KEY_CHARS];
+        for (uint64_t q = from; rc == 0 && q <= f->current + 1; q++) {
+            for (uint64_t s = 0; rc == 0 && s <= f->plan.shards; s++) {
+                if (s < f->plan.shards)
+                    snprintf(key, sizeof key, "sbloom:{%s#%llu}:%llu", f->name,
+                             (unsigned long long)s, (unsigned long long)q);
+                else
+                    snprintf(key, sizeof key, "sbloom:{%s}:items:%llu", f->name,
+                             (unsigned long long)q);
+                if ((rc = rf_run_one(f, &r, key, 2, "DEL", key)) == 0)
+                    freeReplyObject(r);
+            }
+        }
+        if (rc == 0 && (rc = rf_run_one(f, &r, f->meta_key, 2, "DEL", f->meta_key)) == 0)
+            freeReplyObject(r);
+        return rc;
+    }
+    int rc = each_shard(f, del, 1, 256, take_nothing, NULL);
     if (rc == 0 && (rc = rf_run_one(f, &r, f->items_key, 2, "DEL", f->items_key)) == 0)
         freeReplyObject(r);
     if (rc == 0 && (rc = rf_run_one(f, &r, f->ready_key, 2, "DEL", f->ready_key)) == 0)
