@@ -2,7 +2,8 @@
  * fuzz_redis_plan: arbitrary text as the plan a fleet filter's meta key holds (src/redis/plan.c).
  * Anyone who can write the keyspace can write it. Nothing may crash; a plan that is accepted must
  * cut the filter into at least one shard, every block must fall in a shard that exists, no shard
- * may exceed a Redis string, and the plan written out again must read back the same.
+ * may exceed a Redis string, and the plan written out again must read back the same (a window's
+ * too: version 3, and only it, has one).
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rp_parse(again, &back, why, sizeof why) != RP_OK || back.layout != plan.layout ||
         back.bytes != plan.bytes || back.shard_blocks != plan.shard_blocks ||
         back.planned_items != plan.planned_items || back.version != plan.version ||
+        back.periods != plan.periods || back.period != plan.period ||
+        (plan.version == RP_WINDOWED_VERSION) != (plan.periods != 0) ||
         (plan.planned_items && back.planned_fpp != plan.planned_fpp))
         abort();
     return 0;
