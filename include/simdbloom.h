@@ -507,10 +507,12 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  *   - Exactly once: among all add_if_new calls (and single-key adds, which report newness) on
  *     one filter, each distinct key is reported new at most once, and exactly once unless it was
  *     a false positive (its bits all set by other keys: then never, as in a serial filter). A
- *     test-and-add that finds its key absent takes a lock of its block (4,096 striped spin
- *     locks) and tests again under it; a key already present takes no lock. Plain batch adds
- *     (sbloom_add_hashes, _keys, _u64s) take no lock, and their returned count (and so
- *     sbloom_items) may count a key twice when two threads add it at the same instant.
+ *     test-and-add that finds its key absent sets it in a hardware transaction where the CPU
+ *     has them (Intel TSX; SIMDBLOOM_NO_RTM=1 turns them off), else takes a lock of its block
+ *     (4,096 striped spin locks) and tests again under it; a key already present takes no
+ *     lock. Plain batch adds (sbloom_add_hashes, _keys, _u64s) take no lock, and their
+ *     returned count (and so sbloom_items) may count a key twice when two threads add it at
+ *     the same instant.
  *   - sbloom_items never loses an increment (atomic).
  *   - Not concurrent with writers: sbloom_save, serialize, clone, clear, the set operations,
  *     fold and sbloom_set_concurrent itself; call those while no thread adds.

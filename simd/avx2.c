@@ -12,6 +12,11 @@
 
 #if !defined(SIMDBLOOM_X86_SIMDE)
 #define SBK_NATIVE_VECTOR 1 /* real AVX2: concurrent mode uses the vector probe and insert */
+/* A YMM value live from inside a transaction to past its end (kernel_loops.h, transactions) */
+#define SBK_UPPER_LIVE_FROM(n)                                                                     \
+    __m256i upper_ = _mm256_set1_epi64x((long long)(n));                                           \
+    __asm__ volatile("" : "+v"(upper_))
+#define SBK_UPPER_LIVE_TO() __asm__ volatile("" : : "v"(upper_))
 #endif
 #include "kernel_loops.h"
 

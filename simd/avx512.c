@@ -10,6 +10,11 @@
 
 #if !defined(SIMDBLOOM_X86_SIMDE)
 #define SBK_NATIVE_VECTOR 1 /* real AVX-512: concurrent mode uses the vector probe and insert */
+/* A ZMM value live from inside a transaction to past its end (kernel_loops.h, transactions) */
+#define SBK_UPPER_LIVE_FROM(n)                                                                     \
+    __m512i upper_ = _mm512_set1_epi64((long long)(n));                                            \
+    __asm__ volatile("" : "+v"(upper_))
+#define SBK_UPPER_LIVE_TO() __asm__ volatile("" : : "v"(upper_))
 #endif
 #include "kernel_loops.h"
 

@@ -226,8 +226,66 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
         return NAME##_probe(blocks, nblocks, &hash);                                               \
     }
 
+/*
+ * The test-and-add of keys as one hardware transaction (kernels.h: insert_transaction): the
+ * layout's own per-key insert, inlined between XBEGIN and XEND. Written in each ISA file (through
+ * this macro) rather than called from the mode, because the kernels end with VZEROUPPER, which
+ * aborts a transaction on the CPU measured (every transaction around a call of an AVX2 or AVX-512
+ * kernel aborted; around the scalar one's, they committed). GCC also puts a VZEROUPPER before
+ * XEND when the vector work is a loop: so an ISA file with 256/512-bit registers defines
+ * SBK_UPPER_LIVE_FROM / _TO, which keep one such register live from inside the transaction to
+ * past its end, and the compiler's VZEROUPPER then comes after XEND. x86 native builds only, and
+ * not under ThreadSanitizer, which cannot see a transaction's atomicity.
+ */
+#ifndef SBK_UPPER_LIVE_FROM
+#define SBK_UPPER_LIVE_FROM(n) (void)(n)
+#define SBK_UPPER_LIVE_TO() (void)0
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define SBK_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SBK_UNDER_TSAN 1
+#endif
+#endif
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(SIMDBLOOM_X86_SIMDE) &&                 \
+    !defined(SBK_UNDER_TSAN)
+#include <immintrin.h>
+#define SBK_DEFINE_TRANSACTION(NAME)                                                               \
+    __attribute__((target("rtm"))) static int NAME##_insert_transaction(                           \
+        void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n, const uint32_t *stripes, \
+        uint32_t stripe_mask, uint8_t *is_new)                                                     \
+    {                                                                                              \
+        unsigned status_ = _xbegin();                                                              \
+        if (status_ == _XBEGIN_STARTED) {                                                          \
+            SBK_UPPER_LIVE_FROM(n);                                                                \
+            int fresh_ = 0;                                                                        \
+            for (size_t i_ = 0; i_ < n; i_++) {                                                    \
+                const volatile uint32_t *lock_ =                                                   \
+                    stripes + (sbk_block_index(hashes[i_], nblocks) & stripe_mask);                \
+                if (*lock_ != 0)                                                                   \
+                    _xabort(0xff); /* the locked path holds a key's stripe */                      \
+                int one_ = NAME##_insert(blocks, nblocks, hashes + i_);                            \
+                is_new[i_] = (uint8_t)one_;                                                        \
+                fresh_ += one_;                                                                    \
+            }                                                                                      \
+            _xend();                                                                               \
+            SBK_UPPER_LIVE_TO();                                                                   \
+            return fresh_;                                                                         \
+        }                                                                                          \
+        return status_ & (_XABORT_RETRY | _XABORT_CONFLICT | _XABORT_EXPLICIT)                     \
+                   ? SBK_TRANSACTION_RETRY                                                         \
+                   : SBK_TRANSACTION_FAILED;                                                       \
+    }
+#define SBK_TRANSACTION(NAME) NAME##_insert_transaction
+#else
+#define SBK_DEFINE_TRANSACTION(NAME)
+#define SBK_TRANSACTION(NAME) NULL
+#endif
+
 #define SBK_DEFINE_BATCH_KERNELS(NAME)                                                             \
     SBK_DEFINE_ONE_KEY(NAME, NAME##_insert)                                                        \
+    SBK_DEFINE_TRANSACTION(NAME)                                                                   \
     SBK_DEFINE_LOOP(NAME##_contains, NAME##_probe, const void *, SBK_BLOCK_BYTES_##NAME, 0)        \
     SBK_DEFINE_LOOP(NAME##_insert_batch, NAME##_insert, void *, SBK_BLOCK_BYTES_##NAME, 1)         \
     SBK_DEFINE_SHARED_PER_KEY(NAME)                                                                \
@@ -330,14 +388,15 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
 #define SBK_LAYOUT_ENTRY(NAME)                                                                     \
     {                                                                                              \
         NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared,  \
-            NAME##_insert_one, NAME##_contains_one, NULL, NULL                                     \
+            NAME##_insert_one, NAME##_contains_one, NULL, NULL, SBK_TRANSACTION(NAME)              \
     }
 
 /* A 512-bit layout's entry: the same, and the windowed mode's adjacent lines. */
 #define SBK_BLOCK512_ENTRY(NAME)                                                                   \
     {                                                                                              \
         NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared,  \
-            NAME##_insert_one, NAME##_contains_one, NAME##_window_insert, NAME##_window_contains   \
+            NAME##_insert_one, NAME##_contains_one, NAME##_window_insert, NAME##_window_contains,  \
+            SBK_TRANSACTION(NAME)                                                                  \
     }
 
 #define SBK_DEFINE_COUNTING_KERNELS(NAME)                                                          \
@@ -350,7 +409,7 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
 #define SBK_COUNTING_ENTRY(NAME)                                                                   \
     {                                                                                              \
         NAME##_add, NAME##_contains, NAME##_remove, NULL, NULL, NAME##_insert_one,                 \
-            NAME##_contains_one, NAME##_window_insert, NAME##_window_contains                      \
+            NAME##_contains_one, NAME##_window_insert, NAME##_window_contains, NULL                \
     }
 
 #endif

@@ -44,6 +44,16 @@ static inline int sbk_have_prefetchw(void)
     return __atomic_load_n(&sbk_cpu_prefetchw, __ATOMIC_RELAXED);
 }
 
+/* 1 when this CPU runs hardware transactions (Intel TSX RTM: CPUID 7, EBX bit 11) and
+ * SIMDBLOOM_NO_RTM is not set; set with sbk_cpu_prefetchw. The concurrent mode's adds use them
+ * (src/modes/concurrent.c). */
+extern int sbk_cpu_rtm;
+
+static inline int sbk_have_rtm(void)
+{
+    return __atomic_load_n(&sbk_cpu_rtm, __ATOMIC_RELAXED);
+}
+
 /* Request the line at p for writing, so that it arrives owned by this core: with PREFETCHW when
  * `prefetchw` (sbk_have_prefetchw), else the ordinary write-prefetch hint. An atomic
  * read-modify-write on a line that arrived shared (an ordinary prefetch, then a load) must first
@@ -127,6 +137,21 @@ typedef int (*sbk_probe_one_fn)(const void *blocks, uint64_t nblocks, uint64_t h
 typedef uint64_t (*sbk_window_fn)(void *blocks, uint64_t groups, uint32_t lines, uint32_t target,
                                   const uint64_t *hashes, size_t n, uint8_t *results);
 
+/* The concurrent mode's test-and-add of up to SBK_TRANSACTION_KEYS keys as one hardware
+ * transaction (Intel TSX RTM; kernel_loops.h, src/modes/concurrent.c): the layout's plain insert
+ * of each key's block, in order, inside one transaction, which first reads each key's stripe
+ * lock (stripes[block index & stripe_mask]) and gives way while one is held. On a commit,
+ * is_new[i] = 1 for the keys that were absent and the count is returned; else
+ * SBK_TRANSACTION_RETRY (aborted by a conflict or a held lock: another try may commit) or
+ * SBK_TRANSACTION_FAILED (aborted for another reason: take the locked path), and nothing of it
+ * happened. NULL where the build or the ISA has none (non-x86, NEON, SIMDe, ThreadSanitizer, the
+ * counting layout); called only where sbk_have_rtm(). */
+#define SBK_TRANSACTION_KEYS 8
+typedef int (*sbk_transaction_fn)(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
+                                  const uint32_t *stripes, uint32_t stripe_mask, uint8_t *is_new);
+#define SBK_TRANSACTION_RETRY (-1)
+#define SBK_TRANSACTION_FAILED (-2)
+
 typedef struct sbloom_layout_kernels {
     sbk_batch_fn insert;
     sbk_probe_fn contains;
@@ -147,6 +172,7 @@ typedef struct sbloom_layout_kernels {
     sbk_probe_one_fn contains_one;
     sbk_window_fn window_insert; /* the windowed mode's forms (above) */
     sbk_window_fn window_contains;
+    sbk_transaction_fn insert_transaction; /* (above) */
 } sbloom_layout_kernels;
 
 #define SBK_COUNTER_MAX 15

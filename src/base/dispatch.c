@@ -50,6 +50,17 @@ __attribute__((unused)) static int cpu_has_avx2(void)
     return (b & bit_AVX2) && (b & bit_BMI2);
 }
 
+/* Intel TSX's restricted transactional memory (CPUID 7, EBX bit 11), unless SIMDBLOOM_NO_RTM is
+ * set (to measure or test the path without it). */
+static int cpu_has_rtm(void)
+{
+    unsigned a, b, c, d;
+    const char *off = getenv("SIMDBLOOM_NO_RTM");
+    if ((off && *off && strcmp(off, "0") != 0) || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return 0;
+    return (b & (1u << 11)) != 0;
+}
+
 __attribute__((unused)) static int cpu_has_avx512(void)
 {
     unsigned a, b, c, d;
@@ -75,6 +86,7 @@ int sbloom_cpu_has_avx2(void)
 }
 
 int sbk_cpu_prefetchw;
+int sbk_cpu_rtm;
 
 /* CPU facts the kernels read besides their table (simd/kernels.h), noted before a table is
  * handed out. */
@@ -82,6 +94,7 @@ static void note_cpu_facts(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     __atomic_store_n(&sbk_cpu_prefetchw, cpu_has_prefetchw(), __ATOMIC_RELAXED);
+    __atomic_store_n(&sbk_cpu_rtm, cpu_has_rtm(), __ATOMIC_RELAXED);
 #endif
 }
 

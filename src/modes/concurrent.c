@@ -115,8 +115,40 @@ static inline void prefetch_for_locked_insert(const sbloom_t *f, uint64_t hash, 
                        prefetchw);
 }
 
-/* The exactly-once test-and-add: lock-free lookups first, then each absent key set under its
- * block's lock. */
+/*
+ * Hardware transactions (Intel TSX RTM, where the CPU has them: sbk_have_rtm, and the kernels
+ * their insert_transaction). An absent key's test-and-add runs as one transaction around the
+ * plain one-key insert: the block is read, tested and written back whole, and the transaction
+ * commits only if no other core wrote the block (or the key's lock word) meanwhile, else it
+ * aborts and nothing of it happened. So it is atomic against other transactions and against the
+ * fetch-ors of the locked path, and costs what the plain insert does plus the transaction: no
+ * atomic read-modify-write of every word, no lock. It also reads the key's stripe lock and gives
+ * way while a thread of the locked path holds it: that thread tests under the lock and then sets
+ * the bits one fetch-or at a time, and a transaction committing between its test and its last
+ * fetch-or would make the key new twice. A transaction that aborts is tried again a few times
+ * (TRANSACTION_TRIES), then the key takes the locked path.
+ */
+#define TRANSACTION_TRIES 4
+
+/* Keys [0, n) (at most SBK_TRANSACTION_KEYS) in transactions; their answers in is_new. Returns
+ * the count new, or -1: not done, take the locked path. */
+static int insert_transaction(const sbloom_core *c, const uint32_t *stripes, const uint64_t *hashes,
+                              size_t n, uint8_t *is_new)
+{
+    for (int tries = 0; tries < TRANSACTION_TRIES; tries++) {
+        int done = c->kern->insert_transaction(c->blocks, c->nblocks, hashes, n, stripes,
+                                               SBLOOM_STRIPES - 1, is_new);
+        if (done >= 0)
+            return done;
+        if (done == SBK_TRANSACTION_FAILED)
+            break;
+        cpu_relax();
+    }
+    return -1;
+}
+
+/* The exactly-once test-and-add: lock-free lookups first, then each absent key set in a
+ * transaction (where the CPU has them) or under its block's lock. */
 static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8_t *is_new)
 {
     uint8_t scratch[ROUND];
@@ -126,6 +158,7 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
     int shared = ((const stripes *)f->state)->shared;
     uint32_t token = shared ? (uint32_t)getpid() : 1;
     int prefetchw = sbk_have_prefetchw();
+    int transactions = sbk_have_rtm() && k->insert_transaction;
     uint64_t fresh = 0;
     for (size_t at = 0; at < n; at += ROUND) {
         size_t len = n - at < ROUND ? n - at : ROUND;
@@ -140,7 +173,25 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
         }
         for (size_t q = 0; q < nabsent && q < LOCK_AHEAD; q++)
             prefetch_for_locked_insert(f, round[absent[q]], prefetchw);
-        for (size_t q = 0; q < nabsent; q++) {
+        size_t q = 0;
+        while (transactions && q < nabsent) { /* groups of absent keys, one transaction each */
+            uint64_t group[SBK_TRANSACTION_KEYS];
+            uint8_t answers[SBK_TRANSACTION_KEYS];
+            size_t len = nabsent - q < SBK_TRANSACTION_KEYS ? nabsent - q : SBK_TRANSACTION_KEYS;
+            for (size_t g = 0; g < len; g++) {
+                group[g] = round[absent[q + g]];
+                if (q + g + LOCK_AHEAD < nabsent)
+                    prefetch_for_locked_insert(f, round[absent[q + g + LOCK_AHEAD]], prefetchw);
+            }
+            if (insert_transaction(c, ((const stripes *)f->state)->words, group, len, answers) < 0)
+                break; /* this group and the rest: the locked path */
+            for (size_t g = 0; g < len; g++) {
+                out[absent[q + g]] = answers[g];
+                fresh += answers[g];
+            }
+            q += len;
+        }
+        for (; q < nabsent; q++) {
             if (q + LOCK_AHEAD < nabsent)
                 prefetch_for_locked_insert(f, round[absent[q + LOCK_AHEAD]], prefetchw);
             size_t i = absent[q];
@@ -157,10 +208,12 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
 static uint64_t concurrent_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                                uint8_t *results)
 {
-    if (op == SBLOOM_OP_CONTAINS || !results) /* a plain add: lock-free, the count may take a
-                                                 racing key twice */
+    if (op == SBLOOM_OP_CONTAINS)
         return sbloom_core_run_shared(&f->core, op, hashes, n, results);
-    return insert_once(f, hashes, n, results);
+    if (!results && !(sbk_have_rtm() && f->core.kern->insert_transaction))
+        /* a plain add: lock-free fetch-ors (the count may take a racing key twice) */
+        return sbloom_core_run_shared(&f->core, op, hashes, n, results);
+    return insert_once(f, hashes, n, results); /* (plain adds too, with transactions) */
 }
 
 static int concurrent_add_one(sbloom_t *f, uint64_t hash)
