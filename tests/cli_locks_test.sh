@@ -137,4 +137,32 @@ if ! grep -q -e Sanitizer -e 'qemu' "$tmp/err"; then
   check "build of a filter larger than memory: exit 1 ($rc), its size named" \
     bash -c "[ $rc -eq 1 ] && grep -q 'not enough memory for a 46.8 MiB filter (10000000 items' '$tmp/err'"
 fi
+# dedup --shared started while the filter is being created (its lock held alone, as the creating
+# worker holds it): it waits for the creation only, not for the creator's whole run. The
+# "creator" here is a small Python program: it takes F.lock exclusively, puts F in place, turns
+# the lock shared (as a creating worker does) and keeps it 4 s. Worker B, started before F
+# existed, must be done well before that (it once waited for the exclusive lock: the creator's
+# end).
+if [ "$shared" = 1 ]; then
+  c="$tmp/created.sbloom"
+  "$bin" build --quiet --expect 10k -o "$tmp/made.sbloom" /dev/null
+  /usr/bin/python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1] + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+fcntl.flock(fd, fcntl.LOCK_EX)
+time.sleep(0.8)
+os.rename(sys.argv[2], sys.argv[1])
+fcntl.flock(fd, fcntl.LOCK_SH)
+time.sleep(4)' "$c" "$tmp/made.sbloom" &
+  holder_pid=$!
+  sleep 0.3
+  started=$(date +%s%N)
+  "$bin" dedup --quiet --shared "$c" --expect 10k "$tmp/first" >"$tmp/b-out" 2>"$tmp/b-err"
+  rb=$?
+  took=$(( ($(date +%s%N) - started) / 1000000 ))
+  check "dedup --shared begun while the file was made: done while its creator still holds it ($took ms)" \
+    [ "$took" -lt 3000 ]
+  check "... and it succeeded with every line ($rb)" [ "$rb" = 0 -a "$(wc -l <"$tmp/b-out")" = 3000 ]
+  wait "$holder_pid"
+  holder_pid=
+fi
 finish

@@ -117,6 +117,9 @@ int load_filter(const char *path, sbloom_t **out);
 enum { LOCK_FILTER_EXCLUSIVE = 0, LOCK_FILTER_SHARED = 1 };
 int filter_lock(const char *path, const char *command, int mode, int no_wait, int quiet, int *fd);
 int filter_lock_change(int fd, int mode, int no_wait);
+/* The lock taken at once or not at all: 1 taken (*fd set), 0 another process holds it (nothing
+ * said), -1 an error (said). */
+int filter_lock_try(const char *path, const char *command, int mode, int *fd);
 void filter_unlock(int fd);
 /* holder.c: 1 if dedup --shared workers hold FILTER's lock now (the file is live: its header and
  * checksum are brought up to date when the last one ends), with the holder's note in note; and

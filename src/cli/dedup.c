@@ -413,6 +413,14 @@ static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
                     o->shared);
             return EXIT_RUNTIME;
         }
+        /* the only holder of the lock while it creates (this worker may hold it shared: the one
+         * it waited for made no file), and the file looked for again under it */
+        if (filter_lock_change(lock, LOCK_FILTER_EXCLUSIVE, o->no_wait) != EXIT_OK) {
+            fprintf(stderr, "simdbloom: cannot lock %s.lock to create it\n", o->shared);
+            return EXIT_RUNTIME;
+        }
+    }
+    if (access(o->shared, F_OK) != 0) {
         sbloom_t *made = NULL;
         int rc = o->forget_after ? create_windowed(o, &made) : create_planned(o, &made);
         if (rc != EXIT_OK)
@@ -564,10 +572,20 @@ int cmd_dedup(int argc, char **argv)
     const char *locked = o.state ? o.state : o.shared;
     int lock = -1;
     /* --shared workers hold the lock together; only the one that creates the file holds it
-     * alone, while it does (open_shared) */
+     * alone, while it does (open_shared). A worker that finds the file absent and the lock held
+     * (by the worker creating it, as a rule) waits for it as the others do, for the shared lock:
+     * waiting for the exclusive one would wait for the whole run of every worker */
     int mode = o.shared && access(o.shared, F_OK) == 0 ? LOCK_FILTER_SHARED : LOCK_FILTER_EXCLUSIVE;
-    if (locked && (rc = filter_lock(locked, o.shared ? "dedup --shared" : "dedup", mode, o.no_wait,
-                                    o.quiet, &lock)) != EXIT_OK)
+    int tried = 0;
+    if (o.shared && mode == LOCK_FILTER_EXCLUSIVE) {
+        if ((tried = filter_lock_try(locked, "dedup --shared", mode, &lock)) < 0)
+            return EXIT_RUNTIME;
+        if (!tried)
+            mode = LOCK_FILTER_SHARED;
+    }
+    if (locked && !tried &&
+        (rc = filter_lock(locked, o.shared ? "dedup --shared" : "dedup", mode, o.no_wait, o.quiet,
+                          &lock)) != EXIT_OK)
         return rc;
     if (o.state)
         rc = open_state(&o, &run.filter);

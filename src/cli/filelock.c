@@ -38,6 +38,40 @@ static void write_note(int fd, const char *command)
         return;
 }
 
+/* The lock file of path, open (created when absent); EXIT_OK with it in *fd, else a message. */
+static int open_lock_file(const char *path, int *fd_out)
+{
+    char name[PATH_MAX];
+    int made = sbloom_lock_file(path, name, sizeof name);
+    if (made != SBLOOM_OK)
+        return filter_error("lock", path, made);
+    int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
+    if (fd < 0) {
+        fprintf(stderr, "simdbloom: cannot open the lock file %s: %s\n", name, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    *fd_out = fd;
+    return EXIT_OK;
+}
+
+int filter_lock_try(const char *path, const char *command, int mode, int *fd_out)
+{
+    int fd;
+    if (open_lock_file(path, &fd) != EXIT_OK)
+        return -1;
+    if (flock(fd, (mode == LOCK_FILTER_SHARED ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK;
+        if (!busy)
+            fprintf(stderr, "simdbloom: cannot lock the lock file of %s: %s\n", path,
+                    strerror(errno));
+        close(fd);
+        return busy ? 0 : -1;
+    }
+    write_note(fd, command);
+    *fd_out = fd;
+    return 1;
+}
+
 int filter_lock(const char *path, const char *command, int mode, int no_wait, int quiet,
                 int *fd_out)
 {
