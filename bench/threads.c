@@ -107,13 +107,39 @@ static double measure_batch(sbloom_t *f, const uint64_t *keys, size_t n, op_kind
     return best;
 }
 
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: simdbloom-bench-threads [MiB [KEYS [THREADS]]]\n"
+                "  one block512-k8 filter of MiB mebibytes (default 256), KEYS pre-hashed keys\n"
+                "  (default: about 12 bits a key, full at the end), THREADS threads (2 to 64,\n"
+                "  default 2): plain against concurrent adds, lookups and test-and-adds on one and\n"
+                "  THREADS threads, and parallel batches; Mkeys/s, best of %d, ratios in this run.\n"
+                "  SIMDBLOOM_NO_RTM=1: the concurrent mode's locked path, where the CPU has\n"
+                "  hardware transactions.\n",
+            REPS);
+}
+
+/* A whole positive number of at most max, or 0. */
+static uint64_t number(const char *text, uint64_t max)
+{
+    char *end;
+    unsigned long long v = strtoull(text, &end, 10);
+    return end != text && *end == '\0' && text[0] != '-' && v <= max ? (uint64_t)v : 0;
+}
+
 int main(int argc, char **argv)
 {
-    uint64_t mib = argc > 1 ? strtoull(argv[1], NULL, 10) : 256;
-    size_t n = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 0;
-    int threads = argc > 3 ? atoi(argv[3]) : 2;
-    if (threads < 2 || threads > 64)
-        threads = 2;
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        usage(stdout);
+        return 0;
+    }
+    uint64_t mib = argc > 1 ? number(argv[1], 1u << 16) : 256;
+    size_t n = argc > 2 ? (size_t)number(argv[2], UINT64_C(1) << 34) : 0;
+    int threads = argc > 3 ? (int)number(argv[3], 64) : 2;
+    if (argc > 4 || mib == 0 || (argc > 2 && n == 0) || threads < 2) {
+        usage(stderr);
+        return 2;
+    }
     uint64_t bytes = mib << 20;
     if (!n)
         n = (size_t)(bytes * 8 / 12); /* about 12 bits per key: a full filter at the end */
@@ -138,7 +164,7 @@ int main(int argc, char **argv)
     printf("block512-k8, %llu MiB, %zu keys in batches of %d, isa %s, best of %d\n",
            (unsigned long long)mib, n, BATCH, sbloom_filter_isa(f), REPS);
     static const char *names[] = {"add (new)", "contains", "test-and-add", "add (present)"};
-    char many[16], ratio[16], against[16];
+    char many[32], ratio[32], against[32];
     snprintf(many, sizeof many, "conc %dt", threads);
     snprintf(ratio, sizeof ratio, "%dt/1t", threads);
     snprintf(against, sizeof against, "%dt/plain", threads);
@@ -161,7 +187,7 @@ int main(int argc, char **argv)
     }
     sbloom_set_concurrent(f, 0);
     printf("\nparallel batches: one call over all %zu keys\n", n);
-    char spread_name[16];
+    char spread_name[32];
     snprintf(spread_name, sizeof spread_name, "threads %d", threads);
     printf("%-14s %10s %10s %9s\n", "operation", "serial", spread_name, "ratio");
     for (int op = 0; op < 3; op++) {
