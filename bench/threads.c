@@ -109,13 +109,14 @@ static double measure_batch(sbloom_t *f, const uint64_t *keys, size_t n, op_kind
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: simdbloom-bench-threads [MiB [KEYS [THREADS]]]\n"
-                "  one block512-k8 filter of MiB mebibytes (default 256), KEYS pre-hashed keys\n"
-                "  (default: about 12 bits a key, full at the end), THREADS threads (2 to 64,\n"
-                "  default 2): plain against concurrent adds, lookups and test-and-adds on one and\n"
-                "  THREADS threads, and parallel batches; Mkeys/s, best of %d, ratios in this run.\n"
-                "  SIMDBLOOM_NO_RTM=1: the concurrent mode's locked path, where the CPU has\n"
-                "  hardware transactions.\n",
+    fprintf(to,
+            "usage: simdbloom-bench-threads [MiB [KEYS [THREADS]]]\n"
+            "  one block512-k8 filter of MiB mebibytes (default 256), KEYS pre-hashed keys\n"
+            "  (default: about 12 bits a key, full at the end), THREADS threads (2 to 64,\n"
+            "  default 2): plain against concurrent adds, lookups and test-and-adds on one and\n"
+            "  THREADS threads, and parallel batches; Mkeys/s, best of %d, ratios in this run.\n"
+            "  SIMDBLOOM_NO_RTM=1: the concurrent mode's locked path, where the CPU has\n"
+            "  hardware transactions.\n",
             REPS);
 }
 

@@ -27,7 +27,8 @@ int classic_contains(const classic_filter *f, uint64_t hash);
 
 /* The memory-level-parallelism limit: one 8-byte read from each key's random 64-byte line of an
  * array of `bytes`, with the lines of the next chunk of 32 keys prefetched first. */
-uint64_t line_reads(const uint8_t *array, uint64_t bytes, const uint64_t *hashes, size_t n);
+uint64_t line_reads(const uint8_t *array, uint64_t bytes, const uint64_t *hashes, size_t n,
+                    size_t ahead);
 
 #ifdef __cplusplus
 }
