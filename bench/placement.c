@@ -16,6 +16,8 @@
 #include "kernels.h"
 
 int sbk_cpu_prefetchw; /* the library's dispatch sets it; the in-cache loops never read it */
+int sbk_cpu_rtm;
+size_t sbk_prefetch_window[2] = {SBK_PREFETCH_AHEAD, SBK_PREFETCH_AHEAD_DRAM}; /* the defaults */
 
 extern const sbloom_kernels PLACEMENT_TABLE;
 

@@ -209,10 +209,17 @@ typedef struct sbloom_layout_kernels {
 #endif
 #define SBK_PREFETCH_DRAM_BYTES (UINT64_C(64) << 20)
 
+/* The windows in force: SBK_PREFETCH_AHEAD and SBK_PREFETCH_AHEAD_DRAM unless the environment
+ * sets them when the kernels are first picked (src/base/dispatch.c): SIMDBLOOM_PREFETCH_AHEAD
+ * for filters below SBK_PREFETCH_DRAM_BYTES, SIMDBLOOM_PREFETCH_AHEAD_DRAM from there up, each
+ * 1 to 512 keys. For experiments: the defaults stay what the notes measured. */
+extern size_t sbk_prefetch_window[2];
+
 /* The prefetch distance, in keys, for a filter of `bytes`. */
 static inline size_t sbk_prefetch_ahead(uint64_t bytes)
 {
-    return bytes >= SBK_PREFETCH_DRAM_BYTES ? SBK_PREFETCH_AHEAD_DRAM : SBK_PREFETCH_AHEAD;
+    return __atomic_load_n(&sbk_prefetch_window[bytes >= SBK_PREFETCH_DRAM_BYTES],
+                           __ATOMIC_RELAXED);
 }
 
 typedef struct sbloom_kernels {

@@ -87,11 +87,27 @@ int sbloom_cpu_has_avx2(void)
 
 int sbk_cpu_prefetchw;
 int sbk_cpu_rtm;
+size_t sbk_prefetch_window[2] = {SBK_PREFETCH_AHEAD, SBK_PREFETCH_AHEAD_DRAM};
+
+/* A window from the environment (1 to 512 keys), or the default. */
+static size_t window_from_env(const char *name, size_t otherwise)
+{
+    const char *text = getenv(name);
+    char *end;
+    unsigned long v = text ? strtoul(text, &end, 10) : 0;
+    return text && end != text && *end == '\0' && v >= 1 && v <= 512 ? (size_t)v : otherwise;
+}
 
 /* CPU facts the kernels read besides their table (simd/kernels.h), noted before a table is
  * handed out. */
 static void note_cpu_facts(void)
 {
+    __atomic_store_n(&sbk_prefetch_window[0],
+                     window_from_env("SIMDBLOOM_PREFETCH_AHEAD", SBK_PREFETCH_AHEAD),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&sbk_prefetch_window[1],
+                     window_from_env("SIMDBLOOM_PREFETCH_AHEAD_DRAM", SBK_PREFETCH_AHEAD_DRAM),
+                     __ATOMIC_RELAXED);
 #if defined(__x86_64__) || defined(__i386__)
     __atomic_store_n(&sbk_cpu_prefetchw, cpu_has_prefetchw(), __ATOMIC_RELAXED);
     __atomic_store_n(&sbk_cpu_rtm, cpu_has_rtm(), __ATOMIC_RELAXED);
