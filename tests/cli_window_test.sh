@@ -82,6 +82,11 @@ check "--forget-after with --layout: usage error" [ $? -eq 2 ]
 # half's first 500 lines): each distinct line written once between them, on day 0 and again on
 # day 41, none on day 10
 sf="$tmp/shared.sbloom"
+# (a shared read-write mapping needs a little-endian host: on s390x --shared is refused, said so)
+echo x | "$bin" dedup --shared "$tmp/probe.sbloom" --expect 1k >/dev/null 2>"$tmp/probe-err"
+if grep -q "not supported by this build or host" "$tmp/probe-err"; then
+  echo "SKIP: big-endian host: dedup --shared refuses (as documented), its window not run"
+else
 head -1000 "$tmp/day0" >"$tmp/half1"; tail -1000 "$tmp/day0" >"$tmp/half2"
 cat "$tmp/half1" <(head -500 "$tmp/half2") >"$tmp/w1"; cat "$tmp/half2" <(head -500 "$tmp/half1") >"$tmp/w2"
 shared_pair() { # shared_pair DATE: both workers at once; prints what they wrote together
@@ -105,6 +110,7 @@ check "--shared day 41: every line once again" \
 err=$(at 2026-02-11 dedup --shared "$sf" --forget-after 10d "$tmp/w1" 2>&1 >/dev/null); rc=$?
 check "--shared with another window: exit 1, naming both" \
   [ "$rc" -eq 1 -a "$(grep -c "forgets after 2592000 s.*asks for 864000 s" <<<"$err")" -eq 1 ]
+fi
 "$bin" dedup --layout windowed </dev/null >/dev/null 2>&1
 check "--layout windowed: usage error" [ $? -eq 2 ]
 finish
