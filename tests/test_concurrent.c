@@ -77,74 +77,6 @@ static void *work(void *arg)
     return NULL;
 }
 
-static void stress(sbloom_layout layout, uint64_t seed)
-{
-    sbloom_t *f = NULL;
-    CHECK(sbloom_create_for_layout(&f, 200000, 1e-3, layout) == SBLOOM_OK);
-    if (!f)
-        return;
-    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK);
-    CHECK(sbloom_is_concurrent(f) == 1);
-
-    uint64_t *shared = malloc(SHARED_KEYS * sizeof *shared);
-    uint64_t *earlier = malloc(EARLIER_KEYS * sizeof *earlier);
-    uint8_t *news = calloc((size_t)THREADS * SHARED_KEYS, 1);
-    worker *w = calloc(THREADS, sizeof *w);
-    for (size_t i = 0; i < SHARED_KEYS; i++)
-        shared[i] = test_rand(&seed);
-    for (size_t i = 0; i < EARLIER_KEYS; i++)
-        earlier[i] = test_rand(&seed);
-    uint64_t earlier_fresh = (uint64_t)sbloom_add_hashes(f, earlier, EARLIER_KEYS);
-
-    pthread_barrier_t start;
-    pthread_barrier_init(&start, NULL, THREADS);
-    pthread_t ids[THREADS];
-    for (int t = 0; t < THREADS; t++) {
-        w[t] = (worker){.f = f,
-                        .id = t,
-                        .shared = shared,
-                        .news = news + (size_t)t * SHARED_KEYS,
-                        .earlier = earlier,
-                        .start = &start};
-        for (size_t i = 0; i < OWN_KEYS; i++)
-            w[t].own[i] = test_rand(&seed);
-        CHECK(pthread_create(&ids[t], NULL, work, &w[t]) == 0);
-    }
-    for (int t = 0; t < THREADS; t++)
-        pthread_join(ids[t], NULL);
-    pthread_barrier_destroy(&start);
-
-    uint64_t twice = 0, never = 0, reported = 0, own_fresh = 0, missed = 0;
-    for (size_t i = 0; i < SHARED_KEYS; i++) {
-        unsigned times = 0;
-        for (int t = 0; t < THREADS; t++)
-            times += news[(size_t)t * SHARED_KEYS + i];
-        twice += times > 1;
-        never += times == 0;
-        reported += times;
-    }
-    for (int t = 0; t < THREADS; t++) {
-        missed += w[t].missed_earlier + w[t].missed_own;
-        own_fresh += w[t].own_fresh;
-    }
-    CHECK(twice == 0);   /* exactly once ... */
-    CHECK(never <= 120); /* ... but for false positives: about 40,000 x 1e-3 at most */
-    CHECK(missed == 0);  /* no false negative during the run */
-    CHECK(sbloom_contains_hashes(f, shared, SHARED_KEYS, NULL) == SHARED_KEYS);
-    CHECK(sbloom_contains_hashes(f, earlier, EARLIER_KEYS, NULL) == EARLIER_KEYS);
-    /* every add's count reached the item counter (distinct keys: none counted twice) */
-    CHECK_EQ_U64(sbloom_items(f), earlier_fresh + reported + own_fresh);
-    if (twice || never > 120 || missed)
-        fprintf(stderr, "  layout %d on %s: %llu twice, %llu never, %llu missed\n", (int)layout,
-                sbloom_filter_isa(f), (unsigned long long)twice, (unsigned long long)never,
-                (unsigned long long)missed);
-    free(shared);
-    free(earlier);
-    free(news);
-    free(w);
-    sbloom_free(f);
-}
-
 /* The clock of a windowed filter moved one period at a time, up to `last`, while the workers
  * run: a short pause between steps, so that the rotations fall among their adds and lookups. */
 typedef struct rotator {
@@ -164,6 +96,100 @@ static void *rotate(void *arg)
     return NULL;
 }
 
+/* The stress run on concurrent filter f: THREADS workers (above), and a rotator with them when
+ * one is given. Checks exactly once (no key new twice, at most `never_max` new in none), no false
+ * negative, and the item count; hands the earlier keys to `after` (if any) before freeing them. */
+static void run_stress(sbloom_t *f, uint64_t seed, rotator *rot, uint64_t never_max,
+                       void (*after)(sbloom_t *f, const uint64_t *earlier, size_t n))
+{
+    uint64_t *shared = malloc(SHARED_KEYS * sizeof *shared);
+    uint64_t *earlier = malloc(EARLIER_KEYS * sizeof *earlier);
+    uint8_t *news = calloc((size_t)THREADS * SHARED_KEYS, 1);
+    worker *w = calloc(THREADS, sizeof *w);
+    for (size_t i = 0; i < SHARED_KEYS; i++)
+        shared[i] = test_rand(&seed);
+    for (size_t i = 0; i < EARLIER_KEYS; i++)
+        earlier[i] = test_rand(&seed);
+    uint64_t earlier_fresh = (uint64_t)sbloom_add_hashes(f, earlier, EARLIER_KEYS);
+
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, THREADS);
+    pthread_t ids[THREADS], rotator_id;
+    if (rot)
+        CHECK(pthread_create(&rotator_id, NULL, rotate, rot) == 0);
+    for (int t = 0; t < THREADS; t++) {
+        w[t] = (worker){.f = f,
+                        .id = t,
+                        .shared = shared,
+                        .news = news + (size_t)t * SHARED_KEYS,
+                        .earlier = earlier,
+                        .start = &start};
+        for (size_t i = 0; i < OWN_KEYS; i++)
+            w[t].own[i] = test_rand(&seed);
+        CHECK(pthread_create(&ids[t], NULL, work, &w[t]) == 0);
+    }
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(ids[t], NULL);
+    if (rot)
+        pthread_join(rotator_id, NULL);
+    pthread_barrier_destroy(&start);
+
+    uint64_t twice = 0, never = 0, reported = 0, own_fresh = 0, missed = 0;
+    for (size_t i = 0; i < SHARED_KEYS; i++) {
+        unsigned times = 0;
+        for (int t = 0; t < THREADS; t++)
+            times += news[(size_t)t * SHARED_KEYS + i];
+        twice += times > 1;
+        never += times == 0;
+        reported += times;
+    }
+    for (int t = 0; t < THREADS; t++) {
+        missed += w[t].missed_earlier + w[t].missed_own;
+        own_fresh += w[t].own_fresh;
+    }
+    CHECK(twice == 0);         /* exactly once ... */
+    CHECK(never <= never_max); /* ... but for false positives */
+    CHECK(missed == 0);        /* no false negative during the run */
+    CHECK(sbloom_contains_hashes(f, shared, SHARED_KEYS, NULL) == SHARED_KEYS);
+    CHECK(sbloom_contains_hashes(f, earlier, EARLIER_KEYS, NULL) == EARLIER_KEYS);
+    /* every add's count reached the item counter (distinct keys: none counted twice) */
+    CHECK_EQ_U64(sbloom_items(f), earlier_fresh + reported + own_fresh);
+    if (twice || never > never_max || missed)
+        fprintf(stderr, "  layout %d on %s: %llu twice, %llu never, %llu missed\n",
+                (int)sbloom_get_layout(f), sbloom_filter_isa(f), (unsigned long long)twice,
+                (unsigned long long)never, (unsigned long long)missed);
+    if (after)
+        after(f, earlier, EARLIER_KEYS);
+    free(shared);
+    free(earlier);
+    free(news);
+    free(w);
+}
+
+static void stress(sbloom_layout layout, uint64_t seed)
+{
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_for_layout(&f, 200000, 1e-3, layout) == SBLOOM_OK);
+    if (!f)
+        return;
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK);
+    CHECK(sbloom_is_concurrent(f) == 1);
+    run_stress(f, seed, NULL, 120, NULL); /* never: about 40,000 x 1e-3 at most */
+    sbloom_free(f);
+}
+
+/* After a window's stress run: one period more and the keys of period 0 (the earlier ones) are
+ * gone, all but false positives. */
+static double window_rate;
+static void window_forgets(sbloom_t *f, const uint64_t *earlier, size_t n)
+{
+    sbloom_window w = sbloom_window_init();
+    CHECK(sbloom_get_window(f, &w) == SBLOOM_OK);
+    CHECK(sbloom_advance(f, (w.periods + 1) * w.period) == SBLOOM_OK);
+    CHECK(sbloom_contains_hashes(f, earlier, n, NULL) <=
+          (int64_t)((double)n * window_rate * 3 + 20));
+}
+
 /*
  * A windowed filter in concurrent mode: the workers above (exactly once, no false negative, the
  * count) while one more thread rotates its generations. The rotations stop at period `last`
@@ -178,70 +204,12 @@ static void window_stress(uint32_t periods, double p, uint64_t seed)
     if (!f)
         return;
     CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK && sbloom_is_concurrent(f) == 1);
-    uint64_t *shared = malloc(SHARED_KEYS * sizeof *shared);
-    uint64_t *earlier = malloc(EARLIER_KEYS * sizeof *earlier);
-    uint8_t *news = calloc((size_t)THREADS * SHARED_KEYS, 1);
-    worker *w = calloc(THREADS, sizeof *w);
-    for (size_t i = 0; i < SHARED_KEYS; i++)
-        shared[i] = test_rand(&seed);
-    for (size_t i = 0; i < EARLIER_KEYS; i++)
-        earlier[i] = test_rand(&seed);
-    uint64_t earlier_fresh = (uint64_t)sbloom_add_hashes(f, earlier, EARLIER_KEYS);
-    pthread_barrier_t start;
-    pthread_barrier_init(&start, NULL, THREADS);
-    pthread_t ids[THREADS], rotator_id;
     rotator r = {.f = f, .period = 1000, .last = periods};
-    CHECK(pthread_create(&rotator_id, NULL, rotate, &r) == 0);
-    for (int t = 0; t < THREADS; t++) {
-        w[t] = (worker){.f = f,
-                        .id = t,
-                        .shared = shared,
-                        .news = news + (size_t)t * SHARED_KEYS,
-                        .earlier = earlier,
-                        .start = &start};
-        for (size_t i = 0; i < OWN_KEYS; i++)
-            w[t].own[i] = test_rand(&seed);
-        CHECK(pthread_create(&ids[t], NULL, work, &w[t]) == 0);
-    }
-    for (int t = 0; t < THREADS; t++)
-        pthread_join(ids[t], NULL);
-    pthread_join(rotator_id, NULL);
-    pthread_barrier_destroy(&start);
-    uint64_t twice = 0, never = 0, reported = 0, own_fresh = 0, missed = 0;
-    for (size_t i = 0; i < SHARED_KEYS; i++) {
-        unsigned times = 0;
-        for (int t = 0; t < THREADS; t++)
-            times += news[(size_t)t * SHARED_KEYS + i];
-        twice += times > 1;
-        never += times == 0;
-        reported += times;
-    }
-    for (int t = 0; t < THREADS; t++) {
-        missed += w[t].missed_earlier + w[t].missed_own;
-        own_fresh += w[t].own_fresh;
-    }
+    window_rate = p;
+    run_stress(f, seed, &r, (uint64_t)(SHARED_KEYS * p * 3 + 20), window_forgets);
     sbloom_window win = sbloom_window_init();
-    CHECK(sbloom_get_window(f, &win) == SBLOOM_OK && r.steps == periods &&
-          win.now == periods * 1000);
-    CHECK(twice == 0);                                    /* exactly once ... */
-    CHECK(never <= (uint64_t)(SHARED_KEYS * p * 3 + 20)); /* ... but for false positives */
-    CHECK(missed == 0);                                   /* no false negative while it rotated */
-    CHECK(sbloom_contains_hashes(f, shared, SHARED_KEYS, NULL) == SHARED_KEYS);
-    CHECK(sbloom_contains_hashes(f, earlier, EARLIER_KEYS, NULL) == EARLIER_KEYS);
-    CHECK_EQ_U64(sbloom_items(f), earlier_fresh + reported + own_fresh);
-    /* one period more and the keys of period 0 (the earlier ones) are gone, all but false
-     * positives */
-    CHECK(sbloom_advance(f, (periods + 1) * 1000) == SBLOOM_OK);
-    CHECK(sbloom_contains_hashes(f, earlier, EARLIER_KEYS, NULL) <=
-          (int64_t)(EARLIER_KEYS * p * 3 + 20));
-    if (twice || missed)
-        fprintf(stderr, "  window of %u periods at %g on %s: %llu twice, %llu never, %llu missed\n",
-                periods, p, sbloom_filter_isa(f), (unsigned long long)twice,
-                (unsigned long long)never, (unsigned long long)missed);
-    free(shared);
-    free(earlier);
-    free(news);
-    free(w);
+    CHECK(r.steps == periods && sbloom_get_window(f, &win) == SBLOOM_OK &&
+          win.now == (periods + 1) * 1000);
     sbloom_free(f);
 }
 

@@ -76,14 +76,11 @@ int filter_lock(const char *path, const char *command, int mode, int no_wait, in
                 int *fd_out)
 {
     char name[PATH_MAX];
-    int made = sbloom_lock_file(path, name, sizeof name);
+    int fd = -1, made = sbloom_lock_file(path, name, sizeof name);
     if (made != SBLOOM_OK)
         return filter_error("lock", path, made);
-    int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0666);
-    if (fd < 0) {
-        fprintf(stderr, "simdbloom: cannot open the lock file %s: %s\n", name, strerror(errno));
+    if (open_lock_file(path, &fd) != EXIT_OK)
         return EXIT_RUNTIME;
-    }
     int how = mode == LOCK_FILTER_SHARED ? LOCK_SH : LOCK_EX;
     if (flock(fd, how | LOCK_NB) != 0) {
         char holder[NOTE_BYTES];

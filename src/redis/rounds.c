@@ -17,8 +17,25 @@
 
 /* ---- Rounds ---------------------------------------------------------------------------------- */
 
-/* Adds: one BITFIELD per shard with keys, SET u1 OFFSET 1 for each bit of each key (Redis
- * numbers a string's bits from the most significant bit of its first byte). */
+/* The bit offsets of key i's bits in its shard string, as text from `text` (OFFSET_CHARS each,
+ * lengths in len): Redis numbers a string's bits from the most significant bit of its first
+ * byte. Returns their count (k). */
+static uint32_t key_bit_offsets(const sbloom_redis_t *f, uint32_t i, char *text, size_t *len)
+{
+    uint64_t base = (f->block[i] % f->shard_blocks) * f->block_bytes * 8;
+    const uint8_t *mask = f->mask + (size_t)i * f->block_bytes;
+    uint32_t count = 0;
+    for (uint32_t b = 0; b < f->block_bytes; b++)
+        for (int bit = 0; mask[b] && bit < 8; bit++)
+            if (mask[b] >> bit & 1) {
+                len[count] = rc_u64_text(text + (size_t)count * OFFSET_CHARS,
+                                         base + b * 8u + (7u - (unsigned)bit));
+                count++;
+            }
+    return count;
+}
+
+/* Adds: one BITFIELD per shard with keys, SET u1 OFFSET 1 for each bit of each key. */
 static size_t build_adds(sbloom_redis_t *f, size_t *arg)
 {
     static const char *const set_u1[3] = {"SET", "u1", "1"};
@@ -39,20 +56,15 @@ static size_t build_adds(sbloom_redis_t *f, size_t *arg)
             argv[argc] = f->marker_bit[s], lens[argc++] = strlen(f->marker_bit[s]);
         }
         for (uint64_t j = from; j < to; j++) {
-            uint32_t i = f->by_shard[j];
-            uint64_t base = (f->block[i] % f->shard_blocks) * f->block_bytes * 8;
-            const uint8_t *mask = f->mask + (size_t)i * f->block_bytes;
             char *text = f->offsets + (size_t)j * MAX_K * OFFSET_CHARS;
-            for (uint32_t b = 0; b < f->block_bytes; b++)
-                for (int bit = 0; mask[b] && bit < 8; bit++)
-                    if (mask[b] >> bit & 1) {
-                        argv[argc] = set_u1[0], lens[argc++] = 3;
-                        argv[argc] = set_u1[1], lens[argc++] = 2;
-                        argv[argc] = text;
-                        lens[argc++] = rc_u64_text(text, base + b * 8u + (7u - (unsigned)bit));
-                        argv[argc] = set_u1[2], lens[argc++] = 1;
-                        text += OFFSET_CHARS;
-                    }
+            size_t len[MAX_K];
+            uint32_t bits = key_bit_offsets(f, f->by_shard[j], text, len);
+            for (uint32_t b = 0; b < bits; b++) {
+                argv[argc] = set_u1[0], lens[argc++] = 3;
+                argv[argc] = set_u1[1], lens[argc++] = 2;
+                argv[argc] = text + (size_t)b * OFFSET_CHARS, lens[argc++] = len[b];
+                argv[argc] = set_u1[2], lens[argc++] = 1;
+            }
         }
         rf_point_command(&f->cmds[ncmd], argv, lens, (int)argc, f->shard_slots[s]);
         f->shard_of_cmd[ncmd++] = (uint32_t)s;
@@ -282,16 +294,10 @@ static size_t build_window_rounds(sbloom_redis_t *f, redis_op op, size_t *arg)
         argv[argc] = f->marker_from[s], lens[argc++] = strlen(f->marker_from[s]);
         argv[argc] = f->expire_arg, lens[argc++] = strlen(f->expire_arg);
         for (uint64_t j = from; j < to; j++) {
-            uint32_t i = f->by_shard[j];
-            uint64_t base = (f->block[i] % f->shard_blocks) * f->block_bytes * 8;
-            const uint8_t *mask = f->mask + (size_t)i * f->block_bytes;
-            for (uint32_t b = 0; b < f->block_bytes; b++)
-                for (int bit = 0; mask[b] && bit < 8; bit++)
-                    if (mask[b] >> bit & 1) {
-                        argv[argc] = text;
-                        lens[argc++] = rc_u64_text(text, base + b * 8u + (7u - (unsigned)bit));
-                        text += OFFSET_CHARS;
-                    }
+            uint32_t bits = key_bit_offsets(f, f->by_shard[j], text, lens + argc);
+            for (uint32_t b = 0; b < bits; b++)
+                argv[argc++] = text + (size_t)b * OFFSET_CHARS;
+            text += (size_t)bits * OFFSET_CHARS;
         }
         rf_point_command(&f->cmds[ncmd], argv, lens, (int)argc, f->shard_slots[s]);
         f->shard_of_cmd[ncmd++] = (uint32_t)s;
