@@ -21,7 +21,9 @@ RFPDupeFilter keys them. Where the table lives:
   SIMDBLOOM_EXPECTED (default 10M) by the first process, found by the others; the password from
   REDISCLI_AUTH. Each request is let through by exactly one process of the fleet;
 - SIMDBLOOM_FORGET_AFTER (seconds): a request seen more than that long ago is let through again
-  (a recrawl window; the table forgets, in the process only).
+  (a recrawl window: 3 periods of a third of it, so forgotten between once and 4/3 of it). In the
+  process, or with JOBDIR or SIMDBLOOM_SHARED_PATH in a windowed file that keeps the window (its
+  clock is the wall clock; a file made without the window is refused). Not with Redis yet.
 
 The crawl's stats gain simdbloom/filtered (requests dropped), and at the end simdbloom/fill and
 simdbloom/fpp_now (the false-positive rate the table has reached).
@@ -42,14 +44,22 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAPPED_EXPECTED = 10_000_000  # a file must have a size: planned when none is given
 
 
-def _mapped(path, expected, fpp, concurrent):
-    """The filter file at path, mapped for writing; made first if absent. Processes starting
-    together must all map the one file: it is made under another name and linked into place,
-    which fails for all but the first (a rename would replace a file another process had
-    already mapped)."""
+def _windowed(expected, fpp, forget_after):
+    """A windowed filter forgetting after forget_after seconds: 3 periods of a third of it."""
+    period = max(1, -(-int(forget_after) // 3))
+    return Filter.windowed(expected or DEFAULT_MAPPED_EXPECTED, fpp, 3, period, int(time.time()))
+
+
+def _mapped(path, expected, fpp, concurrent, forget_after=None):
+    """The filter file at path, mapped for writing; made first if absent (windowed with
+    forget_after). Processes starting together must all map the one file: it is made under
+    another name and linked into place, which fails for all but the first (a rename would
+    replace a file another process had already mapped)."""
     if not os.path.exists(path):
         made = f"{path}.new.{os.getpid()}"
-        Filter(expected or DEFAULT_MAPPED_EXPECTED, fpp).save(made)  # whole, or not at all
+        table = _windowed(expected, fpp, forget_after) if forget_after else \
+            Filter(expected or DEFAULT_MAPPED_EXPECTED, fpp)
+        table.save(made)  # whole, or not at all
         try:
             os.link(made, path)
         except FileExistsError:
@@ -73,6 +83,9 @@ class DupeFilter(BaseDupeFilter):
         self.stats = stats
         self.forget_after = forget_after
         self.path = None  # a file this process alone writes (JOBDIR): its header synced at close
+        if redis_nodes and forget_after:
+            raise ValueError("SIMDBLOOM_FORGET_AFTER does not go with SIMDBLOOM_REDIS_NODES yet "
+                             "(the fleet's window is `simdbloom dedup --redis --forget-after`)")
         if redis_nodes:
             if not hasattr(_simdbloom, "RedisFilter"):
                 raise RuntimeError("this simdbloom was built without Redis support (libhiredis-dev)")
@@ -82,16 +95,19 @@ class DupeFilter(BaseDupeFilter):
         elif shared_path:
             # other processes may still add when this one closes: the header is left as it is
             # (the file stays readable; `simdbloom info` counts from the bits)
-            self.filter = _mapped(shared_path, expected, fpp, concurrent=True)
+            self.filter = _mapped(shared_path, expected, fpp, True, forget_after)
         elif path:
             self.path = os.path.join(path, "requests.sbloom")
-            self.filter = _mapped(self.path, expected, fpp, concurrent=False)
+            self.filter = _mapped(self.path, expected, fpp, False, forget_after)
         elif forget_after:
-            # 3 periods: 4 generations, one cache line a key (forgotten between D and 4/3 D)
-            period = max(1, -(-int(forget_after) // 3))
-            self.filter = Filter.windowed(expected or 1_000_000, fpp, 3, period, int(time.time()))
+            self.filter = _windowed(expected or 1_000_000, fpp, forget_after)
         else:
             self.filter = Filter(expected, fpp)
+        if forget_after and self.filter.layout != "windowed":
+            raise ValueError(f"{shared_path or self.path} was made without a window: "
+                             "SIMDBLOOM_FORGET_AFTER needs a file made with it (or another path)")
+        if forget_after:
+            self.filter.advance(int(time.time()))  # what fell out of the window meanwhile
 
     @classmethod
     def from_settings(cls, settings, *, fingerprinter=None, stats=None):
