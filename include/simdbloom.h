@@ -523,7 +523,8 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  *
  * A windowed filter in concurrent mode: adds, add_if_new, lookups, sbloom_items and
  * sbloom_advance may run from any threads at once. Every add and lookup of a key takes the lock
- * of its lines' stripe (4,096 spin locks over runs of adjacent lines), so exactly once and no
+ * of its lines' stripe (4,096 spin locks over runs of adjacent lines; or, where the CPU has
+ * hardware transactions, runs in one that reads that lock), so exactly once and no
  * false negative hold as above, and the window's promise too: sbloom_advance (one thread moves the
  * clock at a time; others wait) clears the reused generation stripe by stripe under the same
  * locks, then publishes the new period. An add racing it goes into the generation current when

@@ -278,9 +278,42 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
                    : SBK_TRANSACTION_FAILED;                                                       \
     }
 #define SBK_TRANSACTION(NAME) NAME##_insert_transaction
+/* The same for the windowed mode's per-key functions (kernels.h: window_transaction). */
+#define SBK_DEFINE_WINDOW_TRANSACTION(NAME, LINES)                                                 \
+    __attribute__((target("rtm"))) static int NAME##_window_transaction(                           \
+        void *blocks, uint64_t groups, uint32_t lines, uint32_t target, int add,                   \
+        const uint64_t *hashes, size_t n, const uint32_t *stripes, uint64_t per_stripe,            \
+        uint8_t *results)                                                                          \
+    {                                                                                              \
+        (void)lines;                                                                               \
+        unsigned status_ = _xbegin();                                                              \
+        if (status_ == _XBEGIN_STARTED) {                                                          \
+            SBK_UPPER_LIVE_FROM(n);                                                                \
+            int count_ = 0;                                                                        \
+            for (size_t i_ = 0; i_ < n; i_++) {                                                    \
+                const volatile uint32_t *lock_ =                                                   \
+                    stripes + sbk_block_index(hashes[i_], groups) / per_stripe;                    \
+                if (*lock_ != 0)                                                                   \
+                    _xabort(0xff); /* a thread holds the key's stripe (a rotation, say) */         \
+                int one_ = add ? NAME##_window_add(blocks, groups, LINES, target, hashes + i_)     \
+                               : NAME##_window_held(blocks, groups, LINES, target, hashes + i_);   \
+                results[i_] = (uint8_t)one_;                                                       \
+                count_ += one_;                                                                    \
+            }                                                                                      \
+            _xend();                                                                               \
+            SBK_UPPER_LIVE_TO();                                                                   \
+            return count_;                                                                         \
+        }                                                                                          \
+        return status_ & (_XABORT_RETRY | _XABORT_CONFLICT | _XABORT_EXPLICIT)                     \
+                   ? SBK_TRANSACTION_RETRY                                                         \
+                   : SBK_TRANSACTION_FAILED;                                                       \
+    }
+#define SBK_WINDOW_TRANSACTION(NAME) NAME##_window_transaction
 #else
 #define SBK_DEFINE_TRANSACTION(NAME)
 #define SBK_TRANSACTION(NAME) NULL
+#define SBK_DEFINE_WINDOW_TRANSACTION(NAME, LINES)
+#define SBK_WINDOW_TRANSACTION(NAME) NULL
 #endif
 
 #define SBK_DEFINE_BATCH_KERNELS(NAME)                                                             \
@@ -382,13 +415,14 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
 
 #define SBK_DEFINE_WINDOW_KERNELS(NAME, LINES)                                                     \
     SBK_DEFINE_WINDOW_LOOP(NAME##_window_insert, NAME##_window_add, 1, LINES)                      \
-    SBK_DEFINE_WINDOW_LOOP(NAME##_window_contains, NAME##_window_held, 0, LINES)
+    SBK_DEFINE_WINDOW_LOOP(NAME##_window_contains, NAME##_window_held, 0, LINES)                   \
+    SBK_DEFINE_WINDOW_TRANSACTION(NAME, LINES)
 
 /* The table entry of a bit layout: insert, contains, no remove, and the concurrent forms. */
 #define SBK_LAYOUT_ENTRY(NAME)                                                                     \
     {                                                                                              \
         NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared,  \
-            NAME##_insert_one, NAME##_contains_one, NULL, NULL, SBK_TRANSACTION(NAME)              \
+            NAME##_insert_one, NAME##_contains_one, NULL, NULL, SBK_TRANSACTION(NAME), NULL        \
     }
 
 /* A 512-bit layout's entry: the same, and the windowed mode's adjacent lines. */
@@ -396,7 +430,7 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
     {                                                                                              \
         NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared,  \
             NAME##_insert_one, NAME##_contains_one, NAME##_window_insert, NAME##_window_contains,  \
-            SBK_TRANSACTION(NAME)                                                                  \
+            SBK_TRANSACTION(NAME), SBK_WINDOW_TRANSACTION(NAME)                                    \
     }
 
 #define SBK_DEFINE_COUNTING_KERNELS(NAME)                                                          \
@@ -409,7 +443,8 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
 #define SBK_COUNTING_ENTRY(NAME)                                                                   \
     {                                                                                              \
         NAME##_add, NAME##_contains, NAME##_remove, NULL, NULL, NAME##_insert_one,                 \
-            NAME##_contains_one, NAME##_window_insert, NAME##_window_contains, NULL                \
+            NAME##_contains_one, NAME##_window_insert, NAME##_window_contains, NULL,               \
+            SBK_WINDOW_TRANSACTION(NAME)                                                           \
     }
 
 #endif

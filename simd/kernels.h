@@ -152,6 +152,14 @@ typedef int (*sbk_transaction_fn)(void *blocks, uint64_t nblocks, const uint64_t
 #define SBK_TRANSACTION_RETRY (-1)
 #define SBK_TRANSACTION_FAILED (-2)
 
+/* The windowed mode's form (src/modes/windowed.c, many threads): up to SBK_TRANSACTION_KEYS keys
+ * of window_insert (add) or window_contains (!add) as one transaction, each key's stripe lock
+ * (stripes[group / per_stripe]) read first; results and the return as insert_transaction's. */
+typedef int (*sbk_window_transaction_fn)(void *blocks, uint64_t groups, uint32_t lines,
+                                         uint32_t target, int add, const uint64_t *hashes, size_t n,
+                                         const uint32_t *stripes, uint64_t per_stripe,
+                                         uint8_t *results);
+
 typedef struct sbloom_layout_kernels {
     sbk_batch_fn insert;
     sbk_probe_fn contains;
@@ -173,6 +181,7 @@ typedef struct sbloom_layout_kernels {
     sbk_window_fn window_insert; /* the windowed mode's forms (above) */
     sbk_window_fn window_contains;
     sbk_transaction_fn insert_transaction; /* (above) */
+    sbk_window_transaction_fn window_transaction;
 } sbloom_layout_kernels;
 
 #define SBK_COUNTER_MAX 15

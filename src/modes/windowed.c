@@ -28,7 +28,9 @@
  *
  * Many threads (sbloom_set_concurrent): every access to a group of lines is made under the lock
  * of its stripe (SBLOOM_STRIPES spin locks, each over a run of adjacent groups): a test-and-add's
- * test and set, a lookup, and a rotation's clear of the stripe's groups. So a key is reported new
+ * test and set, a lookup, and a rotation's clear of the stripe's groups. Where the CPU has
+ * hardware transactions, keys go 8 at a time in one instead, which reads their stripes' locks and
+ * so cannot commit while a stripe is held (as in src/modes/concurrent.c). So a key is reported new
  * once, by the first of the threads adding it, and no thread reads lines half cleared. A rotation
  * (one thread at a time: sbloom_advance takes a lock of its own) clears the reused generation
  * stripe by stripe, then publishes the new period: an add racing it lands in the generation that
@@ -431,15 +433,50 @@ static void prefetch_group(const windowed *w, uint64_t group)
         __builtin_prefetch(line_of(w, group, g), 1, 3);
 }
 
-/* Many threads: each key tested (and set) by the same fused kernel, alone, under the lock of its
- * group's stripe. */
+#define TRANSACTION_TRIES 4
+
+/* Keys [0, n) (at most SBK_TRANSACTION_KEYS) in one hardware transaction, retried: their count,
+ * or -1 (not done: the locked path). */
+static int run_transaction(windowed *w, uint32_t slot, sbloom_batch_op op, const uint64_t *hashes,
+                           size_t n, uint8_t *results)
+{
+    const sbloom_core *c = &w->lines;
+    for (int tries = 0; tries < TRANSACTION_TRIES; tries++) {
+        int done = c->kern->window_transaction(c->blocks, w->ngroups, w->per_group, slot,
+                                               op != SBLOOM_OP_CONTAINS, hashes, n, w->locks,
+                                               w->per_stripe, results);
+        if (done >= 0)
+            return done;
+        if (done == SBK_TRANSACTION_FAILED)
+            break;
+    }
+    return -1;
+}
+
+/* Many threads: each key tested (and set) by the same fused kernel under the lock of its group's
+ * stripe; where the CPU has hardware transactions (src/modes/concurrent.c says how they stand
+ * beside the locks), SBK_TRANSACTION_KEYS keys at a time in one instead, reading their stripes'
+ * locks (a rotation holds them while it clears). */
 static uint64_t run_locked(windowed *w, uint32_t slot, sbloom_batch_op op, const uint64_t *hashes,
                            size_t n, uint8_t *results)
 {
     uint64_t count = 0;
+    uint8_t scratch[SBK_TRANSACTION_KEYS];
     for (size_t i = 0; i < n && i < LOCKED_AHEAD; i++)
         prefetch_group(w, sbk_block_index(hashes[i], w->ngroups));
-    for (size_t i = 0; i < n; i++) {
+    size_t at = 0;
+    int transactions = sbk_have_rtm() && w->lines.kern->window_transaction;
+    while (transactions && at < n) {
+        size_t len = n - at < SBK_TRANSACTION_KEYS ? n - at : SBK_TRANSACTION_KEYS;
+        for (size_t i = at; i < at + len && i + LOCKED_AHEAD < n; i++)
+            prefetch_group(w, sbk_block_index(hashes[i + LOCKED_AHEAD], w->ngroups));
+        int done = run_transaction(w, slot, op, hashes + at, len, results ? results + at : scratch);
+        if (done < 0)
+            break; /* these keys and the rest: the locked path */
+        count += (uint64_t)done;
+        at += len;
+    }
+    for (size_t i = at; i < n; i++) {
         if (i + LOCKED_AHEAD < n)
             prefetch_group(w, sbk_block_index(hashes[i + LOCKED_AHEAD], w->ngroups));
         uint32_t *lock = w->locks + sbk_block_index(hashes[i], w->ngroups) / w->per_stripe;
