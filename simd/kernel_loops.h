@@ -251,31 +251,35 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(SIMDBLOOM_X86_SIMDE) &&                 \
     !defined(SBK_UNDER_TSAN)
 #include <immintrin.h>
+/* The body both transactions share, over keys [0, n): each key's stripe lock (LOCK_OF, an
+ * expression of i_) read first, then its answer (ONE_KEY, 0 or 1) into RESULTS[i_]; returns the
+ * count on a commit, else what the abort says. */
+#define SBK_TRANSACTION_BODY(LOCK_OF, ONE_KEY, RESULTS)                                            \
+    unsigned status_ = _xbegin();                                                                  \
+    if (status_ == _XBEGIN_STARTED) {                                                              \
+        SBK_UPPER_LIVE_FROM(n);                                                                    \
+        int count_ = 0;                                                                            \
+        for (size_t i_ = 0; i_ < n; i_++) {                                                        \
+            if (*(const volatile uint32_t *)(LOCK_OF) != 0)                                        \
+                _xabort(0xff); /* another path holds the key's stripe */                           \
+            int one_ = (ONE_KEY);                                                                  \
+            (RESULTS)[i_] = (uint8_t)one_;                                                         \
+            count_ += one_;                                                                        \
+        }                                                                                          \
+        _xend();                                                                                   \
+        SBK_UPPER_LIVE_TO();                                                                       \
+        return count_;                                                                             \
+    }                                                                                              \
+    return status_ & (_XABORT_RETRY | _XABORT_CONFLICT | _XABORT_EXPLICIT)                         \
+               ? SBK_TRANSACTION_RETRY                                                             \
+               : SBK_TRANSACTION_FAILED
 #define SBK_DEFINE_TRANSACTION(NAME)                                                               \
     __attribute__((target("rtm"))) static int NAME##_insert_transaction(                           \
         void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n, const uint32_t *stripes, \
         uint32_t stripe_mask, uint8_t *is_new)                                                     \
     {                                                                                              \
-        unsigned status_ = _xbegin();                                                              \
-        if (status_ == _XBEGIN_STARTED) {                                                          \
-            SBK_UPPER_LIVE_FROM(n);                                                                \
-            int fresh_ = 0;                                                                        \
-            for (size_t i_ = 0; i_ < n; i_++) {                                                    \
-                const volatile uint32_t *lock_ =                                                   \
-                    stripes + (sbk_block_index(hashes[i_], nblocks) & stripe_mask);                \
-                if (*lock_ != 0)                                                                   \
-                    _xabort(0xff); /* the locked path holds a key's stripe */                      \
-                int one_ = NAME##_insert(blocks, nblocks, hashes + i_);                            \
-                is_new[i_] = (uint8_t)one_;                                                        \
-                fresh_ += one_;                                                                    \
-            }                                                                                      \
-            _xend();                                                                               \
-            SBK_UPPER_LIVE_TO();                                                                   \
-            return fresh_;                                                                         \
-        }                                                                                          \
-        return status_ & (_XABORT_RETRY | _XABORT_CONFLICT | _XABORT_EXPLICIT)                     \
-                   ? SBK_TRANSACTION_RETRY                                                         \
-                   : SBK_TRANSACTION_FAILED;                                                       \
+        SBK_TRANSACTION_BODY(stripes + (sbk_block_index(hashes[i_], nblocks) & stripe_mask),       \
+                             NAME##_insert(blocks, nblocks, hashes + i_), is_new);                 \
     }
 #define SBK_TRANSACTION(NAME) NAME##_insert_transaction
 /* The same for the windowed mode's per-key functions (kernels.h: window_transaction). */
@@ -286,27 +290,10 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
         uint8_t *results)                                                                          \
     {                                                                                              \
         (void)lines;                                                                               \
-        unsigned status_ = _xbegin();                                                              \
-        if (status_ == _XBEGIN_STARTED) {                                                          \
-            SBK_UPPER_LIVE_FROM(n);                                                                \
-            int count_ = 0;                                                                        \
-            for (size_t i_ = 0; i_ < n; i_++) {                                                    \
-                const volatile uint32_t *lock_ =                                                   \
-                    stripes + sbk_block_index(hashes[i_], groups) / per_stripe;                    \
-                if (*lock_ != 0)                                                                   \
-                    _xabort(0xff); /* a thread holds the key's stripe (a rotation, say) */         \
-                int one_ = add ? NAME##_window_add(blocks, groups, LINES, target, hashes + i_)     \
-                               : NAME##_window_held(blocks, groups, LINES, target, hashes + i_);   \
-                results[i_] = (uint8_t)one_;                                                       \
-                count_ += one_;                                                                    \
-            }                                                                                      \
-            _xend();                                                                               \
-            SBK_UPPER_LIVE_TO();                                                                   \
-            return count_;                                                                         \
-        }                                                                                          \
-        return status_ & (_XABORT_RETRY | _XABORT_CONFLICT | _XABORT_EXPLICIT)                     \
-                   ? SBK_TRANSACTION_RETRY                                                         \
-                   : SBK_TRANSACTION_FAILED;                                                       \
+        SBK_TRANSACTION_BODY(stripes + sbk_block_index(hashes[i_], groups) / per_stripe,           \
+                             add ? NAME##_window_add(blocks, groups, LINES, target, hashes + i_)   \
+                                 : NAME##_window_held(blocks, groups, LINES, target, hashes + i_), \
+                             results);                                                             \
     }
 #define SBK_WINDOW_TRANSACTION(NAME) NAME##_window_transaction
 #else

@@ -19,12 +19,12 @@
  *     block b of generation g (a 512-bit layout planned for n / G at p / (G + 1)). A lookup reads
  *     G + 1 lines, adjacent (one DRAM page, prefetched together). Rotating clears one line of
  *     every group.
- * Measured (bench/window.c; docs/SIZING.md for the memory): where the machine is bound by the
- * lines it can read, slots cost about what the plain filter does and adjacent lines about G + 1
- * times; adjacent lines take less memory (1.7x a plain filter planned for the window's keys at 1%
- * against 2.1x). The first version, G + 1 separate filters probed one kernel pass each, was 5x the
- * plain filter at 1M keys. Epoch stamps in every slot (one line a key, about 4x the memory, stamps
- * to sweep before they wrap) were not built: slots as bitmaps are the same idea at 4 bits.
+ * Measured (simdbloom-bench-window, docs/notes/window.md; docs/SIZING.md for the memory): test-
+ * and-add with slots 1.3-1.8x the plain filter's, with adjacent lines about G + 1 times at 100M
+ * keys; adjacent lines take less memory (1.7x a plain filter planned for the window's keys at 1%
+ * against 2.1x). The first version probed G + 1 separate filters, one kernel pass each. Epoch
+ * stamps in every slot (one line a key, about 4x the memory, stamps to sweep before they wrap)
+ * were not built: slots as bitmaps are the same idea at 4 bits.
  *
  * Many threads (sbloom_set_concurrent): every access to a group of lines is made under the lock
  * of its stripe (SBLOOM_STRIPES spin locks, each over a run of adjacent groups): a test-and-add's
