@@ -31,6 +31,22 @@ check "no overflow warning when within plan" bash -c "! grep -q warning '$tmp/su
 check "stdin equals file" cmp -s "$tmp/stdin" "$tmp/awk"
 "$bin" dedup --quiet - "$stream" <"$stream" >"$tmp/twice"
 check "second pass over the same lines adds nothing" cmp -s "$tmp/twice" "$tmp/awk"
+# A file is mapped and cut into pieces of about 1 MiB that any thread splits and hashes: output in
+# input order on every thread count. A pipe is read; standard input that is a file some of which
+# was read before (head leaves its offset after the lines it took) goes on from there.
+for threads in 1 3; do
+  "$bin" dedup --quiet --fpp 1e-9 --threads "$threads" "$stream" >"$tmp/threads"
+  check "dedup --threads $threads equals awk" cmp -s "$tmp/threads" "$tmp/awk"
+done
+cat "$stream" | "$bin" dedup --quiet --fpp 1e-9 --threads 3 >"$tmp/piped"
+check "a pipe equals the file" cmp -s "$tmp/piped" "$tmp/awk"
+# Short lines: a piece holds far more lines than a slot starts with (its arrays grow).
+{ seq 1 300000; seq 1 300000; } >"$tmp/short"
+"$bin" dedup --quiet --fpp 1e-9 --threads 2 "$tmp/short" >"$tmp/short_out"
+check "a file of short lines: every line once, in order" cmp -s "$tmp/short_out" <(seq 1 300000)
+{ head -n 1000 >/dev/null; "$bin" dedup --quiet --fpp 1e-9 >"$tmp/rest"; } <"$stream"
+tail -n +1001 "$stream" | awk '!s[$0]++' >"$tmp/rest_awk"
+check "standard input goes on where it was left" cmp -s "$tmp/rest" "$tmp/rest_awk"
 check "--quiet prints nothing" bash -c "'$bin' dedup --quiet '$stream' 2>&1 >/dev/null | cmp -s - /dev/null"
 
 # 2. Over the plan: a warning with the rate now expected.

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "simdbloom.h"
 
@@ -170,12 +171,35 @@ typedef struct line_batch {
     const size_t *lens, *key_lens;
     const uint64_t *hashes;
     size_t n;
+    int in_place; /* each line is followed by its newline in a mapped input file, where it stays
+                   * at least until fn returns (line_writer_put_mapped, then a flush) */
 } line_batch;
 typedef int (*line_batch_fn)(void *ctx, const line_batch *batch);
 /* Streams every file (standard input when none; "-" is standard input) through fn. A file that
  * cannot be opened or read is named on standard error and skipped, as cat does: the status is
  * then EXIT_RUNTIME once the others are done. */
 int stream_inputs(stream_state *s, int nfiles, char **files, line_batch_fn fn, void *ctx);
+/* progress.c: the progress line (about once a second, or the last one when final). */
+void stream_progress(stream_state *s, int final);
+/* prepare.c: room for the normal forms of a batch's keys, grown as needed (key_room_free). */
+typedef struct key_room {
+    char *scratch;
+    size_t scratch_cap;
+    size_t *offsets;
+    size_t offsets_cap;
+} key_room;
+/* Each line's key (the line without a trailing CR, or its normal form under --normalize url) and
+ * the key's hash, on `threads` threads (the caller's included); 0, or -1 when memory runs out.
+ * keys may be lines itself when there is no --normalize (a key begins where its line does). */
+int prepare_lines(const stream_state *s, unsigned threads, const char **lines, const size_t *lens,
+                  const char **keys, size_t *key_lens, uint64_t *hashes, size_t n, key_room *room);
+void key_room_free(key_room *room);
+/* pipeline.c: the whole lines of the mapped file r through fn, in order, pieces of it split and
+ * hashed on s->threads threads at once; EXIT_OK when every whole line of the mapping went
+ * through (line_reader_next gives what is left), else fn's status, EXIT_STOPPED or EXIT_RUNTIME
+ * (after its message). */
+struct line_reader;
+int pipeline_run(struct line_reader *r, stream_state *s, line_batch_fn fn, void *ctx);
 /* SIGTERM, SIGINT and SIGHUP stop the stream between batches (a blocked read returns at once):
  * stream_inputs then returns EXIT_STOPPED, and the command finishes its output (whole lines) and
  * its state before it exits with 128 + the signal (stop_exit_status). A kill -9 cannot be
@@ -229,9 +253,12 @@ typedef struct line_reader {
     int fd;
     int eof;
     const char *name;
-    char *buf;
+    char *buf; /* a reader that reads: its lines are buf[start, end) */
     size_t cap, start, end;
-    uint64_t bytes_read;
+    const char *map; /* a mapped file: map[map_pos, map_len) is still to come */
+    size_t map_len, map_pos, map_start;
+    int reading_on;      /* the mapped file grew: read on past the mapping */
+    uint64_t bytes_read; /* input consumed (read, or mapped and split) */
     /* Called before a read that would wait for input (a pipe or terminal with nothing ready):
      * a command flushes its output there, so a pipeline never waits on lines held back. */
     void (*idle)(void *ctx);
@@ -261,24 +288,38 @@ int line_reader_open(line_reader *r, const char *path);
 /* Up to max lines into lines/lens, valid until the next call; returns the count, 0 at the end,
  * -1 with errno set on a read error or when memory runs out. */
 long line_reader_next(line_reader *r, const char **lines, size_t *lens, size_t max);
+/* A mapped file only: its next whole lines, about `want` bytes (up to the first newline past
+ * want), in *begin and *len, valid until the reader is closed; 1, or 0 when no whole line is left
+ * in the mapping (line_reader_next then gives the rest: a last line without a newline, or what
+ * the file grew by). */
+int line_reader_take(line_reader *r, const char **begin, size_t *len, size_t want);
 void line_reader_close(line_reader *r);
 /* stop.c: 1 once a stop signal arrived (a read interrupted by it then fails with EINTR). */
 int line_reader_stop_requested(void);
+/* stop.c: while an input is mapped at map[0, len) (NULL: none), a SIGBUS there (the file was
+ * truncated under the mapping) stops the command with a message naming path. */
+void stop_on_input_truncated(const char *map, size_t len, const char *path);
 
 /* output.c: lines out to a file descriptor, buffered so that every write(2) holds whole lines
  * only: output cut short (a kill, a full disk) ends at a line's end. */
+#define LINE_WRITER_PIECES 1024 /* IOV_MAX on Linux */
 typedef struct line_writer {
     int fd;
     char *buf;
     size_t len, cap;
     int failed, err; /* a write failed (err: its errno; reported once); nothing written after */
-    uint64_t lines_pending; /* lines in buf */
-    uint64_t lines_written; /* lines that reached the file descriptor whole */
+    uint64_t lines_pending;                  /* lines in the pending pieces */
+    uint64_t lines_written;                  /* lines that reached the file descriptor whole */
+    struct iovec pieces[LINE_WRITER_PIECES]; /* what is pending: in buf, or in a mapped input */
+    int npieces;
 } line_writer;
 /* 0, or -1 when the buffer cannot be allocated. */
 int line_writer_open(line_writer *w, int fd, size_t cap);
 /* Appends line and a newline; 0, or -1 once a write has failed. */
 int line_writer_put(line_writer *w, const char *line, size_t len);
+/* The same for a line followed by its newline (line[len] is '\n') that stays where it is until
+ * the next line_writer_flush (a mapped input's line: line_batch.in_place): not copied. */
+int line_writer_put_mapped(line_writer *w, const char *line, size_t len);
 /* Writes what is buffered; 0 or -1. */
 int line_writer_flush(line_writer *w);
 /* For stream_state.idle (ctx: the writer): input would block, so what is buffered goes out. */

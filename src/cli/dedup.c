@@ -154,6 +154,14 @@ typedef struct dedup_run {
  * rerun after a kill repeats at most this many of the lines it had written. */
 #define CLAIM_WINDOW 4096
 
+/* Line i of the batch to the output: from where it lies when it is in a mapped input (the
+ * callers flush before they return), else copied. */
+static int put_line(dedup_run *r, const line_batch *b, size_t i)
+{
+    return b->in_place ? line_writer_put_mapped(&r->out, b->lines[i], b->lens[i])
+                       : line_writer_put(&r->out, b->lines[i], b->lens[i]);
+}
+
 static int journal_failed(void)
 {
     fprintf(stderr, "simdbloom: cannot write the claims journal: %s\n", strerror(errno));
@@ -174,7 +182,7 @@ static int fleet_failed(dedup_run *r, const line_batch *b, size_t at, size_t len
             if (first_not_added == len)
                 first_not_added = i;
             is_new[i] = 0; /* not taken: the journal lets it go */
-        } else if (is_new[i] && line_writer_put(&r->out, b->lines[at + i], b->lens[at + i]) < 0)
+        } else if (is_new[i] && put_line(r, b, at + i) < 0)
             return EXIT_RUNTIME;
     }
     if (claims_taken(r->claims, b->hashes + at, is_new, len) < 0)
@@ -222,7 +230,7 @@ static int claim_window(dedup_run *r, const line_batch *b, size_t at, size_t len
         return journal_failed();
     for (size_t i = 0; i < len; i++) {
         int owed = claims_owed(r->claims, hashes[i]);
-        if ((is_new[i] || owed) && line_writer_put(&r->out, b->lines[at + i], b->lens[at + i]) < 0)
+        if ((is_new[i] || owed) && put_line(r, b, at + i) < 0)
             return EXIT_RUNTIME;
         r->owed_written += owed && !is_new[i];
         r->lines_out += owed && !is_new[i];
@@ -272,9 +280,17 @@ static int dedup_batch(void *ctx, const line_batch *b)
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
         return EXIT_RUNTIME;
     }
-    for (size_t i = 0; i < n; i++)
-        if (r->is_new[i] && line_writer_put(&r->out, lines[i], lens[i]) < 0)
+    if (b->in_place) { /* written from the mapped input, before it goes */
+        for (size_t i = 0; i < n; i++)
+            if (r->is_new[i] && line_writer_put_mapped(&r->out, lines[i], lens[i]) < 0)
+                return EXIT_RUNTIME;
+        if (line_writer_flush(&r->out) < 0)
             return EXIT_RUNTIME;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (r->is_new[i] && line_writer_put(&r->out, lines[i], lens[i]) < 0)
+                return EXIT_RUNTIME;
+    }
     r->lines_out += (uint64_t)fresh;
     if (r->state && r->checkpoint > 0 && now_seconds() - r->last_saved >= r->checkpoint)
         return save_state(r);

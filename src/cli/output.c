@@ -1,14 +1,20 @@
 /*
  * Line output for dedup and query. stdio would flush its buffer whenever it fills, cutting a line
  * in two; a command killed just then leaves half a line at the end of its output, and a reader
- * downstream takes it for a URL. Here the buffer only ever goes out whole: a line that does not
- * fit flushes the lines before it, and a line larger than the buffer goes out by itself.
+ * downstream takes it for a URL. Here output only ever goes out as whole lines: a line that does
+ * not fit flushes the lines before it, and a line larger than the buffer goes out by itself.
+ *
+ * What is pending is a list of pieces (iovecs) written by one writev(2): lines copied into the
+ * buffer (line_writer_put), and lines of a mapped input file written from where they lie, with
+ * the newline after them (line_writer_put_mapped: no copy; a run of such lines next to each
+ * other in the file is one piece).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -25,29 +31,57 @@ int line_writer_open(line_writer *w, int fd, size_t cap)
 /* The first failure is the last: it is reported once, and nothing is written after it. */
 static int fail(line_writer *w, int err)
 {
-    if (!w->failed)
+    if (!w->failed && err == EFAULT) /* lines written from a mapped input that was cut short */
+        fprintf(stderr, "simdbloom: cannot write output: an input file was truncated while "
+                        "this run was reading it\n");
+    else if (!w->failed)
         fprintf(stderr, "simdbloom: cannot write output: %s\n", strerror(err));
     w->failed = 1;
     w->err = err;
     return -1;
 }
 
-/* Writes len bytes holding `lines` whole lines; on a failure counts the lines that got out. */
-static int write_lines(line_writer *w, const char *data, size_t len, uint64_t lines)
+/* Counts the newlines of data[0, len): the lines that got out of a write cut short. */
+static uint64_t newlines(const char *data, size_t len)
 {
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(w->fd, data + done, len - done);
+    uint64_t count = 0;
+    for (size_t i = 0; i < len; i++)
+        count += data[i] == '\n';
+    return count;
+}
+
+/* Writes the pieces, which hold `lines` whole lines: one writev when it takes them all (a pipe
+ * or file), else on from where it stopped; lines_written counts the lines that got out. */
+static int write_pieces(line_writer *w, struct iovec *piece, int count, uint64_t lines)
+{
+    size_t left = 0;
+    for (int i = 0; i < count; i++)
+        left += piece[i].iov_len;
+    uint64_t counted = 0; /* lines already counted from a write cut short */
+    while (left > 0) {
+        ssize_t n = writev(w->fd, piece, count);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0) {
-            for (size_t i = 0; i < done; i++) /* lines that reached the file before the failure */
-                w->lines_written += data[i] == '\n';
+        if (n <= 0)
             return fail(w, n < 0 ? errno : ENOSPC);
+        if ((size_t)n == left)
+            break;
+        left -= (size_t)n;
+        for (size_t done = (size_t)n; done > 0;) { /* skip what went out, counting its lines */
+            size_t part = done < piece->iov_len ? done : piece->iov_len;
+            uint64_t got = newlines(piece->iov_base, part);
+            w->lines_written += got;
+            counted += got;
+            piece->iov_base = (char *)piece->iov_base + part;
+            piece->iov_len -= part;
+            done -= part;
+            if (piece->iov_len == 0) {
+                piece++;
+                count--;
+            }
         }
-        done += (size_t)n;
     }
-    w->lines_written += lines;
+    w->lines_written += lines - counted;
     return 0;
 }
 
@@ -55,10 +89,29 @@ int line_writer_flush(line_writer *w)
 {
     if (w->failed)
         return -1;
-    int rc = write_lines(w, w->buf, w->len, w->lines_pending);
+    int rc = write_pieces(w, w->pieces, w->npieces, w->lines_pending);
     w->len = 0;
+    w->npieces = 0;
     w->lines_pending = 0;
     return rc;
+}
+
+/* Adds data[0, len) to the pending pieces: to the last one when it ends where data begins. */
+static int add_piece(line_writer *w, const char *data, size_t len)
+{
+    if (w->npieces > 0) {
+        struct iovec *last = &w->pieces[w->npieces - 1];
+        if ((const char *)last->iov_base + last->iov_len == data) {
+            last->iov_len += len;
+            return 0;
+        }
+    }
+    if (w->npieces == LINE_WRITER_PIECES && line_writer_flush(w) < 0)
+        return -1;
+    w->pieces[w->npieces].iov_base = (void *)(uintptr_t)data;
+    w->pieces[w->npieces].iov_len = len;
+    w->npieces++;
+    return 0;
 }
 
 int line_writer_put(line_writer *w, const char *line, size_t len)
@@ -68,14 +121,25 @@ int line_writer_put(line_writer *w, const char *line, size_t len)
     if (len + 1 > w->cap - w->len && line_writer_flush(w) < 0)
         return -1;
     if (len + 1 > w->cap) { /* longer than the buffer: out alone, as one line */
-        char newline = '\n';
-        if (write_lines(w, line, len, 0) < 0 || write_lines(w, &newline, 1, 1) < 0)
-            return -1;
-        return 0;
+        struct iovec alone[2] = {{(void *)(uintptr_t)line, len}, {"\n", 1}};
+        return write_pieces(w, alone, 2, 1);
     }
-    memcpy(w->buf + w->len, line, len);
-    w->buf[w->len + len] = '\n';
+    char *at = w->buf + w->len;
+    memcpy(at, line, len);
+    at[len] = '\n';
     w->len += len + 1;
+    if (add_piece(w, at, len + 1) < 0)
+        return -1;
+    w->lines_pending++;
+    return 0;
+}
+
+int line_writer_put_mapped(line_writer *w, const char *line, size_t len)
+{
+    if (w->failed)
+        return -1;
+    if (add_piece(w, line, len + 1) < 0)
+        return -1;
     w->lines_pending++;
     return 0;
 }

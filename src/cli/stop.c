@@ -1,6 +1,8 @@
 /*
  * The stop flag: SIGTERM, SIGINT and SIGHUP set it (stream_stop_on_signals); the line reader
- * (lines.c) and the stream (stream.c) read it; the exit status says which signal it was.
+ * (lines.c) and the stream (stream.c) read it; the exit status says which signal it was. And
+ * SIGBUS on a mapping whose file was truncated: the shared filter's, or the input being read
+ * (told apart by the faulting address), each stops the command with one line.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -37,17 +39,42 @@ int line_reader_stop_requested(void)
     return stop_signal != 0;
 }
 
-/* The message a SIGBUS on a shared mapping prints, built before the signal can come (a handler
- * may only write). */
-static char mapping_message[1024];
-static size_t mapping_message_len;
+/* The messages a SIGBUS prints, built before the signal can come (a handler may only write):
+ * one for the shared filter's mapping, one for the input file mapped at the time. */
+static char mapping_message[1024], input_message[1024];
+static size_t mapping_message_len, input_message_len;
+static const char *volatile input_map;
+static volatile size_t input_map_len;
 
-static void mapping_failed(int sig)
+static void mapping_failed(int sig, siginfo_t *info, void *context)
 {
-    (void)sig;
-    ssize_t written = write(STDERR_FILENO, mapping_message, mapping_message_len);
+    (void)context;
+    const char *at = info ? (const char *)info->si_addr : NULL;
+    const char *map = input_map;
+    int in_input = map && at >= map && at < map + input_map_len;
+    if (!in_input && mapping_message_len == 0) { /* not ours: the default, a core dump */
+        signal(sig, SIG_DFL);
+        return;
+    }
+    ssize_t written = in_input ? write(STDERR_FILENO, input_message, input_message_len)
+                               : write(STDERR_FILENO, mapping_message, mapping_message_len);
     (void)written;
     _exit(EXIT_RUNTIME);
+}
+
+static size_t message_length(int len, size_t room)
+{
+    return len < 0 ? 0 : (size_t)len < room ? (size_t)len : room - 1;
+}
+
+static void catch_bus_errors(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = mapping_failed;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGBUS, &action, NULL);
 }
 
 void stop_on_mapping_failure(const char *path)
@@ -58,12 +85,21 @@ void stop_on_mapping_failure(const char *path)
                        "claims journal: the same command, run again on a restored or new filter "
                        "file, writes them\n",
                        path);
-    mapping_message_len = len < 0                                ? 0
-                          : (size_t)len < sizeof mapping_message ? (size_t)len
-                                                                 : sizeof mapping_message - 1;
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = mapping_failed;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGBUS, &action, NULL);
+    mapping_message_len = message_length(len, sizeof mapping_message);
+    catch_bus_errors();
+}
+
+void stop_on_input_truncated(const char *map, size_t len, const char *path)
+{
+    input_map = NULL;
+    if (!map)
+        return;
+    int n = snprintf(input_message, sizeof input_message,
+                     "simdbloom: %s was truncated while this run was reading it (SIGBUS): "
+                     "stopped\n",
+                     path);
+    input_message_len = message_length(n, sizeof input_message);
+    input_map_len = len;
+    input_map = map;
+    catch_bus_errors();
 }

@@ -1,0 +1,88 @@
+/*
+ * Splitting a buffer into lines: the first step of every command that reads lines, run over
+ * every byte of the input. The portable path calls memchr once a line; on x86-64 CPUs with AVX2
+ * the buffer is compared 64 bytes at a time and the newlines' positions come out of one 64-bit
+ * mask, which is about twice as fast on URL lines (70-80 bytes) as a call a line.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "newlines.h"
+
+/* The lines ending in buf[from, len) of which the first begins at begin (begin <= from: the
+ * bytes begin..from hold no newline), appended to lines/lens after the count already there. */
+static size_t split_from(const char *buf, size_t len, size_t begin, size_t from, const char **lines,
+                         size_t *lens, size_t count, size_t max, size_t *used)
+{
+    while (count < max && from < len) {
+        const char *newline = memchr(buf + from, '\n', len - from);
+        if (!newline)
+            break;
+        size_t end = (size_t)(newline - buf);
+        lines[count] = buf + begin;
+        lens[count] = end - begin;
+        count++;
+        begin = from = end + 1;
+    }
+    *used = begin;
+    return count;
+}
+
+size_t split_lines_scalar(const char *buf, size_t len, const char **lines, size_t *lens, size_t max,
+                          size_t *used)
+{
+    return split_from(buf, len, 0, 0, lines, lens, 0, max, used);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* What split_lines_scalar computes: each 64-byte piece gives a mask with bit i set where byte i
+ * is '\n' (two 32-byte compares); each set bit, lowest first, ends the line that began after the
+ * previous one. The bytes after the last whole piece go to the portable loop. */
+__attribute__((target("avx2"))) static size_t
+split_avx2(const char *buf, size_t len, const char **lines, size_t *lens, size_t max, size_t *used)
+{
+    const __m256i newline = _mm256_set1_epi8('\n');
+    size_t count = 0, begin = 0, at = 0;
+    for (; at + 64 <= len; at += 64) {
+        __m256i low = _mm256_loadu_si256((const __m256i *)(const void *)(buf + at));
+        __m256i high = _mm256_loadu_si256((const __m256i *)(const void *)(buf + at + 32));
+        uint64_t mask = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(low, newline)) |
+                        (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(high, newline))
+                            << 32;
+        for (; mask != 0; mask &= mask - 1) {
+            if (count == max) {
+                *used = begin;
+                return count;
+            }
+            size_t end = at + (size_t)__builtin_ctzll(mask);
+            lines[count] = buf + begin;
+            lens[count] = end - begin;
+            count++;
+            begin = end + 1;
+        }
+    }
+    return split_from(buf, len, begin, at, lines, lens, count, max, used);
+}
+
+size_t split_lines(const char *buf, size_t len, const char **lines, size_t *lens, size_t max,
+                   size_t *used)
+{
+    static int has_avx2 = -1; /* racing first calls store the same answer */
+    int avx2 = __atomic_load_n(&has_avx2, __ATOMIC_RELAXED);
+    if (avx2 < 0) {
+        __builtin_cpu_init();
+        avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+        __atomic_store_n(&has_avx2, avx2, __ATOMIC_RELAXED);
+    }
+    return avx2 ? split_avx2(buf, len, lines, lens, max, used)
+                : split_lines_scalar(buf, len, lines, lens, max, used);
+}
+#else
+size_t split_lines(const char *buf, size_t len, const char **lines, size_t *lens, size_t max,
+                   size_t *used)
+{
+    return split_lines_scalar(buf, len, lines, lens, max, used);
+}
+#endif

@@ -1,0 +1,17 @@
+/* Finding line ends in a buffer (newlines.c). */
+#ifndef SIMDBLOOM_NEWLINES_H
+#define SIMDBLOOM_NEWLINES_H
+
+#include <stddef.h>
+
+/* The lines of buf[0, len) that end in '\n', up to max of them: lines[i] is where each begins and
+ * lens[i] its length without the '\n'. Returns the count; *used is the bytes they take with their
+ * newlines (where the next line begins). */
+size_t split_lines(const char *buf, size_t len, const char **lines, size_t *lens, size_t max,
+                   size_t *used);
+
+/* The same on the portable path only (memchr), for the differential test. */
+size_t split_lines_scalar(const char *buf, size_t len, const char **lines, size_t *lens, size_t max,
+                          size_t *used);
+
+#endif
