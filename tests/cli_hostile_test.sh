@@ -110,6 +110,9 @@ check "and it still answers from the filter it read" bash -c "[ \$(wc -l <q.out)
 # 6b. An input file truncated while dedup reads it (a file is mapped: a SIGBUS, or a write from
 #     the mapping that fails): exit 1 and one line saying so, never a signal. The output is a
 #     FIFO left unread until the file is cut, so the cut comes mid-run.
+if grep -q 'qemu-s390x' "$bin" 2>/dev/null; then
+  skip "under qemu-s390x the emulator, not the program, takes the SIGBUS: input truncation checked natively"
+else
 seq 1 200000 | sed 's|^|https://example.org/cut/|' >cut-input
 mkfifo cut-out
 timeout 60 "$bin" dedup --quiet --threads 1 cut-input >cut-out 2>cut-err & pid=$!
@@ -122,6 +125,7 @@ wait $pid; rc=$?
 check "an input truncated under dedup: exit 1, not a signal ($rc)" [ "$rc" -eq 1 ]
 check "an input truncated under dedup: one line saying so" \
   bash -c "[ \$(wc -l <cut-err) -eq 1 ] && grep -q 'truncated while this run was reading it' cut-err"
+fi
 
 # 7. Names at the length limit, and merge with a single filter.
 name=$(printf 'n%.0s' $(seq 1 248)).sbloom   # 255 bytes, the limit of most file systems
