@@ -1,6 +1,8 @@
 /*
- * simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] [--fpp P]: the windowed
- * filter against the plain one, side by side in one run (issue 29's speed and memory figures).
+ * simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] [--fpp P] [--concurrent]:
+ * the windowed filter against the plain one, side by side in one run (issue 29's speed and
+ * memory figures); with --concurrent both in concurrent mode (sbloom_set_concurrent), one
+ * thread: what the exactly-once path costs (SIMDBLOOM_NO_RTM=1 for the locked path).
  *
  * For each N (keys per window; default 1M and 100M) it builds a plain filter planned for N keys
  * at P (default 0.01) and a windowed filter of G periods (default 4) for N keys per window at P,
@@ -21,6 +23,8 @@
 #include "simdbloom.h"
 
 #define BATCH 4096
+
+static int concurrent; /* --concurrent */
 
 static double now(void)
 {
@@ -74,10 +78,11 @@ static double look_up(sbloom_t *f, const uint64_t *keys, size_t n, uint8_t *resu
 static void usage(FILE *to)
 {
     fprintf(to, "usage: simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] "
-                "[--fpp P]\n"
+                "[--fpp P] [--concurrent]\n"
                 "  the windowed filter's test-and-add and lookups against a plain filter planned "
                 "for\n  the window's keys, alternated in one run (defaults: --keys 1000000,"
-                "100000000\n  --periods 4 --reps 5 --fpp 0.01)\n");
+                "100000000\n  --periods 4 --reps 5 --fpp 0.01); --concurrent: both filters in "
+                "concurrent mode\n");
 }
 
 static int run_size(uint64_t n, uint32_t periods, int reps, double p)
@@ -89,6 +94,11 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
         sbloom_create_windowed(&window, n, p, periods, 1, 0) != SBLOOM_OK) {
         fprintf(stderr, "simdbloom-bench-window: out of memory at %llu keys\n",
                 (unsigned long long)n);
+        return 1;
+    }
+    if (concurrent && (sbloom_set_concurrent(plain, 1) != SBLOOM_OK ||
+                       sbloom_set_concurrent(window, 1) != SBLOOM_OK)) {
+        fprintf(stderr, "simdbloom-bench-window: concurrent mode refused\n");
         return 1;
     }
     fill_keys(absent, n, 0xAB5E47 + n);
@@ -137,6 +147,10 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         }
+        if (!strcmp(arg, "--concurrent")) {
+            concurrent = 1;
+            continue;
+        }
         if (!value) {
             usage(stderr);
             return 2;
@@ -159,9 +173,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    printf("windowed (%u periods) against plain, test-and-add of fresh keys and lookups of absent "
-           "ones, ns a key, best of %d, rate %g\n",
-           periods, reps, p);
+    printf("windowed (%u periods) against plain%s, test-and-add of fresh keys and lookups of "
+           "absent ones, ns a key, best of %d, rate %g\n",
+           periods, concurrent ? ", both concurrent" : "", reps, p);
     printf("%11s  %-10s %6s  %6s  %6s  %6s  %6s  %6s  %6s\n", "keys", "isa", "add", "w.add",
            "ratio", "miss", "w.miss", "ratio", "memory");
     for (const char *s = sizes; *s;) {

@@ -189,10 +189,12 @@ typedef struct key_room {
     size_t offsets_cap;
 } key_room;
 /* Each line's key (the line without a trailing CR, or its normal form under --normalize url) and
- * the key's hash, on `threads` threads (the caller's included); 0, or -1 when memory runs out.
- * keys may be lines itself when there is no --normalize (a key begins where its line does). */
-int prepare_lines(const stream_state *s, unsigned threads, const char **lines, const size_t *lens,
-                  const char **keys, size_t *key_lens, uint64_t *hashes, size_t n, key_room *room);
+ * the key's hash, on `threads` threads (the caller's included). Returns the keys: lines itself
+ * without --normalize (a key begins where its line does), else keys (room for n); NULL when
+ * memory runs out. */
+const char **prepare_lines(const stream_state *s, unsigned threads, const char **lines,
+                           const size_t *lens, const char **keys, size_t *key_lens,
+                           uint64_t *hashes, size_t n, key_room *room);
 void key_room_free(key_room *room);
 /* pipeline.c: the whole lines of the mapped file r through fn, in order, pieces of it split and
  * hashed on s->threads threads at once; EXIT_OK when every whole line of the mapping went

@@ -258,8 +258,6 @@ static int save_state(dedup_run *r)
 static int dedup_batch(void *ctx, const line_batch *b)
 {
     dedup_run *r = ctx;
-    const char **lines = b->lines;
-    const size_t *lens = b->lens;
     size_t n = b->n;
     if (r->windowed) /* a long run forgets as it goes */
         sbloom_advance(r->filter, wall_seconds());
@@ -280,17 +278,11 @@ static int dedup_batch(void *ctx, const line_batch *b)
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
         return EXIT_RUNTIME;
     }
-    if (b->in_place) { /* written from the mapped input, before it goes */
-        for (size_t i = 0; i < n; i++)
-            if (r->is_new[i] && line_writer_put_mapped(&r->out, lines[i], lens[i]) < 0)
-                return EXIT_RUNTIME;
-        if (line_writer_flush(&r->out) < 0)
+    for (size_t i = 0; i < n; i++)
+        if (r->is_new[i] && put_line(r, b, i) < 0)
             return EXIT_RUNTIME;
-    } else {
-        for (size_t i = 0; i < n; i++)
-            if (r->is_new[i] && line_writer_put(&r->out, lines[i], lens[i]) < 0)
-                return EXIT_RUNTIME;
-    }
+    if (b->in_place && line_writer_flush(&r->out) < 0) /* out before the mapped input goes */
+        return EXIT_RUNTIME;
     r->lines_out += (uint64_t)fresh;
     if (r->state && r->checkpoint > 0 && now_seconds() - r->last_saved >= r->checkpoint)
         return save_state(r);

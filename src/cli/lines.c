@@ -8,6 +8,7 @@
  * it was read is read on past its mapping; one truncated under the mapping stops the command
  * with a message (stop.c: SIGBUS).
  */
+#define _GNU_SOURCE /* memrchr */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -75,7 +76,7 @@ int line_reader_open(line_reader *r, const char *path)
     if (allocate_buffer(r) < 0) {
         if (r->fd != STDIN_FILENO)
             close(r->fd);
-        errno = ENOMEM;
+        errno = ENOMEM; /* after close */
         return -1;
     }
     return 0;
@@ -97,32 +98,27 @@ void line_reader_close(line_reader *r)
     r->buf = NULL;
 }
 
+/* n bytes of the mapping consumed. */
+static void consume_mapped(line_reader *r, size_t n)
+{
+    r->map_pos += n;
+    r->bytes_read = r->map_pos - r->map_start;
+}
+
 int line_reader_take(line_reader *r, const char **begin, size_t *len, size_t want)
 {
-    /* The last piece: it ends at the mapping's last newline. */
-    if (!r->map || r->map_len - r->map_pos <= want) {
-        if (!r->map || r->map_pos == r->map_len)
-            return 0;
-        const char *rest = r->map + r->map_pos;
-        size_t size = r->map_len - r->map_pos;
-        while (size > 0 && rest[size - 1] != '\n')
-            size--;
-        if (size == 0)
-            return 0;
-        *begin = rest;
-        *len = size;
-        r->map_pos += size;
-        r->bytes_read = r->map_pos - r->map_start;
-        return 1;
-    }
-    const char *from = r->map + r->map_pos + want;
-    const char *newline = memchr(from, '\n', r->map_len - r->map_pos - want);
-    if (!newline) /* no newline after want: the piece ends at the last one before it */
-        return line_reader_take(r, begin, len, r->map_len - r->map_pos);
-    *begin = r->map + r->map_pos;
-    *len = (size_t)(newline + 1 - *begin);
-    r->map_pos += *len;
-    r->bytes_read = r->map_pos - r->map_start;
+    if (!r->map || r->reading_on)
+        return 0;
+    const char *from = r->map + r->map_pos;
+    size_t left = r->map_len - r->map_pos;
+    const char *newline = left > want ? memchr(from + want, '\n', left - want) : NULL;
+    if (!newline) /* the last piece: up to the mapping's last newline */
+        newline = memrchr(from, '\n', left);
+    if (!newline)
+        return 0;
+    *begin = from;
+    *len = (size_t)(newline + 1 - from);
+    consume_mapped(r, *len);
     return 1;
 }
 
@@ -173,8 +169,7 @@ static int next_mapped(line_reader *r, const char **lines, size_t *lens, size_t 
     size_t used = 0;
     size_t found =
         split_lines(r->map + r->map_pos, r->map_len - r->map_pos, lines, lens, max, &used);
-    r->map_pos += used;
-    r->bytes_read = r->map_pos - r->map_start;
+    consume_mapped(r, used);
     *count = (long)found;
     if (found > 0)
         return 1;
@@ -193,8 +188,7 @@ static int next_mapped(line_reader *r, const char **lines, size_t *lens, size_t 
     /* The last line has no newline: it is still a line. */
     lines[0] = r->map + r->map_pos;
     lens[0] = r->map_len - r->map_pos;
-    r->map_pos = r->map_len;
-    r->bytes_read = r->map_pos - r->map_start;
+    consume_mapped(r, lens[0]);
     *count = 1;
     return 1;
 }

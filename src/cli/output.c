@@ -124,6 +124,9 @@ int line_writer_put(line_writer *w, const char *line, size_t len)
         struct iovec alone[2] = {{(void *)(uintptr_t)line, len}, {"\n", 1}};
         return write_pieces(w, alone, 2, 1);
     }
+    /* room for a piece before the copy: a flush in add_piece would reuse the buffer under it */
+    if (w->npieces == LINE_WRITER_PIECES && line_writer_flush(w) < 0)
+        return -1;
     char *at = w->buf + w->len;
     memcpy(at, line, len);
     at[len] = '\n';

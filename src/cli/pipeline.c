@@ -36,8 +36,9 @@ typedef struct slot {
     uint64_t piece;    /* which piece it holds */
     const char *begin; /* the piece: whole lines */
     size_t len;
-    uint64_t read_after; /* the reader's bytes_read once the piece was taken */
-    const char **lines, **keys;
+    uint64_t read_after;        /* the reader's bytes_read once the piece was taken */
+    const char **lines, **keys; /* keys: the lines themselves without --normalize */
+    const char **normal_keys;   /* under --normalize: room for the keys */
     size_t *lens, *key_lens;
     uint64_t *hashes;
     size_t n, cap;
@@ -56,15 +57,15 @@ typedef struct pipeline {
     int stopping;                     /* the calling thread is done: workers leave */
 } pipeline;
 
-/* Grows a slot's line arrays to hold cap lines; 0 or -1. */
-static int slot_grow(slot *sl, size_t cap)
+/* Grows a slot's line arrays to hold cap lines (and their keys, under --normalize); 0 or -1. */
+static int slot_grow(slot *sl, size_t cap, int normalize)
 {
     const char **lines = realloc(sl->lines, cap * sizeof *lines);
     if (lines)
         sl->lines = lines;
-    const char **keys = realloc(sl->keys, cap * sizeof *keys);
+    const char **keys = normalize ? realloc(sl->normal_keys, cap * sizeof *keys) : NULL;
     if (keys)
-        sl->keys = keys;
+        sl->normal_keys = keys;
     size_t *lens = realloc(sl->lens, cap * sizeof *lens);
     if (lens)
         sl->lens = lens;
@@ -74,7 +75,7 @@ static int slot_grow(slot *sl, size_t cap)
     uint64_t *hashes = realloc(sl->hashes, cap * sizeof *hashes);
     if (hashes)
         sl->hashes = hashes;
-    if (!lines || !keys || !lens || !key_lens || !hashes)
+    if (!lines || (normalize && !keys) || !lens || !key_lens || !hashes)
         return -1;
     sl->cap = cap;
     return 0;
@@ -86,7 +87,7 @@ static void prepare(const stream_state *s, slot *sl)
     size_t at = 0;
     sl->n = 0;
     sl->failed = 0;
-    if (sl->cap == 0 && slot_grow(sl, 16384) < 0) {
+    if (sl->cap == 0 && slot_grow(sl, 16384, s->normalize) < 0) {
         sl->failed = 1;
         return;
     }
@@ -97,14 +98,14 @@ static void prepare(const stream_state *s, slot *sl)
         at += used;
         if (at == sl->len)
             break;
-        if (slot_grow(sl, 2 * sl->cap) < 0) {
+        if (slot_grow(sl, 2 * sl->cap, s->normalize) < 0) {
             sl->failed = 1;
             return;
         }
     }
-    if (prepare_lines(s, 1, sl->lines, sl->lens, s->normalize ? sl->keys : sl->lines, sl->key_lens,
-                      sl->hashes, sl->n, &sl->room) < 0)
-        sl->failed = 1;
+    sl->keys = prepare_lines(s, 1, sl->lines, sl->lens, sl->normal_keys, sl->key_lens, sl->hashes,
+                             sl->n, &sl->room);
+    sl->failed = !sl->keys;
 }
 
 /* Under the lock: takes the next piece into its slot when that slot is free. The slot, or
@@ -170,9 +171,8 @@ static int hand_over(stream_state *s, slot *sl, uint64_t bytes_before, line_batc
     }
     for (size_t at = 0; at < sl->n; at += FN_LINES) {
         size_t n = sl->n - at < FN_LINES ? sl->n - at : FN_LINES;
-        const char **keys = s->normalize ? sl->keys : sl->lines;
         line_batch batch = {
-            sl->lines + at, keys + at, sl->lens + at, sl->key_lens + at, sl->hashes + at, n, 1};
+            sl->lines + at, sl->keys + at, sl->lens + at, sl->key_lens + at, sl->hashes + at, n, 1};
         int rc = fn(ctx, &batch);
         if (rc != EXIT_OK)
             return rc;
@@ -218,12 +218,12 @@ int pipeline_run(line_reader *r, stream_state *s, line_batch_fn fn, void *ctx)
                 break;
             continue;
         }
-        if (p.input_done && p.next_handed == p.next_taken)
-            break;
         slot *sl = take_piece(&p);
         if (sl)
             prepare_taken(&p, sl);
-        else if (!(p.input_done && p.next_handed == p.next_taken))
+        else if (p.input_done && p.next_handed == p.next_taken)
+            break; /* every piece handed over */
+        else
             pthread_cond_wait(&p.changed, &p.lock);
     }
     p.stopping = 1;
@@ -234,10 +234,11 @@ int pipeline_run(line_reader *r, stream_state *s, line_batch_fn fn, void *ctx)
     size_t buffers = 0;
     for (unsigned i = 0; i < p.nslots; i++) {
         slot *sl = &p.slots[i];
-        buffers += sl->cap * (2 * sizeof(char *) + 2 * sizeof(size_t) + sizeof(uint64_t)) +
+        buffers += sl->cap * ((1 + (s->normalize != 0)) * sizeof(char *) + 2 * sizeof(size_t) +
+                              sizeof(uint64_t)) +
                    sl->room.scratch_cap + sl->room.offsets_cap * sizeof(size_t);
         free(sl->lines);
-        free(sl->keys);
+        free(sl->normal_keys);
         free(sl->lens);
         free(sl->key_lens);
         free(sl->hashes);

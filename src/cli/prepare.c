@@ -55,23 +55,26 @@ static int grow(void **room, size_t *cap, size_t n, size_t size)
     return 0;
 }
 
-int prepare_lines(const stream_state *s, unsigned threads, const char **lines, const size_t *lens,
-                  const char **keys, size_t *key_lens, uint64_t *hashes, size_t n, key_room *room)
+const char **prepare_lines(const stream_state *s, unsigned threads, const char **lines,
+                           const size_t *lens, const char **keys, size_t *key_lens,
+                           uint64_t *hashes, size_t n, key_room *room)
 {
     for (size_t i = 0; i < n; i++) /* the key: the line without a trailing CR */
         key_lens[i] = lens[i] - (lens[i] > 0 && lines[i][lens[i] - 1] == '\r');
-    if (keys != lines)
+    if (!s->normalize)
+        keys = lines; /* a key begins where its line does */
+    else { /* a line that is not a URL is its own key; each key's room in the scratch buffer:
+            * its length + 1 */
         memcpy(keys, lines, n * sizeof *keys);
-    if (s->normalize) { /* each key's room in the scratch buffer: its length + 1 */
         if (grow((void **)&room->offsets, &room->offsets_cap, n, sizeof *room->offsets) < 0)
-            return -1;
+            return NULL;
         size_t need = 0;
         for (size_t i = 0; i < n; i++) {
             room->offsets[i] = need;
             need += key_lens[i] + 1;
         }
         if (grow((void **)&room->scratch, &room->scratch_cap, need, 1) < 0)
-            return -1;
+            return NULL;
     }
     if (threads < 1 || n < 1024)
         threads = 1;
@@ -99,7 +102,7 @@ int prepare_lines(const stream_state *s, unsigned threads, const char **lines, c
     for (unsigned t = 1; t < threads; t++)
         if (started & (1u << t))
             pthread_join(ids[t], NULL);
-    return 0;
+    return keys;
 }
 
 void key_room_free(key_room *room)

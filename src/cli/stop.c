@@ -49,7 +49,7 @@ static volatile size_t input_map_len;
 static void mapping_failed(int sig, siginfo_t *info, void *context)
 {
     (void)context;
-    const char *at = info ? (const char *)info->si_addr : NULL;
+    const char *at = (const char *)info->si_addr;
     const char *map = input_map;
     int in_input = map && at >= map && at < map + input_map_len;
     if (!in_input && mapping_message_len == 0) { /* not ours: the default, a core dump */

@@ -64,13 +64,14 @@ static int stream_one(const char *path, stream_state *s, line_batch_fn fn, void 
     if (reader.map) /* a mapped file: its whole lines on every thread */
         rc = pipeline_run(&reader, s, fn, ctx);
     while (rc == EXIT_OK && (n = line_reader_next(&reader, lines, lens, BATCH)) > 0) {
-        if (prepare_lines(s, s->threads, lines, lens, keys, key_lens, hashes, (size_t)n, &room) <
-            0) {
+        const char **batch_keys =
+            prepare_lines(s, s->threads, lines, lens, keys, key_lens, hashes, (size_t)n, &room);
+        if (!batch_keys) {
             fprintf(stderr, "simdbloom: out of memory\n");
             rc = EXIT_RUNTIME;
             break;
         }
-        line_batch batch = {lines, keys, lens, key_lens, hashes, (size_t)n, 0};
+        line_batch batch = {lines, batch_keys, lens, key_lens, hashes, (size_t)n, 0};
         rc = fn(ctx, &batch);
         if (rc != EXIT_OK)
             break;
