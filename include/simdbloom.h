@@ -497,22 +497,24 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  * Concurrent mode (sbloom_set_concurrent(f, 1), bit layouts only): any number of threads may then
  * call every add, add_if_new and contains function (single keys and batches, every key form) and
  * sbloom_items / sbloom_get_stats / sbloom_estimate on f at once, without a lock of their own.
- *   - Adds and lookups are lock-free. A lookup reads each word of the key's block whole (a
- *     relaxed atomic load, or the ISA's aligned vector load, which reads every aligned 8-byte
- *     word whole on x86-64 and aarch64); an add tests each word first and ORs its bit in with
- *     one atomic fetch-or only where the word lacks it, so a key already present writes nothing.
+ *   - Lookups are lock-free: a lookup reads each word of the key's block whole (a relaxed
+ *     atomic load, or the ISA's aligned vector load, which reads every aligned 8-byte word whole
+ *     on x86-64 and aarch64). An add tests the key first, so a key already present writes
+ *     nothing and takes no lock. An absent key is set in a hardware transaction where the CPU
+ *     has them (Intel TSX; SIMDBLOOM_NO_RTM=1 turns them off), else under a lock of its block
+ *     (striped spin locks), its block written whole; in a filter shared by processes
+ *     (SBLOOM_OPEN_CONCURRENT, sbloom_set_concurrent_shared) a plain add takes no lock and ORs
+ *     each bit its key lacks in with one atomic fetch-or.
  *   - No false negatives: a key whose add returned before a lookup began (ordered as C11 orders
  *     them: the adding thread joined, or a mutex, or any release/acquire pair between them) is
  *     found. A lookup overlapping the add may answer either way.
  *   - Exactly once: among all add_if_new calls (and single-key adds, which report newness) on
  *     one filter, each distinct key is reported new at most once, and exactly once unless it was
- *     a false positive (its bits all set by other keys: then never, as in a serial filter). A
- *     test-and-add that finds its key absent sets it in a hardware transaction where the CPU
- *     has them (Intel TSX; SIMDBLOOM_NO_RTM=1 turns them off), else takes a lock of its block
- *     (4,096 striped spin locks) and tests again under it; a key already present takes no
- *     lock. Plain batch adds (sbloom_add_hashes, _keys, _u64s) take no lock, and their
- *     returned count (and so sbloom_items) may count a key twice when two threads add it at
- *     the same instant.
+ *     a false positive (its bits all set by other keys: then never, as in a serial filter): a
+ *     test-and-add that finds its key absent tests it again inside its transaction or under its
+ *     lock. In a filter shared by processes, plain batch adds (sbloom_add_hashes, _keys,
+ *     _u64s) take no lock, and their returned count (and so sbloom_items) may count a key twice
+ *     when two of them add it at the same instant.
  *   - sbloom_items never loses an increment (atomic).
  *   - Not concurrent with writers: sbloom_save, serialize, clone, clear, the set operations,
  *     fold and sbloom_set_concurrent itself; call those while no thread adds.

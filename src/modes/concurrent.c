@@ -2,33 +2,44 @@
  * The concurrent mode: many threads (and processes sharing a file mapping) adding to and
  * querying one filter at once.
  *
- * Adds and lookups take no lock. A lookup reads the key's block as it always does
- * (contains_shared: simd/kernels.h says why that is safe beside writers). An add
- * (insert_shared) tests each word first and ORs its bit in with one atomic fetch-or only where the
- * word lacks it, so a key already present (72% of a crawler's stream) writes nothing. Bits only
- * go from 0 to 1, so a lookup sees every bit of every add that finished before it began.
+ * Lookups take no lock. A lookup reads the key's block as it always does (contains_shared:
+ * simd/kernels.h says why that is safe beside writers). Bits only go from 0 to 1, so a lookup
+ * sees every bit of every add that finished before it began.
  *
  * Test-and-add must report each key new exactly once, and that cannot be done lock-free with
  * word-sized atomics: two threads adding one key may each set half of its missing bits, and each
  * then looks exactly like a thread that set its half while an unrelated key set the other. So a
- * test-and-add that finds the key absent (lock-free, as a lookup) takes the lock of the key's
- * block in a table of 4,096 striped spin locks, tests again under it, and sets the bits. Every
- * test-and-add of one key takes the same lock, so the first to get it sees the key absent and
- * sets it, and the others then see it present. A key already present takes no lock.
+ * test-and-add that finds the key absent (lock-free, as a lookup) sets it in a hardware
+ * transaction where the CPU has them (below), else takes the lock of the key's block in a table
+ * of striped spin locks, tests again under it, and sets the bits. Every test-and-add of one key
+ * takes the same lock, so the first to get it sees the key absent and sets it, and the others
+ * then see it present. A key already present takes no lock and writes nothing (72% of a
+ * crawler's stream).
  *
- * Tried and measured (bench/threads.c, 2-core AMD EPYC VM, docs/CONCURRENCY.md): every add
- * under the block's lock, writing plainly (one compare-and-swap per new key instead of up to 8
- * fetch-ors) ran 2.3-3x faster on one thread, but in most runs two threads were slower than
- * one: the lock table's cache lines bounced between the cores (perf: 92% of the cycles on the
- * lock's cmpxchg). The fetch-ors touch only the key's own line, and lookups and plain adds stay
- * lock-free, as the header promises.
+ * How a locked add writes depends on who else may write:
+ *   - In one process (sbloom_set_concurrent), every add of an absent key, plain or test-and-add,
+ *     takes its block's lock, and the block is written as the plain insert writes it (one vector
+ *     read-modify-write): nobody else writes the block meanwhile. The table has a word per 64
+ *     blocks (4,096 to 65,536 words), so two cores rarely want one line of it at once.
+ *   - Across processes (sbloom_map with SBLOOM_OPEN_CONCURRENT, sbloom_set_concurrent_shared) a
+ *     plain add takes no lock and ORs each bit its key lacks in with one atomic fetch-or (the
+ *     count may then take a racing key twice), and a locked test-and-add sets its bits the same
+ *     way. The table is the lock file's 4,096 words: every process mapping the file, whatever
+ *     its build, must agree on both. Under ThreadSanitizer, which cannot check a plain vector
+ *     store beside lock-free lookups, one process's filter does the same.
+ * Measured (simdbloom-bench-threads 256, SIMDBLOOM_NO_RTM=1, 2-core Intel Xeon VM,
+ * docs/CONCURRENCY.md): new keys 20.6 Mkeys/s on one thread with the fetch-ors, 44-46 written
+ * plainly under the lock; two threads 1.9x one either way. An earlier try of the plain writes
+ * with the 4,096-word table (AMD EPYC VM) had two threads slower than one, the table's lines
+ * bouncing between the cores; with PREFETCHW on the lock words ahead and the larger table they
+ * scale.
  *
- * Across processes (sbloom_map with SBLOOM_OPEN_CONCURRENT) the lock table lives in the filter's
- * lock file (sbloom_lock_file), mapped shared, and a lock holds the holder's process ID: a waiter
- * that finds the holder dead (killed inside its critical section of a few nanoseconds) takes the
- * lock over. The item count is then the header's (as last synced) plus a delta in the lock file
- * that every process adds to; the header itself is left alone until a sync, so that it stays
- * valid for processes that map the file later.
+ * Across processes the lock table lives in the filter's lock file (sbloom_lock_file), mapped
+ * shared, and a lock holds the holder's process ID: a waiter that finds the holder dead (killed
+ * inside its critical section of a few nanoseconds) takes the lock over. The item count is then
+ * the header's (as last synced) plus a delta in the lock file that every process adds to; the
+ * header itself is left alone until a sync, so that it stays valid for processes that map the
+ * file later.
  */
 #define _GNU_SOURCE /* kill in -std=c11 */
 #include <errno.h>
@@ -88,15 +99,38 @@ void sbloom_stripe_unlock(uint32_t *word)
 /* The lock table of a concurrent filter: SBLOOM_STRIPES words, in the heap or in PATH.lock. */
 typedef struct stripes {
     uint32_t *words;
-    void *map;    /* the PATH.lock mapping, or NULL */
-    int shared;   /* across processes: a lock word holds its holder's process ID */
-    int borrowed; /* in the caller's memory (sbloom_set_concurrent_shared): not freed */
+    uint32_t mask;    /* the words' count - 1 (a power of two - 1) */
+    void *map;        /* the PATH.lock mapping, or NULL */
+    int shared;       /* across processes: a lock word holds its holder's process ID */
+    int borrowed;     /* in the caller's memory (sbloom_set_concurrent_shared): not freed */
+    int plain_writes; /* every add of an absent key locks, and writes its block plainly */
 } stripes;
+
+/* The lock table of one process's concurrent filter: a word per BLOCKS_PER_STRIPE blocks, from
+ * SBLOOM_STRIPES (16 KiB) to MAX_STRIPES (256 KiB, within a core's L2). Two threads adding new
+ * keys to a 256 MiB filter without transactions (simdbloom-bench-threads 256, SIMDBLOOM_NO_RTM=1,
+ * Intel Xeon VM): 1.75x one thread with 4,096 words, 1.88x with 65,536, 1.59x with a million
+ * (a lock word then is a cache miss of its own). */
+#define BLOCKS_PER_STRIPE 64
+#define MAX_STRIPES 65536u
+
+/* ThreadSanitizer cannot check the plain vector stores of a block written under its lock beside
+ * lock-free lookups; under it every add ORs its bits in atomically, as across processes. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
 
 static uint32_t *stripe_of(const sbloom_t *f, uint64_t hash)
 {
     const stripes *s = f->state;
-    return s->words + (sbk_block_index(hash, f->core.nblocks) & (SBLOOM_STRIPES - 1));
+    return s->words + (sbk_block_index(hash, f->core.nblocks) & s->mask);
 }
 
 /* Keys tested lock-free per round before the absent ones are set under their locks: small
@@ -126,18 +160,18 @@ static inline void prefetch_for_locked_insert(const sbloom_t *f, uint64_t hash, 
  * way while a thread of the locked path holds it: that thread tests under the lock and then sets
  * the bits one fetch-or at a time, and a transaction committing between its test and its last
  * fetch-or would make the key new twice. A transaction that aborts is tried again a few times
- * (TRANSACTION_TRIES), then the key takes the locked path.
+ * (TRANSACTION_TRIES), then its group of keys takes the locked path.
  */
 #define TRANSACTION_TRIES 4
 
 /* Keys [0, n) (at most SBK_TRANSACTION_KEYS) in transactions; their answers in is_new. Returns
  * the count new, or -1: not done, take the locked path. */
-static int insert_transaction(const sbloom_core *c, const uint32_t *stripes, const uint64_t *hashes,
+static int insert_transaction(const sbloom_core *c, const stripes *locks, const uint64_t *hashes,
                               size_t n, uint8_t *is_new)
 {
     for (int tries = 0; tries < TRANSACTION_TRIES; tries++) {
-        int done = c->kern->insert_transaction(c->blocks, c->nblocks, hashes, n, stripes,
-                                               SBLOOM_STRIPES - 1, is_new);
+        int done = c->kern->insert_transaction(c->blocks, c->nblocks, hashes, n, locks->words,
+                                               locks->mask, is_new);
         if (done >= 0)
             return done;
         if (done == SBK_TRANSACTION_FAILED)
@@ -147,6 +181,76 @@ static int insert_transaction(const sbloom_core *c, const uint32_t *stripes, con
     return -1;
 }
 
+/* The block of a key about to be set in a transaction, requested owned. Not its lock word: the
+ * other threads' transactions read the lock table, and a request to own one of its lines would
+ * abort every one of them that had read it. */
+static inline void prefetch_for_transaction(const sbloom_t *f, uint64_t hash, int prefetchw)
+{
+    const sbloom_core *c = &f->core;
+    sbk_prefetch_owned((const char *)c->blocks + sbk_block_index(hash, c->nblocks) * c->block_bytes,
+                       prefetchw);
+}
+
+/* Keys round[which[0..n)] set under their blocks' locks; their answers in out. Returns the count
+ * new. Where every writer locks (plain_writes), the key's block is written as the plain insert
+ * writes it: no other writer can touch it meanwhile. Else other processes' adds may OR bits in
+ * without the lock, and each word the key lacks takes an atomic fetch-or. */
+static uint64_t insert_locked(sbloom_t *f, const uint64_t *round, const uint16_t *which, size_t n,
+                              uint8_t *out, uint32_t token, int shared, int prefetchw)
+{
+    const sbloom_core *c = &f->core;
+    int plain = ((const stripes *)f->state)->plain_writes;
+    uint64_t fresh = 0;
+    for (size_t q = 0; q < n && q < LOCK_AHEAD; q++)
+        prefetch_for_locked_insert(f, round[which[q]], prefetchw);
+    for (size_t q = 0; q < n; q++) {
+        if (q + LOCK_AHEAD < n)
+            prefetch_for_locked_insert(f, round[which[q + LOCK_AHEAD]], prefetchw);
+        size_t i = which[q];
+        uint32_t *lock = stripe_of(f, round[i]);
+        sbloom_stripe_lock(lock, token, shared);
+        out[i] = plain ? (uint8_t)c->kern->insert_one(c->blocks, c->nblocks, round[i])
+                       : (uint8_t)c->kern->insert_shared(c->blocks, c->nblocks, round + i, 1, NULL);
+        sbloom_stripe_unlock(lock);
+        fresh += out[i];
+    }
+    return fresh;
+}
+
+/* Keys round[which[0..n)] in transactions of up to SBK_TRANSACTION_KEYS; a group whose
+ * transaction does not commit takes the locked path alone (the next group tries a transaction
+ * again: one interrupted transaction sends no more than its own keys to the locks, whose writes
+ * would abort the other threads' transactions). Returns the count new. */
+static uint64_t insert_transactions(sbloom_t *f, const uint64_t *round, const uint16_t *which,
+                                    size_t n, uint8_t *out, uint32_t token, int shared,
+                                    int prefetchw)
+{
+    const sbloom_core *c = &f->core;
+    const stripes *locks = f->state;
+    uint64_t fresh = 0;
+    for (size_t q = 0; q < n && q < LOCK_AHEAD; q++)
+        prefetch_for_transaction(f, round[which[q]], prefetchw);
+    for (size_t q = 0; q < n; q += SBK_TRANSACTION_KEYS) {
+        uint64_t group[SBK_TRANSACTION_KEYS];
+        uint8_t answers[SBK_TRANSACTION_KEYS];
+        size_t len = n - q < SBK_TRANSACTION_KEYS ? n - q : SBK_TRANSACTION_KEYS;
+        for (size_t g = 0; g < len; g++) {
+            group[g] = round[which[q + g]];
+            if (q + g + LOCK_AHEAD < n)
+                prefetch_for_transaction(f, round[which[q + g + LOCK_AHEAD]], prefetchw);
+        }
+        if (insert_transaction(c, locks, group, len, answers) < 0) {
+            fresh += insert_locked(f, round, which + q, len, out, token, shared, prefetchw);
+            continue;
+        }
+        for (size_t g = 0; g < len; g++) {
+            out[which[q + g]] = answers[g];
+            fresh += answers[g];
+        }
+    }
+    return fresh;
+}
+
 /* The exactly-once test-and-add: lock-free lookups first, then each absent key set in a
  * transaction (where the CPU has them) or under its block's lock. */
 static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8_t *is_new)
@@ -154,53 +258,25 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
     uint8_t scratch[ROUND];
     uint16_t absent[ROUND];
     const sbloom_core *c = &f->core;
-    const sbloom_layout_kernels *k = c->kern;
     int shared = ((const stripes *)f->state)->shared;
     uint32_t token = shared ? (uint32_t)getpid() : 1;
     int prefetchw = sbk_have_prefetchw();
-    int transactions = sbk_have_rtm() && k->insert_transaction;
+    int transactions = sbk_have_rtm() && c->kern->insert_transaction;
     uint64_t fresh = 0;
     for (size_t at = 0; at < n; at += ROUND) {
         size_t len = n - at < ROUND ? n - at : ROUND;
         const uint64_t *round = hashes + at;
         uint8_t *out = is_new ? is_new + at : scratch;
-        k->contains_shared(c->blocks, c->nblocks, round, len, out);
+        c->kern->contains_shared(c->blocks, c->nblocks, round, len, out);
         size_t nabsent = 0;
         for (size_t i = 0; i < len; i++) {
             absent[nabsent] = (uint16_t)i;
             nabsent += !out[i];
             out[i] = 0; /* present: no lock, not new */
         }
-        for (size_t q = 0; q < nabsent && q < LOCK_AHEAD; q++)
-            prefetch_for_locked_insert(f, round[absent[q]], prefetchw);
-        size_t q = 0;
-        while (transactions && q < nabsent) { /* groups of absent keys, one transaction each */
-            uint64_t group[SBK_TRANSACTION_KEYS];
-            uint8_t answers[SBK_TRANSACTION_KEYS];
-            size_t len = nabsent - q < SBK_TRANSACTION_KEYS ? nabsent - q : SBK_TRANSACTION_KEYS;
-            for (size_t g = 0; g < len; g++) {
-                group[g] = round[absent[q + g]];
-                if (q + g + LOCK_AHEAD < nabsent)
-                    prefetch_for_locked_insert(f, round[absent[q + g + LOCK_AHEAD]], prefetchw);
-            }
-            if (insert_transaction(c, ((const stripes *)f->state)->words, group, len, answers) < 0)
-                break; /* this group and the rest: the locked path */
-            for (size_t g = 0; g < len; g++) {
-                out[absent[q + g]] = answers[g];
-                fresh += answers[g];
-            }
-            q += len;
-        }
-        for (; q < nabsent; q++) {
-            if (q + LOCK_AHEAD < nabsent)
-                prefetch_for_locked_insert(f, round[absent[q + LOCK_AHEAD]], prefetchw);
-            size_t i = absent[q];
-            uint32_t *lock = stripe_of(f, round[i]);
-            sbloom_stripe_lock(lock, token, shared);
-            out[i] = (uint8_t)k->insert_shared(c->blocks, c->nblocks, round + i, 1, NULL);
-            sbloom_stripe_unlock(lock);
-            fresh += out[i];
-        }
+        fresh += transactions
+                     ? insert_transactions(f, round, absent, nabsent, out, token, shared, prefetchw)
+                     : insert_locked(f, round, absent, nabsent, out, token, shared, prefetchw);
     }
     return fresh;
 }
@@ -210,10 +286,12 @@ static uint64_t concurrent_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *
 {
     if (op == SBLOOM_OP_CONTAINS)
         return sbloom_core_run_shared(&f->core, op, hashes, n, results);
-    if (!results && !(sbk_have_rtm() && f->core.kern->insert_transaction))
-        /* a plain add: lock-free fetch-ors (the count may take a racing key twice) */
+    if (!results && !((const stripes *)f->state)->plain_writes &&
+        !(sbk_have_rtm() && f->core.kern->insert_transaction))
+        /* a plain add beside other processes: lock-free fetch-ors (the count may take a racing
+         * key twice) */
         return sbloom_core_run_shared(&f->core, op, hashes, n, results);
-    return insert_once(f, hashes, n, results); /* (plain adds too, with transactions) */
+    return insert_once(f, hashes, n, results); /* (plain adds too: transactions or the locks) */
 }
 
 static int concurrent_add_one(sbloom_t *f, uint64_t hash)
@@ -271,13 +349,18 @@ int sbloom_concurrent_enter(sbloom_t *f)
         return SBLOOM_OK;
     if (!f->core.kern->insert_shared)
         return SBLOOM_E_LAYOUT; /* the counting layout: counters need one writer */
+    uint32_t count = SBLOOM_STRIPES;
+    while (count < MAX_STRIPES && count < f->core.nblocks / BLOCKS_PER_STRIPE)
+        count *= 2;
     stripes *s = sbloom_calloc(1, sizeof *s);
-    uint32_t *words = s ? sbloom_calloc(SBLOOM_STRIPES, sizeof *words) : NULL;
+    uint32_t *words = s ? sbloom_calloc(count, sizeof *words) : NULL;
     if (!words) {
         free(s);
         return SBLOOM_E_NOMEM;
     }
     s->words = words;
+    s->mask = count - 1;
+    s->plain_writes = !UNDER_TSAN;
     enter(f, s);
     return SBLOOM_OK;
 }
@@ -301,6 +384,8 @@ int sbloom_concurrent_leave(sbloom_t *f)
 static void share(sbloom_t *f, stripes *s, void *base)
 {
     s->words = (uint32_t *)((char *)base + SBLOOM_LOCK_STRIPES_AT);
+    s->mask = SBLOOM_STRIPES - 1; /* the lock file's table; adds stay fetch-ors (plain_writes 0):
+                                     every process's binary must agree on both */
     s->shared = 1;
     f->items_delta = (uint64_t *)((char *)base + SBLOOM_LOCK_DELTA_AT);
     f->counting = SBLOOM_COUNT_SHARED;

@@ -453,30 +453,12 @@ static int run_transaction(windowed *w, uint32_t slot, sbloom_batch_op op, const
     return -1;
 }
 
-/* Many threads: each key tested (and set) by the same fused kernel under the lock of its group's
- * stripe; where the CPU has hardware transactions (src/modes/concurrent.c says how they stand
- * beside the locks), SBK_TRANSACTION_KEYS keys at a time in one instead, reading their stripes'
- * locks (a rotation holds them while it clears). */
-static uint64_t run_locked(windowed *w, uint32_t slot, sbloom_batch_op op, const uint64_t *hashes,
-                           size_t n, uint8_t *results)
+/* Keys [0, n) each tested (and set) under the lock of its group's stripe. */
+static uint64_t run_under_locks(windowed *w, uint32_t slot, sbloom_batch_op op,
+                                const uint64_t *hashes, size_t n, uint8_t *results)
 {
     uint64_t count = 0;
-    uint8_t scratch[SBK_TRANSACTION_KEYS];
-    for (size_t i = 0; i < n && i < LOCKED_AHEAD; i++)
-        prefetch_group(w, sbk_block_index(hashes[i], w->ngroups));
-    size_t at = 0;
-    int transactions = sbk_have_rtm() && w->lines.kern->window_transaction;
-    while (transactions && at < n) {
-        size_t len = n - at < SBK_TRANSACTION_KEYS ? n - at : SBK_TRANSACTION_KEYS;
-        for (size_t i = at; i < at + len && i + LOCKED_AHEAD < n; i++)
-            prefetch_group(w, sbk_block_index(hashes[i + LOCKED_AHEAD], w->ngroups));
-        int done = run_transaction(w, slot, op, hashes + at, len, results ? results + at : scratch);
-        if (done < 0)
-            break; /* these keys and the rest: the locked path */
-        count += (uint64_t)done;
-        at += len;
-    }
-    for (size_t i = at; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (i + LOCKED_AHEAD < n)
             prefetch_group(w, sbk_block_index(hashes[i + LOCKED_AHEAD], w->ngroups));
         uint32_t *lock = w->locks + sbk_block_index(hashes[i], w->ngroups) / w->per_stripe;
@@ -484,6 +466,33 @@ static uint64_t run_locked(windowed *w, uint32_t slot, sbloom_batch_op op, const
         count += sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes + i, 1,
                                         results ? results + i : NULL);
         sbloom_stripe_unlock(lock);
+    }
+    return count;
+}
+
+/* Many threads: each key tested (and set) by the same fused kernel under the lock of its group's
+ * stripe; where the CPU has hardware transactions (src/modes/concurrent.c says how they stand
+ * beside the locks), SBK_TRANSACTION_KEYS keys at a time in one instead, reading their stripes'
+ * locks (a rotation holds them while it clears). A group whose transaction does not commit takes
+ * the locks alone: the next group tries a transaction again (each lock taken is a write that
+ * aborts the other threads' transactions which read its line). */
+static uint64_t run_locked(windowed *w, uint32_t slot, sbloom_batch_op op, const uint64_t *hashes,
+                           size_t n, uint8_t *results)
+{
+    for (size_t i = 0; i < n && i < LOCKED_AHEAD; i++)
+        prefetch_group(w, sbk_block_index(hashes[i], w->ngroups));
+    if (!(sbk_have_rtm() && w->lines.kern->window_transaction))
+        return run_under_locks(w, slot, op, hashes, n, results);
+    uint64_t count = 0;
+    uint8_t scratch[SBK_TRANSACTION_KEYS];
+    for (size_t at = 0; at < n; at += SBK_TRANSACTION_KEYS) {
+        size_t len = n - at < SBK_TRANSACTION_KEYS ? n - at : SBK_TRANSACTION_KEYS;
+        for (size_t i = at; i < at + len && i + LOCKED_AHEAD < n; i++)
+            prefetch_group(w, sbk_block_index(hashes[i + LOCKED_AHEAD], w->ngroups));
+        int done = run_transaction(w, slot, op, hashes + at, len, results ? results + at : scratch);
+        count += done >= 0 ? (uint64_t)done
+                           : run_under_locks(w, slot, op, hashes + at, len,
+                                             results ? results + at : NULL);
     }
     return count;
 }
