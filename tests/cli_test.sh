@@ -170,6 +170,12 @@ check "an option of another command: exit 2, named" bash -c "[ $rc -eq 2 ] && gr
 check "a missing value: exit 2, named" bash -c "[ $rc -eq 2 ] && grep -q 'option --expect needs a value' '$tmp/err'"
 "$bin" bench --quick --size 1MiB --isa scalar --json >"$tmp/bench.json" 2>/dev/null
 check "bench --size 1MiB is 2^20 bytes" bash -c "grep -q '\"filter_bytes\": 1048576' '$tmp/bench.json'"
+check "bench --json: the many writers measured at that size, every speed above 0" \
+  jq -e '.writers.filter_bytes == 1048576 and .writers.threads >= 1 and
+         ([.writers.add[], .writers.add_if_new[]] | length == 6 and all(. > 0))' "$tmp/bench.json"
+"$bin" bench --quick --size 1MiB --isa scalar --layout counting512 --json >"$tmp/bench.json" 2>/dev/null
+check "bench --json, counting512: a whole document, no writers (its counters take one writer)" \
+  jq -e '(.results | length > 0) and .writers == null' "$tmp/bench.json"
 
 # 7b. --strict: overload as an exit status (3), the warning said even with -q; a filter within
 #     its plan exits 0. build without --expect grows (scalable) instead of planning 10M.

@@ -28,7 +28,9 @@ static const char bench_help[] =
     "add and test-and-add of pre-hashed keys (block512-k8, 10 bits per key), and contains and\n"
     "test-and-add of URL strings, in ns per key and millions of keys per second, beside the\n"
     "line-read limit (one random cache line per key, the best of 16 to 256 keys prefetched\n"
-    "ahead: CPUs with many miss buffers need the deep windows). About 20 seconds.\n"
+    "ahead: CPUs with many miss buffers need the deep windows); then, at the largest size, adds\n"
+    "of new keys and test-and-adds by many writers: the plain filter on one thread against the\n"
+    "concurrent mode on one thread and on every CPU. About 20 seconds.\n"
     "  --quick       two sizes (half of L2, and 64 MiB), fewer keys: a few seconds\n"
     "  --size BYTES  one filter size instead of the cache-based sizes: k, M, G are powers of\n"
     "                1000 (1M = 10^6 bytes), KiB, MiB, GiB of 1024 (1MiB = 2^20 bytes)\n"
@@ -299,6 +301,48 @@ static int native_isa(const char *name)
     return 1;
 }
 
+/* The many-writers rows (bench_writers.c) at `bytes`, on the default instruction set, with a
+ * thread per online CPU; in JSON, the document's "writers" member (after "results"). */
+static void print_writers(const bench_config *c, uint64_t bytes, size_t n, int reps)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned threads =
+        cpus > 1 ? (unsigned)(cpus < BENCH_MAX_WRITERS ? cpus : BENCH_MAX_WRITERS) : 1;
+    sbloom_set_isa(c->isa);
+    writer_speeds w;
+    int ok = bench_writers(bytes, c->layout, n, reps, threads, &w) == 0;
+    const char *names[2] = {"add", "add_if_new"};
+    const double *rows[2] = {w.add, w.add_if_new};
+    char size_text[32];
+    human_bytes(bytes, size_text, sizeof size_text);
+    if (c->json) {
+        printf("\n], \"writers\": ");
+        if (!ok) {
+            printf("null");
+            return;
+        }
+        printf("{\"filter_bytes\": %llu, \"threads\": %u", (unsigned long long)bytes, threads);
+        for (int op = 0; op < 2; op++)
+            printf(", \"%s\": {\"plain_mkeys_per_s\": %.2f, \"concurrent_mkeys_per_s\": %.2f, "
+                   "\"concurrent_threads_mkeys_per_s\": %.2f}",
+                   names[op], 1e3 / rows[op][0], 1e3 / rows[op][1], 1e3 / rows[op][2]);
+        printf("}");
+        return;
+    }
+    if (!ok) {
+        printf("many writers: not measured (no memory for a %s filter)\n", size_text);
+        return;
+    }
+    printf(
+        "many writers, %s filter, new keys, Mkeys/s: plain on 1 thread, concurrent on 1 and %u\n",
+        size_text, threads);
+    for (int op = 0; op < 2; op++)
+        printf(
+            "  %-11s plain %7.1f  concurrent %7.1f (%.2fx plain)  %u threads %7.1f (%.2fx one)\n",
+            names[op], 1e3 / rows[op][0], 1e3 / rows[op][1], rows[op][0] / rows[op][1], threads,
+            1e3 / rows[op][2], rows[op][1] / rows[op][2]);
+}
+
 int cmd_bench(int argc, char **argv)
 {
     bench_config c;
@@ -405,11 +449,15 @@ int cmd_bench(int argc, char **argv)
                    limit, ahead);
         sbloom_free(base);
     }
-    if (c.json)
-        printf("\n]}\n");
-    else
+    if (!c.json && rc == EXIT_OK)
         printf("(x limit: ns/key over the line-read limit of the same size, the best of 16 to 256 "
                "keys prefetched ahead; URL rows include hashing)\n");
+    int writers =
+        rc == EXIT_OK && c.layout != SBLOOM_LAYOUT_COUNTING512; /* (counters: one writer) */
+    if (writers)
+        print_writers(&c, sizes[nsizes - 1], n, reps);
+    if (c.json)
+        printf(writers ? "}\n" : "\n]}\n");
 done:
     sbloom_set_isa(NULL);
     free(probe);

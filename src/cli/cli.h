@@ -26,6 +26,18 @@ int cmd_remove(int argc, char **argv);
 int cmd_gen_urls(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* bench_writers.c: simdbloom bench's many-writers rows. ns a key (wall) of adds of new keys and of
+ * test-and-adds: [0] the plain filter on one thread, [1] the concurrent mode on one, [2] on
+ * `threads`. */
+#define BENCH_MAX_WRITERS 64
+typedef struct writer_speeds {
+    double add[3], add_if_new[3];
+    unsigned threads;
+} writer_speeds;
+/* n fresh keys a run into one filter of `bytes`, best of reps; 0, or -1 (no memory, or a layout
+ * without the concurrent mode). */
+int bench_writers(uint64_t bytes, sbloom_layout layout, size_t n, int reps, unsigned threads,
+                  writer_speeds *out);
 
 /* args.c: the options the subcommands share. Options may come anywhere before "--"; every other
  * argument is collected, in order, into args. */
