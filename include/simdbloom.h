@@ -502,9 +502,10 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  *     on x86-64 and aarch64). An add tests the key first, so a key already present writes
  *     nothing and takes no lock. An absent key is set in a hardware transaction where the CPU
  *     has them (Intel TSX; SIMDBLOOM_NO_RTM=1 turns them off), else under a lock of its block
- *     (striped spin locks), its block written whole; in a filter shared by processes
- *     (SBLOOM_OPEN_CONCURRENT, sbloom_set_concurrent_shared) a plain add takes no lock and ORs
- *     each bit its key lacks in with one atomic fetch-or.
+ *     (striped spin locks), its block written whole. In a filter whose blocks other processes
+ *     may write (a file mapping, caller memory: SBLOOM_OPEN_CONCURRENT,
+ *     sbloom_set_concurrent_shared) a plain add takes no lock and ORs each bit its key lacks in
+ *     with one atomic fetch-or, and a locked test-and-add sets its bits the same way.
  *   - No false negatives: a key whose add returned before a lookup began (ordered as C11 orders
  *     them: the adding thread joined, or a mutex, or any release/acquire pair between them) is
  *     found. A lookup overlapping the add may answer either way.
@@ -512,7 +513,7 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  *     one filter, each distinct key is reported new at most once, and exactly once unless it was
  *     a false positive (its bits all set by other keys: then never, as in a serial filter): a
  *     test-and-add that finds its key absent tests it again inside its transaction or under its
- *     lock. In a filter shared by processes, plain batch adds (sbloom_add_hashes, _keys,
+ *     lock. In a file mapping or caller memory, plain batch adds (sbloom_add_hashes, _keys,
  *     _u64s) take no lock, and their returned count (and so sbloom_items) may count a key twice
  *     when two of them add it at the same instant.
  *   - sbloom_items never loses an increment (atomic).

@@ -17,16 +17,19 @@
  * crawler's stream).
  *
  * How a locked add writes depends on who else may write:
- *   - In one process (sbloom_set_concurrent), every add of an absent key, plain or test-and-add,
- *     takes its block's lock, and the block is written as the plain insert writes it (one vector
- *     read-modify-write): nobody else writes the block meanwhile. The table has a word per 64
- *     blocks (4,096 to 65,536 words), so two cores rarely want one line of it at once.
+ *   - In one process (sbloom_set_concurrent on a filter whose blocks it allocated), every add of
+ *     an absent key, plain or test-and-add, takes its block's lock, and the block is written as
+ *     the plain insert writes it (one vector read-modify-write): nobody else writes the block
+ *     meanwhile. The table has a word per 64 blocks (4,096 to 65,536 words), so two cores rarely
+ *     want one line of it at once.
  *   - Across processes (sbloom_map with SBLOOM_OPEN_CONCURRENT, sbloom_set_concurrent_shared) a
  *     plain add takes no lock and ORs each bit its key lacks in with one atomic fetch-or (the
  *     count may then take a racing key twice), and a locked test-and-add sets its bits the same
  *     way. The table is the lock file's 4,096 words: every process mapping the file, whatever
- *     its build, must agree on both. Under ThreadSanitizer, which cannot check a plain vector
- *     store beside lock-free lookups, one process's filter does the same.
+ *     its build, must agree on both. A filter in memory that others may write too (a file
+ *     mapping, a caller's image) does the same under sbloom_set_concurrent, and so does every
+ *     filter under ThreadSanitizer, which cannot check a plain vector store beside lock-free
+ *     lookups.
  * Measured (simdbloom-bench-threads 256, SIMDBLOOM_NO_RTM=1, 2-core Intel Xeon VM,
  * docs/CONCURRENCY.md): new keys 20.6 Mkeys/s on one thread with the fetch-ors, 44-46 written
  * plainly under the lock; two threads 1.9x one either way. An earlier try of the plain writes
@@ -360,7 +363,11 @@ int sbloom_concurrent_enter(sbloom_t *f)
     }
     s->words = words;
     s->mask = count - 1;
-    s->plain_writes = !UNDER_TSAN;
+    /* Blocks only this process can write: memory the caller gave (an image, perhaps shared) or
+     * a file mapping (which other processes may map with SBLOOM_OPEN_CONCURRENT, adding with
+     * fetch-ors) keep the fetch-ors, which lose nothing beside a writer that takes no lock. */
+    s->plain_writes = !UNDER_TSAN && (f->core.owner == SBLOOM_OWNER_HEAP ||
+                                      f->core.owner == SBLOOM_OWNER_ANON_MAP);
     enter(f, s);
     return SBLOOM_OK;
 }
