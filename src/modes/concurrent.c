@@ -99,7 +99,8 @@ void sbloom_stripe_unlock(uint32_t *word)
     __atomic_store_n(word, 0, __ATOMIC_RELEASE);
 }
 
-/* The lock table of a concurrent filter: SBLOOM_STRIPES words, in the heap or in PATH.lock. */
+/* The lock table of a concurrent filter: mask + 1 words, in the heap or (SBLOOM_STRIPES of them)
+ * in PATH.lock or the caller's region. */
 typedef struct stripes {
     uint32_t *words;
     uint32_t mask;    /* the words' count - 1 (a power of two - 1) */
@@ -291,8 +292,8 @@ static uint64_t concurrent_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *
         return sbloom_core_run_shared(&f->core, op, hashes, n, results);
     if (!results && !((const stripes *)f->state)->plain_writes &&
         !(sbk_have_rtm() && f->core.kern->insert_transaction))
-        /* a plain add beside other processes: lock-free fetch-ors (the count may take a racing
-         * key twice) */
+        /* a plain add where others may write without the lock: lock-free fetch-ors (the count
+         * may take a racing key twice) */
         return sbloom_core_run_shared(&f->core, op, hashes, n, results);
     return insert_once(f, hashes, n, results); /* (plain adds too: transactions or the locks) */
 }
