@@ -22,7 +22,7 @@
 
 typedef enum trace_op {
     TRACE_OPEN,   /* path: the file; created: 1 with O_CREAT */
-    TRACE_WRITE,  /* fd's path (write and pwrite) */
+    TRACE_WRITE,  /* fd's path (write, pwrite and writev) */
     TRACE_FSYNC,  /* fd's path (fsync and fdatasync) */
     TRACE_CLOSE,  /* fd's path */
     TRACE_RENAME, /* path -> to */
