@@ -195,44 +195,39 @@ int __wrap_open(const char *path, int flags, ...)
     return fd;
 }
 
-ssize_t __wrap_write(int fd, const void *buf, size_t len)
+/* The three writes' shared steps: a failure injected before the call (1: return -1), and the
+ * call's outcome recorded after it. */
+static int write_injected(int fd)
 {
     char name[512];
-    if (inject(TRACE_WRITE)) {
-        record(TRACE_WRITE, fd, fd_path(fd, name, sizeof name), NULL, 0, 1);
-        return -1;
-    }
-    ssize_t n = __real_write(fd, buf, len);
+    if (!inject(TRACE_WRITE))
+        return 0;
+    record(TRACE_WRITE, fd, fd_path(fd, name, sizeof name), NULL, 0, 1);
+    return 1;
+}
+
+static ssize_t write_recorded(int fd, ssize_t n)
+{
+    char name[512];
     if (trace.on)
         record(TRACE_WRITE, fd, fd_path(fd, name, sizeof name), NULL, 0, n < 0);
     return n;
 }
 
+ssize_t __wrap_write(int fd, const void *buf, size_t len)
+{
+    return write_injected(fd) ? -1 : write_recorded(fd, __real_write(fd, buf, len));
+}
+
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t len, off_t at)
 {
-    char name[512];
-    if (inject(TRACE_WRITE)) {
-        record(TRACE_WRITE, fd, fd_path(fd, name, sizeof name), NULL, 0, 1);
-        return -1;
-    }
-    ssize_t n = __real_pwrite(fd, buf, len, at);
-    if (trace.on)
-        record(TRACE_WRITE, fd, fd_path(fd, name, sizeof name), NULL, 0, n < 0);
-    return n;
+    return write_injected(fd) ? -1 : write_recorded(fd, __real_pwrite(fd, buf, len, at));
 }
 
 /* The command's output goes out in pieces (src/cli/output.c): a writev is a write here. */
 ssize_t __wrap_writev(int fd, const struct iovec *pieces, int count)
 {
-    char name[512];
-    if (inject(TRACE_WRITE)) {
-        record(TRACE_WRITE, fd, fd_path(fd, name, sizeof name), NULL, 0, 1);
-        return -1;
-    }
-    ssize_t n = __real_writev(fd, pieces, count);
-    if (trace.on)
-        record(TRACE_WRITE, fd, fd_path(fd, name, sizeof name), NULL, 0, n < 0);
-    return n;
+    return write_injected(fd) ? -1 : write_recorded(fd, __real_writev(fd, pieces, count));
 }
 
 static int traced_sync(int fd, int (*real)(int))

@@ -302,7 +302,7 @@ static int native_isa(const char *name)
 }
 
 /* The many-writers rows (bench_writers.c) at `bytes`, on the default instruction set, with a
- * thread per online CPU; in JSON, the document's "writers" member (after "results"). */
+ * thread per online CPU; in JSON, the document's "writers" member (printed after "results"). */
 static void print_writers(const bench_config *c, uint64_t bytes, size_t n, int reps)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -316,7 +316,7 @@ static void print_writers(const bench_config *c, uint64_t bytes, size_t n, int r
     char size_text[32];
     human_bytes(bytes, size_text, sizeof size_text);
     if (c->json) {
-        printf("\n], \"writers\": ");
+        printf(", \"writers\": ");
         if (!ok) {
             printf("null");
             return;
@@ -454,10 +454,12 @@ int cmd_bench(int argc, char **argv)
                "keys prefetched ahead; URL rows include hashing)\n");
     int writers =
         rc == EXIT_OK && c.layout != SBLOOM_LAYOUT_COUNTING512; /* (counters: one writer) */
+    if (c.json)
+        printf("\n]"); /* the results */
     if (writers)
         print_writers(&c, sizes[nsizes - 1], n, reps);
     if (c.json)
-        printf(writers ? "}\n" : "\n]}\n");
+        printf("}\n");
 done:
     sbloom_set_isa(NULL);
     free(probe);

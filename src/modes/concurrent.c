@@ -144,15 +144,6 @@ static uint32_t *stripe_of(const sbloom_t *f, uint64_t hash)
  * a lock's line was usually last written by another core, and fetching it is a cache miss. */
 #define LOCK_AHEAD 8
 
-/* The lock word and the block of a key about to be set under its lock, requested owned. */
-static inline void prefetch_for_locked_insert(const sbloom_t *f, uint64_t hash, int prefetchw)
-{
-    sbk_prefetch_owned(stripe_of(f, hash), prefetchw);
-    const sbloom_core *c = &f->core;
-    sbk_prefetch_owned((const char *)c->blocks + sbk_block_index(hash, c->nblocks) * c->block_bytes,
-                       prefetchw);
-}
-
 /*
  * Hardware transactions (Intel TSX RTM, where the CPU has them: sbk_have_rtm, and the kernels
  * their insert_transaction). An absent key's test-and-add runs as one transaction around the
@@ -193,6 +184,13 @@ static inline void prefetch_for_transaction(const sbloom_t *f, uint64_t hash, in
     const sbloom_core *c = &f->core;
     sbk_prefetch_owned((const char *)c->blocks + sbk_block_index(hash, c->nblocks) * c->block_bytes,
                        prefetchw);
+}
+
+/* The lock word and the block of a key about to be set under its lock, requested owned. */
+static inline void prefetch_for_locked_insert(const sbloom_t *f, uint64_t hash, int prefetchw)
+{
+    sbk_prefetch_owned(stripe_of(f, hash), prefetchw);
+    prefetch_for_transaction(f, hash, prefetchw);
 }
 
 /* Keys round[which[0..n)] set under their blocks' locks; their answers in out. Returns the count
