@@ -78,12 +78,14 @@ static void check_reply(const redisReply *r)
 }
 
 /* hiredis 0.14 (Debian 12's) allocates whatever length an array header declares, before its
- * elements arrive (hiredis 1.0 bounds it: maxelements). Inputs that declare more than 65,536
- * elements are skipped: that allocation is hiredis's, not the client's reading. */
+ * elements arrive (hiredis 1.0 bounds it: maxelements). Inputs that may declare more than 65,536
+ * elements are skipped: that allocation is hiredis's, not the client's reading. Any '*' counts,
+ * not only one at a line's start: hiredis skips the two bytes after a bulk string without
+ * looking at them, so "$1\r\nx\r*70008192\r\n" declares one (a CI run's fuzzer found it). */
 static int declares_huge_array(const uint8_t *data, size_t size)
 {
     for (size_t i = 0; i < size; i++) {
-        if (data[i] != '*' || (i > 0 && data[i - 1] != '\n'))
+        if (data[i] != '*')
             continue;
         uint64_t n = 0;
         for (size_t j = i + 1; j < size && data[j] >= '0' && data[j] <= '9' && n <= 65536; j++)
