@@ -6,8 +6,9 @@
  * time is the latest it was given (an advance to an earlier time changes nothing), so the model
  * keeps that time too.
  *
- * Input: periods (1 byte), period (1 byte), then operations of 2 bytes: a kind and an argument
- * (a key of 64, or a step of the clock).
+ * Input: periods (1 byte; its top bit: a window that grows, sbloom_create_windowed_scalable, from
+ * 8 keys a window, so that 64 keys make it grow), period (1 byte), then operations of 2 bytes: a
+ * kind and an argument (a key of 64, or a step of the clock).
  */
 #include "fuzz_common.h"
 
@@ -17,14 +18,16 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_input in = {data, size, 0};
-    uint32_t periods = 1 + (uint32_t)fuzz_take(&in, 1) % 5;
+    uint32_t first = (uint32_t)fuzz_take(&in, 1), periods = 1 + (first & 0x7f) % 5;
+    int growing = (first & 0x80) != 0;
     uint64_t period = 1 + fuzz_take(&in, 1) % 9;
     uint64_t window = periods * period, now = 1000, latest = now; /* latest: the filter's time */
     uint64_t added[KEYS];
     for (int i = 0; i < KEYS; i++)
         added[i] = NOT_ADDED;
     sbloom_t *f = NULL;
-    if (sbloom_create_windowed(&f, 40, 0.01, periods, period, now) != SBLOOM_OK)
+    if ((growing ? sbloom_create_windowed_scalable(&f, 8, 0.01, periods, period, now)
+                 : sbloom_create_windowed(&f, 40, 0.01, periods, period, now)) != SBLOOM_OK)
         abort();
     while (!fuzz_done(&in)) {
         uint8_t kind = (uint8_t)fuzz_take(&in, 1), arg = (uint8_t)fuzz_take(&in, 1);
@@ -87,7 +90,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         default: { /* the window's account: its generations' keys add up to the filter's */
             sbloom_window w = sbloom_window_init();
             uint64_t sum = 0;
-            if (sbloom_get_window(f, &w) != SBLOOM_OK || w.generations != periods + 1)
+            if (sbloom_get_window(f, &w) != SBLOOM_OK || w.generations != periods + 1 ||
+                sbloom_is_growing(f) != growing || sbloom_stages(f) % w.generations != 0)
                 abort();
             for (uint32_t i = 0; i < w.generations; i++)
                 sum += w.generation_items[i];

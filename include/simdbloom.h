@@ -630,6 +630,17 @@ SBLOOM_API const sbloom_t *sbloom_stage(const sbloom_t *filter, uint32_t i);
 #define SBLOOM_WINDOW_MAX_PERIODS 15
 SBLOOM_API int sbloom_create_windowed(sbloom_t **out, uint64_t n, double p, uint32_t periods,
                                       uint64_t period, uint64_t now);
+/* A windowed filter for a count nobody knows in advance: it grows as the scalable filter does.
+ * It begins planned for first_n keys a window at rate p / 2; whenever a period brings more keys
+ * than its plan's share (first_n / periods), a window twice as large at half the rate takes the
+ * keys from then on, and the one before only answers lookups until its last keys leave the window
+ * (then it is freed): the rates of all of them add up to less than p, the promise above holds,
+ * and a steady stream ends in one window of the size it needs. One writer at a time: no
+ * concurrent mode (SBLOOM_E_LAYOUT), no file mapping (loaded instead); union only while each has
+ * one window of the same size. sbloom_planned_items: the newest window's keys; sbloom_stages: every
+ * window's generations, oldest window first. */
+SBLOOM_API int sbloom_create_windowed_scalable(sbloom_t **out, uint64_t first_n, double p,
+                                               uint32_t periods, uint64_t period, uint64_t now);
 /* Moves the filter's clock to `now` (a time before the current period changes nothing):
  * SBLOOM_OK, or SBLOOM_E_LAYOUT for a filter that is not windowed. */
 SBLOOM_API int sbloom_advance(sbloom_t *filter, uint64_t now);
@@ -697,7 +708,11 @@ SBLOOM_API const void *sbloom_data(const sbloom_t *filter);
 SBLOOM_API uint64_t sbloom_items(const sbloom_t *filter);
 /* bytes * 8 / n (NaN for NULL or n = 0). */
 SBLOOM_API double sbloom_bits_per_key(const sbloom_t *filter, uint64_t n);
-/* Plan the filter was created from (n and p), or 0 / NaN for sbloom_create_bytes filters. */
+/* 1 for a filter that grows as keys come (sbloom_create_scalable's, and a windowed one made by
+ * sbloom_create_windowed_scalable), 0 for one of a fixed size (and NULL). */
+SBLOOM_API int sbloom_is_growing(const sbloom_t *filter);
+/* Plan the filter was created from (n and p), or 0 / NaN for sbloom_create_bytes filters (a
+ * growing windowed filter: the keys a window of its newest window). */
 SBLOOM_API uint64_t sbloom_planned_items(const sbloom_t *filter);
 SBLOOM_API double sbloom_planned_fpp(const sbloom_t *filter);
 

@@ -4,7 +4,8 @@
 # every one again on day 41 (past it: forgotten between 30 and 40 days); a line first seen on day
 # 15 is still held on day 41 although the day-0 lines are gone; info shows the window. Also the
 # refusals: --forget-after with --layout, a malformed duration, --layout windowed. build, add and
-# query --forget-after on the same clock, and their refusals; two --shared workers at once.
+# query --forget-after on the same clock, and their refusals; two --shared workers at once; a
+# window that grows (no --expect).
 # usage: cli_window_test.sh SIMDBLOOM_BINARY
 set -u
 bin=$1
@@ -111,6 +112,27 @@ err=$(at 2026-02-11 dedup --shared "$sf" --forget-after 10d "$tmp/w1" 2>&1 >/dev
 check "--shared with another window: exit 1, naming both" \
   [ "$rc" -eq 1 -a "$(grep -c "forgets after 2592000 s.*asks for 864000 s" <<<"$err")" -eq 1 ]
 fi
+# --forget-after without --expect: a window that grows (from 1M lines a window, a third a
+# period): 400k distinct lines in one period make it grow; held on day 10, every one back on day
+# 45, when the older windows are gone (one left, large enough for 400k a period)
+seq -f 'https://example.org/many/%g' 1 400000 >"$tmp/many"
+grow() { at "$1" dedup --quiet --state "$tmp/g.sbloom" --forget-after 30d "${@:2}"; }
+check "growing day 0: every distinct line" [ "$(grow 2026-01-01 "$tmp/many" "$tmp/many" | wc -l)" -eq 400000 ]
+info=$(at 2026-01-01 info "$tmp/g.sbloom")
+check "growing: info says it grows" grep -q "grows as lines come" <<<"$info"
+check "growing: it grew (two windows alive)" grep -q "windows           2 alive" <<<"$info"
+check "growing day 10: nothing" [ "$(grow 2026-01-11 "$tmp/many" | wc -l)" -eq 0 ]
+check "growing day 45: every line again" [ "$(grow 2026-02-15 "$tmp/many" | wc -l)" -eq 400000 ]
+check "growing day 45: the older window is freed" \
+  grep -q "windows           1 alive" <<<"$(at 2026-02-15 info "$tmp/g.sbloom")"
+err=$(grow 2026-02-15 --expect 1M </dev/null 2>&1 >/dev/null); rc=$?
+check "growing state given --expect: exit 1, naming both plans" \
+  [ "$rc" -eq 1 -a "$(grep -c "growing).*asks for layout windowed (forgets after 2592000 s) for 1000000" <<<"$err")" -eq 1 ]
+check "build --forget-after without --expect: a growing window" \
+  grep -q "grows as lines come" <<<"$(at 2026-01-01 build --quiet --forget-after 1d -o "$tmp/gb.sbloom" "$tmp/day0" && at 2026-01-01 info "$tmp/gb.sbloom")"
+err=$(at 2026-01-01 dedup --shared "$tmp/gs.sbloom" --forget-after 1d "$tmp/day0" 2>&1 >/dev/null); rc=$?
+check "--shared --forget-after without --expect: exit 1, asks for it" \
+  [ "$rc" -eq 1 -a "$(grep -c "give --expect N" <<<"$err")" -eq 1 ]
 "$bin" dedup --layout windowed </dev/null >/dev/null 2>&1
 check "--layout windowed: usage error" [ $? -eq 2 ]
 finish

@@ -238,6 +238,17 @@ static void put_double(uint8_t *at, double value)
     sbloom_put_le64(at, bits);
 }
 
+/* A field of 8 or 4 bytes set to value (little-endian), or one byte's bits flipped by it. */
+static void forge_field(uint8_t *at, uint64_t value, int bytes)
+{
+    if (bytes == 8)
+        sbloom_put_le64(at, value);
+    else if (bytes == 4)
+        sbloom_put_le32(at, (uint32_t)value);
+    else
+        at[0] ^= (uint8_t)value;
+}
+
 /* The deserialize of buf fails with want, and the detail names the field (contains `field`). */
 static int refused_naming(const uint8_t *buf, size_t len, int want, const char *field)
 {
@@ -373,13 +384,7 @@ static void forged_plans(void)
             if (window_cases[i].slots_only && periods != 3)
                 continue;
             memcpy(wbuf, wclean, wlen);
-            uint8_t *at = wbuf + window_cases[i].at;
-            if (window_cases[i].bytes == 8)
-                sbloom_put_le64(at, window_cases[i].value);
-            else if (window_cases[i].bytes == 4)
-                sbloom_put_le32(at, (uint32_t)window_cases[i].value);
-            else
-                at[0] = (uint8_t)window_cases[i].value;
+            forge_field(wbuf + window_cases[i].at, window_cases[i].value, window_cases[i].bytes);
             resign(wbuf, wlen);
             CHECK(refused_naming(wbuf, wlen, SBLOOM_E_CORRUPT, window_cases[i].names));
         }
@@ -394,6 +399,45 @@ static void forged_plans(void)
         free(wbuf);
         sbloom_free(w);
     }
+
+    /* A growing window's file (a record of form 2 with the rings' count, then each ring a whole
+     * windowed image): forged, every checksum right, each refused naming what is wrong. */
+    sbloom_t *g = NULL;
+    CHECK(sbloom_create_windowed_scalable(&g, 100, 0.01, 3, 10, 105) == SBLOOM_OK);
+    for (uint64_t i = 0; g && i < 60; i++) /* a generation's share is 34: a second ring */
+        sbloom_add_u64(g, i);
+    CHECK(g && sbloom_stages(g) == 2 * 4); /* two rings of 4 generations */
+    size_t glen;
+    uint8_t *gclean = image_of(g, &glen), *gbuf = malloc(glen);
+    size_t ring0 = 128 + 192, ring0_len = 128 + (size_t)sbloom_get_le64(gclean + ring0 + 72);
+    size_t ring1 = ring0 + ring0_len, ring1_len = glen - ring1;
+    struct {
+        size_t at, ring, ring_len; /* the field; the ring to re-sign first (0: none) */
+        uint64_t value;
+        int bytes;
+        const char *names;
+    } growing_cases[] = {
+        {128 + 32, 0, 0, 0, 4, "window record: 0 rings"},
+        {128 + 32, 0, 0, 41, 4, "window record: 41 rings"},
+        {128 + 32, 0, 0, 1, 4, "its rings"},      /* one ring less than there are */
+        {128 + 36, 0, 0, 1, 1, "byte 36 is set"}, /* past the count */
+        {ring1 + 56, ring1, ring1_len, 100, 8, "ring 1: planned for 100 items"}, /* step 0 again */
+        {ring0 + 56, ring0, ring0_len, 300, 8, "ring 0: planned for 300 items"}, /* no step */
+        {ring0 + 128 + 16, ring0, ring0_len, 20, 8, "ring 0: 100 items a window"},    /* period */
+        {ring1 + 128 + 184, ring1, ring1_len, 2, 1, "ring 1: window record: form 3"}, /* its form */
+        {ring0 + 128 + 192 + 200, 0, 0, 0xff, 1, "ring 0: its checksum"}, /* its lines */
+    };
+    for (size_t i = 0; gclean && i < sizeof growing_cases / sizeof growing_cases[0]; i++) {
+        memcpy(gbuf, gclean, glen);
+        forge_field(gbuf + growing_cases[i].at, growing_cases[i].value, growing_cases[i].bytes);
+        if (growing_cases[i].ring)
+            resign(gbuf + growing_cases[i].ring, growing_cases[i].ring_len);
+        resign(gbuf, glen);
+        CHECK(refused_naming(gbuf, glen, SBLOOM_E_CORRUPT, growing_cases[i].names));
+    }
+    free(gclean);
+    free(gbuf);
+    sbloom_free(g);
 }
 
 /* Counts the temporary files a save left in the test directory, removing them if asked. */

@@ -42,8 +42,11 @@ static void add_range(sbloom_t *f, const uint64_t *keys, size_t from, size_t to,
 
 /* The promise over many periods: each round advances the clock by an uneven step, adds a slice of
  * keys (half of them seen before), and checks every key ever added: present while inside its
- * window, and forgotten (but for the rate) once past it and one period. */
-static void keeps_the_promise(uint32_t periods, uint64_t period, int batch)
+ * window, and forgotten (but for the rate) once past it and one period. With first > 0 the filter
+ * grows (sbloom_create_windowed_scalable) from first keys a window, an eighth of what comes: it
+ * must grow, keep the promise across its rings, and be one ring again after each jump of the
+ * clock past a whole window. */
+static void keeps_the_promise_of(uint32_t periods, uint64_t period, int batch, uint64_t first)
 {
     static uint64_t keys[KEYS];
     uint64_t seed = 11 + periods + period;
@@ -55,11 +58,13 @@ static void keeps_the_promise(uint32_t periods, uint64_t period, int batch)
     const double p = 0.01;
     uint64_t window = periods * period, now = 1000 * period + period / 2;
     sbloom_t *f = NULL;
-    CHECK(sbloom_create_windowed(&f, per_window, p, periods, period, now) == SBLOOM_OK);
+    CHECK((first ? sbloom_create_windowed_scalable(&f, first, p, periods, period, now)
+                 : sbloom_create_windowed(&f, per_window, p, periods, period, now)) == SBLOOM_OK);
     if (!f)
         return;
     CHECK(sbloom_get_layout(f) == SBLOOM_LAYOUT_WINDOWED && sbloom_stages(f) == periods + 1);
-    CHECK(sbloom_planned_items(f) == per_window && sbloom_planned_fpp(f) == p);
+    CHECK(sbloom_planned_items(f) == (first ? first : per_window) && sbloom_planned_fpp(f) == p);
+    uint32_t most_rings = 1, jumps = 0, one_ring_after_jump = 0;
     int wrong = 0;
     uint64_t fp = 0, fp_probes = 0;
     /* keys per round: a period takes at most five rounds (the steps below), each adding up to
@@ -70,11 +75,17 @@ static void keeps_the_promise(uint32_t periods, uint64_t period, int batch)
         uint64_t step = steps[round % 10] * period / 4 + (round % 37 == 36 ? 3 * window : 0);
         now += step;
         CHECK(sbloom_advance(f, now) == SBLOOM_OK);
+        if (step >= 3 * window) { /* every older ring has been emptied: freed */
+            jumps++;
+            one_ring_after_jump += sbloom_stages(f) == periods + 1;
+        }
         /* a slice of new keys, then as many seen before (a repeat within or past the window) */
         add_range(f, keys, next, next + per_round, now, window, period, batch, &fp, &wrong);
         size_t back = next > 4 * per_round ? next - 4 * per_round : 0;
         add_range(f, keys, back, back + per_round, now, window, period, batch, &fp, &wrong);
         next += per_round;
+        uint32_t rings = sbloom_stages(f) / (periods + 1);
+        most_rings = rings > most_rings ? rings : most_rings;
         /* every key ever added, against the model */
         for (size_t i = 0; i < next; i++) {
             uint64_t t = added_at[i];
@@ -89,15 +100,26 @@ static void keeps_the_promise(uint32_t periods, uint64_t period, int batch)
     }
     CHECK(wrong == 0);
     CHECK(next > KEYS / 4);
+    CHECK(jumps > 0 && one_ring_after_jump == jumps);
+    if (first) /* it grew, and holds a window of what comes */
+        CHECK(most_rings > 1 && sbloom_planned_items(f) >= per_window / 2);
     /* forgotten keys answer at most at the rate (each probe of a stale key is a fresh key's odds:
      * at most p, with room for the spread of one run) */
     CHECK(fp_probes > 10000);
     CHECK((double)fp <= 1.5 * p * (double)fp_probes + 10);
     if (wrong || (double)fp > 1.5 * p * (double)fp_probes + 10)
-        fprintf(stderr, "  in: %u periods of %llu, %s: %d wrong, %llu of %llu stale present\n",
-                periods, (unsigned long long)period, batch ? "batch" : "one key", wrong,
-                (unsigned long long)fp, (unsigned long long)fp_probes);
+        fprintf(stderr,
+                "  in: %u periods of %llu, %s, first %llu: %d wrong, %llu of %llu stale "
+                "present\n",
+                periods, (unsigned long long)period, batch ? "batch" : "one key",
+                (unsigned long long)first, wrong, (unsigned long long)fp,
+                (unsigned long long)fp_probes);
     sbloom_free(f);
+}
+
+static void keeps_the_promise(uint32_t periods, uint64_t period, int batch)
+{
+    keeps_the_promise_of(periods, period, batch, 0);
 }
 
 /* At the plan (n distinct keys spread over a window), the rate fresh keys meet is at most p. */
@@ -133,6 +155,31 @@ static void rate_over_a_window(uint32_t periods)
     sbloom_free(f);
 }
 
+/* f saved to a new temporary file, its name written over path's XXXXXX. */
+static void saved_to_temp(const sbloom_t *f, char *path)
+{
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+    CHECK(sbloom_save(f, path) == SBLOOM_OK);
+}
+
+/* g, a copy of f (a file's, a clone's): the same window, count and stages, the same answer for
+ * keys [0, keys). */
+static void same_as(const sbloom_t *g, const sbloom_t *f, uint64_t keys)
+{
+    sbloom_window v = sbloom_window_init(), w = sbloom_window_init();
+    CHECK(sbloom_get_window(g, &v) == SBLOOM_OK && sbloom_get_window(f, &w) == SBLOOM_OK);
+    CHECK(memcmp(&v, &w, sizeof v) == 0);
+    CHECK(sbloom_stages(g) == sbloom_stages(f) && sbloom_items(g) == sbloom_items(f));
+    CHECK(sbloom_planned_items(g) == sbloom_planned_items(f));
+    uint64_t same = 0;
+    for (uint64_t i = 0; i < keys; i++)
+        same += sbloom_contains_u64(g, i) == sbloom_contains_u64(f, i);
+    CHECK(same == keys);
+}
+
 /* The window as sbloom_get_window gives it, and the filter's file: saved and loaded (and
  * serialized) with its generations and when each began, then going on as the original does. In
  * the form the plan picks (src/modes/windowed.c): generation slots (each stage a counting filter)
@@ -143,6 +190,7 @@ static void window_and_file(uint32_t periods, double p, int slots)
     CHECK(sbloom_create_windowed(&f, 3000, p, periods, 60, 12345) == SBLOOM_OK);
     if (!f)
         return;
+    CHECK(sbloom_is_growing(f) == 0);
     sbloom_layout stage_layout = sbloom_get_layout(sbloom_stage(f, 0));
     CHECK(slots ? stage_layout == SBLOOM_LAYOUT_COUNTING512
                 : stage_layout == SBLOOM_LAYOUT_BLOCK512_K8 ||
@@ -166,11 +214,7 @@ static void window_and_file(uint32_t periods, double p, int slots)
     CHECK(sum == sbloom_items(f) && sum > 0 && sum < 2000); /* the oldest are forgotten */
 
     char path[] = "/tmp/simdbloom-window-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    if (fd >= 0)
-        close(fd);
-    CHECK(sbloom_save(f, path) == SBLOOM_OK);
+    saved_to_temp(f, path);
     sbloom_t *back = NULL;
     CHECK(sbloom_load(&back, path) == SBLOOM_OK);
     unlink(path);
@@ -178,18 +222,9 @@ static void window_and_file(uint32_t periods, double p, int slots)
     CHECK(sbloom_clone(&copy, f) == SBLOOM_OK);
     sbloom_t *forms[2] = {back, copy};
     for (int k = 0; k < 2; k++) {
-        sbloom_t *g = forms[k];
-        CHECK(g != NULL);
-        if (!g)
-            continue;
-        sbloom_window v = sbloom_window_init();
-        CHECK(sbloom_get_window(g, &v) == SBLOOM_OK);
-        CHECK(memcmp(v.generation_start, w.generation_start, sizeof w.generation_start) == 0);
-        CHECK(v.now == w.now && v.period == w.period && sbloom_items(g) == sbloom_items(f));
-        uint64_t same = 0;
-        for (uint64_t i = 0; i < 4000; i++)
-            same += sbloom_contains_u64(g, i) == sbloom_contains_u64(f, i);
-        CHECK(same == 4000);
+        CHECK(forms[k] != NULL);
+        if (forms[k])
+            same_as(forms[k], f, 4000);
     }
     /* time goes on alike: an hour later everything is forgotten in both */
     CHECK(sbloom_advance(f, 14340 + 3600) == SBLOOM_OK && sbloom_advance(back, 14340 + 3600) == 0);
@@ -294,6 +329,67 @@ static void mapped_in_place(double p)
 }
 
 /* Arguments out of range are refused, nothing made. */
+/* A growing window's rings in its file and copies: saved, loaded, serialized and cloned with
+ * every ring (the answers, counts and window the same, and going on alike); what it refuses
+ * (concurrent mode, a mapping). tests/test_file.c forges its file. */
+static void growing_file(uint32_t periods, double p)
+{
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_windowed_scalable(&f, 1000, p, periods, 60, 6000) == SBLOOM_OK);
+    if (!f)
+        return;
+    /* 12,000 keys in one period, then 3,000 in the next: rings of 1,000, 2,000, ... a window;
+     * new keys are new but for the rate */
+    uint64_t fresh = 0;
+    for (uint64_t i = 0; i < 12000; i++)
+        fresh += (uint64_t)sbloom_add_u64(f, i);
+    CHECK(sbloom_advance(f, 6060) == SBLOOM_OK);
+    uint8_t is_new[3000];
+    uint64_t more[3000];
+    for (uint64_t i = 0; i < 3000; i++)
+        more[i] = 20000 + i;
+    fresh += sbloom_add_if_new_u64s(f, more, 3000, is_new);
+    CHECK(fresh >= 15000 - 15000 * p * 2 && fresh <= 15000);
+    uint32_t rings = sbloom_stages(f) / (periods + 1);
+    CHECK(rings >= 4 && sbloom_stages(f) % (periods + 1) == 0);
+    CHECK(sbloom_items(f) == fresh && sbloom_planned_items(f) >= 1000u << (rings - 1));
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_E_LAYOUT && sbloom_is_concurrent(f) == 0);
+    CHECK(sbloom_is_growing(f) == 1);
+
+    char path[] = "/tmp/simdbloom-window-XXXXXX";
+    saved_to_temp(f, path);
+    sbloom_t *back = NULL, *mapped = NULL, *copy = NULL, *image = NULL;
+    CHECK(sbloom_load(&back, path) == SBLOOM_OK);
+    CHECK(sbloom_map(&mapped, path, 0) == SBLOOM_E_LAYOUT && mapped == NULL);
+    unlink(path);
+    CHECK(sbloom_clone(&copy, f) == SBLOOM_OK);
+    size_t size = (size_t)sbloom_serialized_size(f);
+    uint8_t *bytes = malloc(size);
+    CHECK(bytes && sbloom_serialize(f, bytes, size) == SBLOOM_OK);
+    CHECK(bytes && sbloom_deserialize(&image, bytes, size) == SBLOOM_OK);
+    sbloom_t *forms[3] = {back, copy, image};
+    for (int k = 0; k < 3; k++) {
+        sbloom_t *g = forms[k];
+        CHECK(g != NULL);
+        if (!g)
+            continue;
+        same_as(g, f, 30000);
+        /* going on alike: more keys, then the clock past the window */
+        uint64_t took = 0;
+        for (uint64_t i = 40000; i < 41000; i++)
+            took += (uint64_t)sbloom_add_u64(g, i);
+        CHECK(took >= 1000 - 1000 * p * 3);
+        CHECK(sbloom_advance(g, 6060 + 60 * (periods + 1)) == SBLOOM_OK);
+        CHECK(sbloom_items(g) == 0 && sbloom_stages(g) == periods + 1);
+        CHECK(sbloom_contains_u64(g, 40500) == 0 && sbloom_contains_u64(g, 5) == 0);
+    }
+    free(bytes);
+    sbloom_free(back);
+    sbloom_free(copy);
+    sbloom_free(image);
+    sbloom_free(f);
+}
+
 static void refusals(void)
 {
     sbloom_t *f = (sbloom_t *)1;
@@ -335,6 +431,11 @@ int main(void)
         mapped_in_place(0.01);     /* slots */
         mapped_in_place(1e-6);     /* adjacent lines, one image */
     }
+    keeps_the_promise_of(3, 10, 1, 750); /* growing from an eighth of the keys a window */
+    keeps_the_promise_of(3, 10, 0, 750);
+    keeps_the_promise_of(4, 10, 1, 750);
+    growing_file(3, 0.01);
+    growing_file(4, 0.001);
     refusals();
     return check_report();
 }

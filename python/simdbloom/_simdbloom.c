@@ -218,15 +218,22 @@ static PyObject *Filter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 static PyObject *Filter_windowed(PyObject *cls, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"expected", "fpp", "periods", "period", "now", NULL};
-    unsigned long long n, period, now = 0;
+    unsigned long long n = 0, period, now = 0;
     unsigned periods = 4;
     double fpp = 1e-6;
+    PyObject *expected;
     (void)cls;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KdIK|K:windowed", names, &n, &fpp, &periods,
-                                     &period, &now))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OdIK|K:windowed", names, &expected, &fpp,
+                                     &periods, &period, &now))
+        return NULL;
+    if (expected != Py_None && (n = PyLong_AsUnsignedLongLong(expected)) == (unsigned long long)-1 &&
+        PyErr_Occurred())
         return NULL;
     sbloom_t *f = NULL;
-    int rc = sbloom_create_windowed(&f, n, fpp, periods, period, now);
+    /* expected None: a window that grows from 1M keys, as Filter(None) does */
+    int rc = expected == Py_None
+                 ? sbloom_create_windowed_scalable(&f, 1000000, fpp, periods, period, now)
+                 : sbloom_create_windowed(&f, n, fpp, periods, period, now);
     if (rc != SBLOOM_OK)
         return raise_code(rc, NULL);
     return (PyObject *)wrap(f);
@@ -633,7 +640,8 @@ static PyMethodDef Filter_methods[] = {
     {"windowed", (PyCFunction)(void (*)(void))Filter_windowed,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "Filter.windowed(expected, fpp, periods, period, now=0): 'seen in the last periods x period "
-     "time units?'; expected keys per window. Move its clock with advance(now)."},
+     "time units?'; expected keys per window (None: it grows as keys come, from 1M a window). "
+     "Move its clock with advance(now)."},
     {"save", (PyCFunction)Filter_save, METH_O, "save(path): write the filter crash-safely."},
     {"sync", (PyCFunction)Filter_sync, METH_NOARGS,
      "sync(): write a writable mapping's header back (the file is then valid)."},

@@ -45,9 +45,10 @@ DEFAULT_MAPPED_EXPECTED = 10_000_000  # a file must have a size: planned when no
 
 
 def _windowed(expected, fpp, forget_after):
-    """A windowed filter forgetting after forget_after seconds: 3 periods of a third of it."""
+    """A windowed filter forgetting after forget_after seconds: 3 periods of a third of it;
+    without expected, one that grows as requests come."""
     period = max(1, -(-int(forget_after) // 3))
-    return Filter.windowed(expected or DEFAULT_MAPPED_EXPECTED, fpp, 3, period, int(time.time()))
+    return Filter.windowed(expected or None, fpp, 3, period, int(time.time()))
 
 
 def _mapped(path, expected, fpp, concurrent, forget_after=None):
@@ -57,7 +58,7 @@ def _mapped(path, expected, fpp, concurrent, forget_after=None):
     replace a file another process had already mapped)."""
     if not os.path.exists(path):
         made = f"{path}.new.{os.getpid()}"
-        table = _windowed(expected, fpp, forget_after) if forget_after else \
+        table = _windowed(expected or DEFAULT_MAPPED_EXPECTED, fpp, forget_after) if forget_after else \
             Filter(expected or DEFAULT_MAPPED_EXPECTED, fpp)
         table.save(made)  # whole, or not at all
         try:
@@ -100,7 +101,7 @@ class DupeFilter(BaseDupeFilter):
             self.path = os.path.join(path, "requests.sbloom")
             self.filter = _mapped(self.path, expected, fpp, False, forget_after)
         elif forget_after:
-            self.filter = _windowed(expected or 1_000_000, fpp, forget_after)
+            self.filter = _windowed(expected, fpp, forget_after)
         else:
             self.filter = Filter(expected, fpp)
         if forget_after and self.filter.layout != "windowed":

@@ -139,6 +139,17 @@ def test_windowed_forgets():
     assert w["periods"] == 4 and w["period"] == 10 and len(w["generations"]) == 5
 
 
+def test_windowed_grows_without_expected():
+    f = simdbloom.Filter.windowed(None, 1e-4, 3, 10, now=0)
+    assert f.layout == "windowed"
+    start = f.bytes
+    f.add_many(keys(400_000))  # a first window of 1M keys takes a third a period: it grows
+    assert f.bytes > start
+    assert f.contains_many(keys(400_000)) == b"\x01" * 400_000
+    f.advance(50)  # past the window and a period: every key forgotten, the older window freed
+    assert len(f) == 0 and f.contains_many(keys(10_000)).count(1) <= 10
+
+
 def test_concurrent_threads_each_key_new_once():
     f = simdbloom.Filter(200_000, 1e-6)
     f.set_concurrent(True)

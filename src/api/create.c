@@ -64,6 +64,18 @@ int sbloom_create_windowed(sbloom_t **out, uint64_t n, double p, uint32_t period
     return sbloom_windowed_new(out, n, p, periods, period, now);
 }
 
+int sbloom_create_windowed_scalable(sbloom_t **out, uint64_t first_n, double p, uint32_t periods,
+                                    uint64_t period, uint64_t now)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    if (first_n == 0 || !(p > 0.0 && p < 1.0) || periods == 0 ||
+        periods > SBLOOM_WINDOW_MAX_PERIODS || period == 0)
+        return SBLOOM_E_INVALID;
+    return sbloom_windowed_new_growing(out, first_n, p, periods, period, now);
+}
+
 int sbloom_advance(sbloom_t *filter, uint64_t now)
 {
     if (!filter)

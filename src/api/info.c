@@ -7,8 +7,9 @@
 #include "../modes/modes.h"
 #include "../modes/parts.h"
 
-/* Views sbloom_stage can give: more than any composite mode has cores. */
-#define SBLOOM_MAX_VIEWS 64
+/* Views sbloom_stage can give: more than any composite mode has cores (a growing window: up to
+ * 40 windows of 16 generations). */
+#define SBLOOM_MAX_VIEWS (40 * (SBLOOM_WINDOW_MAX_PERIODS + 1))
 
 sbloom_layout sbloom_get_layout(const sbloom_t *filter)
 {
@@ -40,6 +41,12 @@ double sbloom_bits_per_key(const sbloom_t *filter, uint64_t n)
     if (!filter || n == 0)
         return NAN;
     return (double)sbloom_bytes(filter) * 8.0 / (double)n;
+}
+
+int sbloom_is_growing(const sbloom_t *filter)
+{
+    return filter && (filter->mode == &sbloom_mode_scalable ||
+                      (filter->mode == &sbloom_mode_windowed && sbloom_windowed_growing(filter)));
 }
 
 uint64_t sbloom_planned_items(const sbloom_t *filter)
@@ -120,8 +127,11 @@ const sbloom_t *sbloom_stage(const sbloom_t *filter, uint32_t i)
     if (i >= f->nviews)
         return NULL;
     const sbloom_part *part = filter->mode->core_at(filter, i);
+    if (!part)
+        return NULL;
     sbloom_t *view = f->views[i];
-    if (view && view->core.blocks != part->core.blocks) { /* dropped and made again */
+    if (view && (view->core.blocks != part->core.blocks || view->core.bytes != part->core.bytes ||
+                 view->core.layout != part->core.layout)) { /* dropped and made again */
         sbloom_object_free(view);
         view = f->views[i] = NULL;
     }

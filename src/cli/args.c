@@ -555,8 +555,11 @@ uint64_t forget_period(const cli_options *o)
 
 int create_windowed(const cli_options *o, sbloom_t **out)
 {
-    int rc = sbloom_create_windowed(out, o->expect, o->fpp, FORGET_PERIODS, forget_period(o),
-                                    wall_seconds());
+    int rc = o->expect_given
+                 ? sbloom_create_windowed(out, o->expect, o->fpp, FORGET_PERIODS, forget_period(o),
+                                          wall_seconds())
+                 : sbloom_create_windowed_scalable(out, FORGET_FIRST_WINDOW, o->fpp, FORGET_PERIODS,
+                                                   forget_period(o), wall_seconds());
     return planned_result(o, rc, "windowed filter");
 }
 

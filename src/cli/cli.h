@@ -68,6 +68,9 @@ enum {
  * 4/3 of it. Three periods keep four generations, the windowed filter's one-line form (a lookup
  * reads one cache line, as a plain filter's does: src/modes/windowed.c). */
 #define FORGET_PERIODS 3
+/* --forget-after without --expect: a window that grows (sbloom_create_windowed_scalable) from
+ * this many lines a window, as dedup's scalable filter grows from 1M lines. */
+#define FORGET_FIRST_WINDOW UINT64_C(1000000)
 
 #define DEFAULT_EXPECT UINT64_C(10000000)
 #define DEFAULT_FPP 1e-6
@@ -111,7 +114,8 @@ int filter_error(const char *doing, const char *path, int rc);
 int create_planned(const cli_options *o, sbloom_t **out);
 /* The period --forget-after D asks for: D / FORGET_PERIODS, rounded up. */
 uint64_t forget_period(const cli_options *o);
-/* A windowed filter for --forget-after (FORGET_PERIODS periods), its clock the wall clock. */
+/* A windowed filter for --forget-after (FORGET_PERIODS periods), its clock the wall clock:
+ * planned for --expect lines a window, or without it growing from FORGET_FIRST_WINDOW. */
 int create_windowed(const cli_options *o, sbloom_t **out);
 /* With --forget-after: EXIT_OK when the filter at path is windowed with the window the option
  * asks for, else a message naming both and EXIT_RUNTIME. EXIT_OK without the option. */

@@ -47,8 +47,9 @@ static const char dedup_help_files[] =
     "  --forget-after D    a line seen is let through again D later (90m, 12h, 30d): for\n"
     "                      recrawls and dedup windows. The window is 3 periods of D / 3 on the\n"
     "                      wall clock: a line is forgotten between D and 4/3 D after it was\n"
-    "                      first written, never before. --expect is then lines per window\n"
-    "                      (default 10M); with --state or --shared the file keeps the window;\n"
+    "                      first written, never before. --expect is then lines per window;\n"
+    "                      without it the window grows from 1M (not with --shared, --redis);\n"
+    "                      with --state or --shared the file keeps the window;\n"
     "                      with --redis each period's generation is its own keys in Redis,\n"
     "                      which expire by themselves; the fleet's clocks must agree within a\n"
     "                      quarter of a period (D / 12)\n"
@@ -72,12 +73,12 @@ static const char dedup_help_files[] =
     "                      the same input repeats at most the lines written since the last save.\n"
     "                      Output that is a file is fsynced before each save (one fsync per\n"
     "                      checkpoint), so the state never holds a line a power cut could lose\n"
+    "";
+static const char dedup_help_rest[] =
     "  --normalize url     key each URL by its canonical form (lowercase scheme and host, no\n"
     "                      default port or fragment, . and .. resolved, escapes normalized,\n"
     "                      empty path as /); other lines are keyed as they are. The line\n"
     "                      written out is the first spelling seen.\n"
-    "";
-static const char dedup_help_rest[] =
     "  --redis NODES       dedup against a fleet table kept in a Redis Cluster (or one Redis\n"
     "                      server): seed nodes host:port[,host:port...]. Any number of dedup\n"
     "                      processes on any hosts write each distinct line once between them.\n"
@@ -317,9 +318,10 @@ static int print_summary(const sbloom_t *filter, const stream_state *s, const de
     sbloom_window w = sbloom_window_init();
     if (sbloom_get_window(filter, &w) == SBLOOM_OK)
         fprintf(stderr,
-                "filter: windowed, %s, forgets after %llu s (%u periods of %llu s), planned %llu "
+                "filter: windowed, %s%s, forgets after %llu s (%u periods of %llu s), planned %llu "
                 "items a window at false-positive rate %.3g, %llu items now, isa %s\n",
                 human_bytes(sbloom_bytes(filter), size, sizeof size),
+                sbloom_is_growing(filter) ? ", growing" : "",
                 (unsigned long long)(w.period * w.periods), w.periods, (unsigned long long)w.period,
                 (unsigned long long)sbloom_planned_items(filter), sbloom_planned_fpp(filter),
                 (unsigned long long)sbloom_items(filter), sbloom_filter_isa(filter));
@@ -358,6 +360,23 @@ static int create_for_dedup(const cli_options *o, sbloom_t **filter)
     return EXIT_OK;
 }
 
+/* A filter's plan in words: "LAYOUT for N items at rate P", a window's length and growth said. */
+static const char *plan_words(const sbloom_t *f, char *out, size_t cap)
+{
+    sbloom_window w = sbloom_window_init();
+    int windowed = sbloom_get_window(f, &w) == SBLOOM_OK;
+    char window[64] = "";
+    if (windowed)
+        snprintf(window, sizeof window, " (forgets after %llu s%s)",
+                 (unsigned long long)(w.period * w.periods),
+                 sbloom_is_growing(f) ? ", growing" : "");
+    snprintf(out, cap, "%s%s for %llu items%s at rate %.3g",
+             sbloom_layout_name(sbloom_get_layout(f)), window,
+             (unsigned long long)sbloom_planned_items(f), windowed ? " a window" : "",
+             sbloom_planned_fpp(f));
+    return out;
+}
+
 /* An existing state given a plan (--expect, --fpp, --layout, --forget-after): the plan must be
  * the file's, as with --redis; a state made from another plan is refused, naming both, rather
  * than used with a rate the command line did not ask for. The same plan is said nothing. */
@@ -369,24 +388,27 @@ static int check_state_plan(const cli_options *o, sbloom_t *filter)
     int rc = create_for_dedup(o, &wanted);
     if (rc != EXIT_OK)
         return rc;
+    /* a growing window has grown from its first plan: its rate and growing say the plan */
+    int growing = sbloom_is_growing(wanted) && sbloom_get_layout(wanted) == SBLOOM_LAYOUT_WINDOWED;
     int same = sbloom_get_layout(wanted) == sbloom_get_layout(filter) &&
-               sbloom_planned_items(wanted) == sbloom_planned_items(filter) &&
+               sbloom_is_growing(wanted) == sbloom_is_growing(filter) &&
+               (growing || sbloom_planned_items(wanted) == sbloom_planned_items(filter)) &&
                sbloom_planned_fpp(wanted) == sbloom_planned_fpp(filter) &&
-               (sbloom_get_layout(filter) == SBLOOM_LAYOUT_SCALABLE ||
+               (sbloom_get_layout(filter) == SBLOOM_LAYOUT_SCALABLE || growing ||
                 sbloom_bytes(wanted) == sbloom_bytes(filter));
     sbloom_window w_file = sbloom_window_init(), w_wanted = sbloom_window_init();
     if (same && sbloom_get_window(filter, &w_file) == SBLOOM_OK &&
         sbloom_get_window(wanted, &w_wanted) == SBLOOM_OK)
         same = w_file.period == w_wanted.period && w_file.periods == w_wanted.periods;
-    if (!same)
+    if (!same) {
+        char has[160], asks[160];
         fprintf(stderr,
-                "simdbloom: %s exists with layout %s for %llu items at rate %.3g; this run asks "
-                "for layout %s for %llu items at rate %.3g (leave out --expect, --fpp, --layout "
-                "and --forget-after to use the file as it is, or give another --state)\n",
-                o->state, sbloom_layout_name(sbloom_get_layout(filter)),
-                (unsigned long long)sbloom_planned_items(filter), sbloom_planned_fpp(filter),
-                sbloom_layout_name(sbloom_get_layout(wanted)),
-                (unsigned long long)sbloom_planned_items(wanted), sbloom_planned_fpp(wanted));
+                "simdbloom: %s exists with layout %s; this run asks for layout %s (leave out "
+                "--expect, --fpp, --layout and --forget-after to use the file as it is, or give "
+                "another --state)\n",
+                o->state, plan_words(filter, has, sizeof has),
+                plan_words(wanted, asks, sizeof asks));
+    }
     sbloom_free(wanted);
     return same ? EXIT_OK : EXIT_RUNTIME;
 }

@@ -46,11 +46,18 @@ static int info_one(const char *path)
     int windowed = sbloom_get_window(f, &w) == SBLOOM_OK;
     char size[32];
     printf("%s:\n", path);
+    /* a growing window: its windows (rings) alive, each of the generations; the newest takes keys
+     */
+    uint32_t rings = windowed ? sbloom_stages(f) / w.generations : 0;
     if (windowed)
         printf("  layout            windowed (forgets after %llu s: %u periods of %llu s, %u "
-               "generations)\n",
+               "generations%s)\n",
                (unsigned long long)(w.period * w.periods), w.periods, (unsigned long long)w.period,
-               w.generations);
+               w.generations, sbloom_is_growing(f) ? "; grows as lines come" : "");
+    if (windowed && sbloom_is_growing(f))
+        printf("  windows           %u alive (the newest takes the lines; an older one answers "
+               "until its lines are forgotten)\n",
+               rings);
     else if (scalable)
         printf("  layout            scalable (%u stages, grows as keys come)\n", sbloom_stages(f));
     else
@@ -78,7 +85,7 @@ static int info_one(const char *path)
                (unsigned long long)sbloom_planned_items(stage), sbloom_planned_fpp(stage));
     }
     for (uint32_t i = 0; windowed && i < w.generations; i++) {
-        const sbloom_t *g = sbloom_stage(f, i);
+        const sbloom_t *g = sbloom_stage(f, (rings - 1) * w.generations + i); /* the newest's */
         char began[64] = "not yet in use";
         time_t start = (time_t)w.generation_start[i];
         struct tm tm;
@@ -88,7 +95,11 @@ static int info_one(const char *path)
                human_bytes(sbloom_bytes(g), size, sizeof size),
                (unsigned long long)w.generation_items[i], generation_fill(g));
     }
-    if (windowed)
+    if (windowed && sbloom_is_growing(f))
+        printf("  planned           room for %llu items a window so far (the newest window), "
+               "false-positive rate %.3g in all\n",
+               (unsigned long long)sbloom_planned_items(f), sbloom_planned_fpp(f));
+    else if (windowed)
         printf("  planned           %llu items a window at false-positive rate %.3g\n",
                (unsigned long long)sbloom_planned_items(f), sbloom_planned_fpp(f));
     else if (scalable)

@@ -41,6 +41,11 @@ uint64_t sbloom_header_payload_bytes(const uint8_t *header)
     return sbloom_get_le64(header + AT_PAYLOAD_BYTES);
 }
 
+uint64_t sbloom_header_planned_items(const uint8_t *header)
+{
+    return sbloom_get_le64(header + AT_PLANNED_N);
+}
+
 void sbloom_header_start(sbloom_header *h, sbloom_layout layout, uint64_t items,
                          uint64_t planned_items, double planned_fpp)
 {

@@ -35,6 +35,8 @@ void sbloom_header_start(sbloom_header *h, sbloom_layout layout, uint64_t items,
 void sbloom_header_pack(const sbloom_header *h, uint8_t out[SBLOOM_HEADER_BYTES]);
 /* The payload size a header claims (offset 72), read before any validation. */
 uint64_t sbloom_header_payload_bytes(const uint8_t *header);
+/* Its plan's keys as written, unchecked (0: none). */
+uint64_t sbloom_header_planned_items(const uint8_t *header);
 /* Validates the first SBLOOM_HEADER_BYTES of a file of file_bytes bytes: magic, header checksum,
  * version, layout, hash, geometry, and that file_bytes is exactly header + payload. */
 int sbloom_header_parse(const uint8_t *bytes, uint64_t file_bytes, sbloom_header *h);

@@ -64,7 +64,12 @@ int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const u
  * validated header and checksummed payload; time moving on; and its window. */
 int sbloom_windowed_new(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
                         uint64_t now);
+/* A growing windowed filter (sbloom_create_windowed_scalable's arguments, checked). */
+int sbloom_windowed_new_growing(sbloom_t **out, uint64_t first, double p, uint32_t periods,
+                                uint64_t period, uint64_t now);
 int sbloom_windowed_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload);
+/* 1 for a growing windowed filter (planned without a count), else 0. */
+int sbloom_windowed_growing(const sbloom_t *f);
 int sbloom_windowed_advance(sbloom_t *f, uint64_t now);
 void sbloom_windowed_describe(const sbloom_t *f, sbloom_window *out);
 /* Many threads at once (on) or one (off); whether it is so now. */

@@ -48,6 +48,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* getpid, msync in -std=c11 */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -68,7 +69,10 @@ static const uint8_t record_magic[8] = {'S', 'B', 'W', 'I', 'N', 'D', 'O', 'W'};
 /* The record's fields (docs/FORMAT.md), at their offsets in the record. */
 #define RECORD_CURRENT_AT 24
 #define RECORD_STARTS_AT 32
-#define RECORD_FORM_AT 184 /* 1: the lines as one image (G <= 3), 0: an image per generation */
+#define RECORD_FORM_AT                                                                             \
+    184 /* 1: the lines as one image (G <= 3), 0: an image per generation,                         \
+         * FORM_RINGS: a growing window's rings, each a whole windowed image */
+#define FORM_RINGS 2
 
 typedef struct windowed {
     sbloom_core lines;       /* ngroups groups of per_group lines (the comment above) */
@@ -93,6 +97,15 @@ typedef struct windowed {
     int across;     /* the locks are shared between processes */
     void *lock_map; /* the PATH.lock mapping, or NULL */
     uint8_t *image; /* a file mapping's bytes, header first, or NULL */
+    /* This ring's plan: keys a window and the rate (the filter's, unless it grows) */
+    uint64_t plan_items;
+    double plan_fpp;
+    /* A growing window (sbloom_create_windowed_scalable; "Growing" below): this ring's step
+     * (planned for first * 2^step keys a window at p / 2^(step + 1)) and the ring before this one
+     * (NULL: none) */
+    int growing;
+    uint32_t step;
+    struct windowed *older;
 } windowed;
 
 static windowed *state_of(const sbloom_t *f)
@@ -205,13 +218,11 @@ static void clear_slot(windowed *w, uint32_t slot)
 
 static int windowed_sync(sbloom_t *f);
 
-static void windowed_release(sbloom_t *f)
+/* A ring's memory: its lines, its views, its locks; then the ring itself and those before it. */
+static void ring_free(windowed *w)
 {
-    windowed *w = state_of(f);
-    if (w) {
-        /* a file mapping first (synced, then unmapped), then the locks others may wait on */
-        if (w->image && !f->readonly && !w->across)
-            windowed_sync(f);
+    while (w) {
+        windowed *older = w->older;
         sbloom_core_release(&w->lines);
         if (w->lock_map)
             munmap(w->lock_map, SBLOOM_LOCK_FILE_BYTES);
@@ -219,27 +230,33 @@ static void windowed_release(sbloom_t *f)
             free(w->locks);
         for (uint32_t i = 0; i < MAX_GENERATIONS; i++)
             sbloom_core_release(&w->views[i].core);
+        free(w);
+        w = older;
     }
-    free(w);
+}
+
+static void windowed_release(sbloom_t *f)
+{
+    windowed *w = state_of(f);
+    /* a file mapping first (synced, then unmapped), then the locks others may wait on */
+    if (w && w->image && !f->readonly && !w->across)
+        windowed_sync(f);
+    ring_free(w);
     f->state = NULL;
 }
 
-/* An object with its window and no memory yet. */
-static int new_windowed(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
-                        uint64_t current)
+/* A ring of the window with its plan and clock, no memory yet (NULL without memory). */
+static windowed *ring_alloc(uint64_t n, double p, uint32_t periods, uint64_t period,
+                            uint64_t current)
 {
-    sbloom_t *f;
-    int rc = sbloom_object_new(&f, &sbloom_mode_windowed, SBLOOM_LAYOUT_WINDOWED);
-    if (rc != SBLOOM_OK)
-        return rc;
     windowed *w = sbloom_calloc(1, sizeof *w);
-    if (!w) {
-        free(f);
-        return SBLOOM_E_NOMEM;
-    }
+    if (!w)
+        return NULL;
     w->periods = periods;
     w->ngens = periods + 1;
     w->period = period;
+    w->plan_items = n;
+    w->plan_fpp = p;
     w->current = w->own;
     w->started = w->own + 1;
     w->items = w->own + 1 + MAX_GENERATIONS;
@@ -251,19 +268,29 @@ static int new_windowed(sbloom_t **out, uint64_t n, double p, uint32_t periods, 
         w->views[i].core.owner = SBLOOM_OWNER_CALLER; /* empty: nothing to release */
     }
     w->lines.owner = SBLOOM_OWNER_CALLER;
+    return w;
+}
+
+/* An object over a ring (the newest); the filter's plan is n, p. */
+static int object_over(sbloom_t **out, windowed *w, uint64_t n, double p)
+{
+    sbloom_t *f;
+    int rc = sbloom_object_new(&f, &sbloom_mode_windowed, SBLOOM_LAYOUT_WINDOWED);
+    if (rc != SBLOOM_OK)
+        return rc;
     f->state = w;
     f->counting = SBLOOM_COUNT_NONE; /* each generation counts the keys it took */
     f->planned_items = n;
     f->planned_fpp = p;
+    f->isa = w->lines.blocks ? w->lines.isa : f->isa;
     *out = f;
     return SBLOOM_OK;
 }
 
 /* The lines for ngroups blocks a generation, zeroed: of the counting layout, generation slots
  * (one line a group); of a 512-bit layout, adjacent lines (G + 1 lines a group). */
-static int make_lines(sbloom_t *f, uint64_t ngroups, sbloom_layout layout)
+static int make_lines(windowed *w, uint64_t ngroups, sbloom_layout layout)
 {
-    windowed *w = state_of(f);
     uint32_t per_group = layout == SBLOOM_LAYOUT_COUNTING512 ? 1 : w->ngens;
     if (ngroups > UINT32_MAX || ngroups > SBLOOM_MAX_BYTES / 64 / per_group)
         return SBLOOM_E_TOO_LARGE;
@@ -272,7 +299,6 @@ static int make_lines(sbloom_t *f, uint64_t ngroups, sbloom_layout layout)
         return rc;
     w->ngroups = ngroups;
     w->per_group = per_group;
-    f->isa = w->lines.isa;
     return SBLOOM_OK;
 }
 
@@ -290,29 +316,119 @@ static int slots_pay(const sbloom_plan *lines, uint64_t per, double rate, uint32
     return (double)slots.bytes <= 1.25 * (double)lines->bytes * ngens;
 }
 
-int sbloom_windowed_new(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
-                        uint64_t now)
+/* A new ring for its plan, the current period's generation begun (NULL: *rc says why). */
+static windowed *ring_new(uint64_t n, double p, uint32_t periods, uint64_t period, uint64_t current,
+                          int *rc)
 {
-    sbloom_t *f;
-    int rc = new_windowed(&f, n, p, periods, period, now / period);
-    if (rc != SBLOOM_OK)
-        return rc;
+    windowed *w = ring_alloc(n, p, periods, period, current);
+    if (!w) {
+        *rc = SBLOOM_E_NOMEM;
+        return NULL;
+    }
     sbloom_plan plan = sbloom_plan_init();
     uint64_t per = generation_items(n, periods);
     double rate = generation_rate(p, periods);
-    rc = sbloom_plan_block512(per, rate, &plan);
-    if (rc == SBLOOM_OK && slots_pay(&plan, per, rate, periods + 1))
-        rc = sbloom_plan_for_layout(per, rate, SBLOOM_LAYOUT_COUNTING512, &plan);
-    if (rc == SBLOOM_OK)
-        rc = make_lines(f, plan.bytes / 64, plan.layout);
-    if (rc != SBLOOM_OK) {
-        sbloom_object_free(f);
-        return rc;
+    *rc = sbloom_plan_block512(per, rate, &plan);
+    if (*rc == SBLOOM_OK && slots_pay(&plan, per, rate, periods + 1))
+        *rc = sbloom_plan_for_layout(per, rate, SBLOOM_LAYOUT_COUNTING512, &plan);
+    if (*rc == SBLOOM_OK)
+        *rc = make_lines(w, plan.bytes / 64, plan.layout);
+    if (*rc != SBLOOM_OK) {
+        ring_free(w);
+        return NULL;
     }
+    w->started[current_slot(w)] = current;
+    return w;
+}
+
+int sbloom_windowed_new(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
+                        uint64_t now)
+{
+    int rc;
+    windowed *w = ring_new(n, p, periods, period, now / period, &rc);
+    if (w && (rc = object_over(out, w, n, p)) != SBLOOM_OK)
+        ring_free(w);
+    return rc;
+}
+
+static uint64_t ring_items(const windowed *w);
+
+/* ---- Growing: a window planned without a count ----
+ *
+ * Like the scalable filter's stages: the filter is a list of rings, each a whole window (its
+ * generations in its own lines). Ring `step` is planned for first * 2^step keys a window at rate
+ * p / 2^(step + 1), so the rates of every ring there may ever be add up to less than p. The newest
+ * ring takes the keys; when its current generation holds its share (one period's keys: the plan
+ * over G), a ring twice as large begins and the older one only answers lookups, its generations
+ * still cleared as periods begin, until the last period it took keys in has fallen out of the
+ * window (all its generations cleared): then it is freed. A steady stream thus ends with one ring
+ * of the size it needs; a burst leaves a larger ring behind, as a scalable filter keeps its larger
+ * stage. One writer at a time (no concurrent mode, no file mapping): the rings come and go. */
+
+#define GROWTH_STEPS 40 /* as the scalable filter's stages: first * 2^40 keys at most */
+
+static uint64_t ring_items_for(uint64_t first, uint32_t step)
+{
+    return step < 64 && first <= (UINT64_MAX >> step) ? first << step : UINT64_MAX;
+}
+
+static double ring_rate_for(double p, uint32_t step)
+{
+    return ldexp(p, -(int)step - 1);
+}
+
+int sbloom_windowed_new_growing(sbloom_t **out, uint64_t first, double p, uint32_t periods,
+                                uint64_t period, uint64_t now)
+{
+    int rc;
+    windowed *w =
+        ring_new(ring_items_for(first, 0), ring_rate_for(p, 0), periods, period, now / period, &rc);
+    if (!w)
+        return rc;
+    w->growing = 1;
+    if ((rc = object_over(out, w, first, p)) != SBLOOM_OK)
+        ring_free(w);
+    return rc;
+}
+
+/* The newest ring is full when its current generation holds one period's share of its plan. */
+static int ring_full(const windowed *w)
+{
+    return w->items[current_slot(w)] >= generation_items(w->plan_items, w->periods);
+}
+
+/* A ring twice as large becomes the newest (the old one answers lookups until it expires); an
+ * error (memory, the last step) leaves the newest taking more keys than planned. */
+static void grow(sbloom_t *f)
+{
     windowed *w = state_of(f);
-    w->started[current_slot(w)] = *w->current;
-    *out = f;
-    return SBLOOM_OK;
+    if (w->step + 1 >= GROWTH_STEPS)
+        return;
+    int rc;
+    uint32_t step = w->step + 1;
+    windowed *next =
+        ring_new(ring_items_for(f->planned_items, step), ring_rate_for(f->planned_fpp, step),
+                 w->periods, w->period, current_period(w), &rc);
+    if (!next)
+        return;
+    next->growing = 1;
+    next->step = step;
+    next->older = w;
+    f->state = next;
+    f->isa = next->lines.isa;
+}
+/* The ring's clock moved to period `to` (later than its own): the generations of the periods that
+ * begin cleared, then the period published. */
+static void ring_advance(windowed *w, uint64_t to)
+{
+    uint64_t current = current_period(w); /* no other thread moves it now */
+    /* periods current + 1 .. to begin; only the last G + 1 of them can hold keys */
+    uint64_t from = to - current > w->ngens ? to - w->ngens + 1 : current + 1;
+    for (uint64_t q = from; q <= to; q++) {
+        clear_slot(w, (uint32_t)(q % w->ngens));
+        w->started[q % w->ngens] = q;
+    }
+    __atomic_store_n(w->current, to, __ATOMIC_RELEASE); /* cleared first, then published */
 }
 
 int sbloom_windowed_advance(sbloom_t *f, uint64_t now)
@@ -323,18 +439,24 @@ int sbloom_windowed_advance(sbloom_t *f, uint64_t now)
         return SBLOOM_OK; /* the same period, or a clock that went back: nothing to forget */
     if (w->locks)
         sbloom_stripe_lock(w->advancing, w->token, w->across);
-    uint64_t current = current_period(w); /* no other thread moves it now */
-    if (to > current) {
-        /* periods current + 1 .. to begin; only the last G + 1 of them can hold keys */
-        uint64_t from = to - current > w->ngens ? to - w->ngens + 1 : current + 1;
-        for (uint64_t q = from; q <= to; q++) {
-            clear_slot(w, (uint32_t)(q % w->ngens));
-            w->started[q % w->ngens] = q;
-        }
-        __atomic_store_n(w->current, to, __ATOMIC_RELEASE); /* cleared first, then published */
-    }
+    if (to > current_period(w))
+        ring_advance(w, to);
     if (w->locks)
         sbloom_stripe_unlock(w->advancing);
+    /* a growing window's older rings: cleared alike, and freed once every generation that took
+     * keys has been cleared (a generation with no keys has no bits: keys are written only when
+     * new, and each new key is counted) */
+    for (windowed **link = &w->older; *link;) {
+        windowed *r = *link;
+        ring_advance(r, to);
+        if (ring_items(r) == 0) {
+            *link = r->older;
+            r->older = NULL;
+            ring_free(r);
+        } else {
+            link = &r->older;
+        }
+    }
     return SBLOOM_OK;
 }
 
@@ -348,6 +470,9 @@ int sbloom_windowed_set_concurrent(sbloom_t *f, int on)
         w->locks = NULL;
         return SBLOOM_OK;
     }
+    if (w->growing)
+        return sbloom_fail_with(SBLOOM_E_LAYOUT, "a growing windowed filter takes one writer at "
+                                                 "a time: plan one (n keys a window) for many");
     if (w->locks)
         return SBLOOM_OK;
     w->locks = sbloom_calloc(SBLOOM_STRIPES, sizeof *w->locks);
@@ -368,6 +493,33 @@ static uint32_t slot_of(const windowed *w, uint32_t i)
     return (uint32_t)((current_period(w) + 1 + i) % w->ngens);
 }
 
+/* The rings of a growing window (1 for a planned one), and ring k of them, oldest first. */
+static uint32_t ring_count(const windowed *w)
+{
+    uint32_t n = 0;
+    for (; w; w = w->older)
+        n++;
+    return n;
+}
+
+static windowed *ring_at(const windowed *w, uint32_t k)
+{
+    for (uint32_t i = ring_count(w) - 1; i > k; i--)
+        w = w->older;
+    return (windowed *)w;
+}
+
+/* A ring's keys: its generations' counts. */
+static uint64_t ring_items(const windowed *w)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < w->ngens; i++)
+        sum += __atomic_load_n(&w->items[i], __ATOMIC_RELAXED);
+    return sum;
+}
+
+/* The window, each generation's keys summed over the rings (they share the clock: a generation
+ * begun in any ring began in the same period there; a newer ring has not begun those before it). */
 void sbloom_windowed_describe(const sbloom_t *f, sbloom_window *out)
 {
     const windowed *w = state_of(f);
@@ -377,51 +529,64 @@ void sbloom_windowed_describe(const sbloom_t *f, sbloom_window *out)
     out->now = current_period(w) * w->period;
     for (uint32_t i = 0; i < MAX_GENERATIONS; i++) {
         uint32_t slot = i < w->ngens ? slot_of(w, i) : 0;
-        int live = i < w->ngens && w->started[slot] != NOT_STARTED;
-        out->generation_start[i] = live ? w->started[slot] * w->period : NOT_STARTED;
-        out->generation_items[i] = live ? w->items[slot] : 0;
+        uint64_t began = NOT_STARTED, items = 0;
+        for (const windowed *r = w; i < w->ngens && r; r = r->older) {
+            began = r->started[slot] != NOT_STARTED ? r->started[slot] : began;
+            items += r->items[slot];
+        }
+        out->generation_start[i] = began != NOT_STARTED ? began * w->period : NOT_STARTED;
+        out->generation_items[i] = items;
     }
 }
 
-static uint32_t windowed_cores(const sbloom_t *f)
+int sbloom_windowed_growing(const sbloom_t *f)
 {
-    return state_of(f)->ngens;
+    return state_of(f)->growing;
 }
 
-/* Generation i (oldest first) as a part of its own: a copy of its lines as they are now, kept for
- * sbloom_stage's views (each stays at its address) until the filter is freed. NULL without
- * memory for it. */
+/* Every ring's generations, oldest ring first. */
+static uint32_t windowed_cores(const sbloom_t *f)
+{
+    const windowed *w = state_of(f);
+    return w->ngens * ring_count(w);
+}
+
+/* Generation i (oldest first, ring by ring) as a part of its own: a copy of its lines as they are
+ * now, kept for sbloom_stage's views (each stays at its address) until the filter is freed. NULL
+ * without memory for it. */
 static const sbloom_part *windowed_core_at(const sbloom_t *f, uint32_t i)
 {
-    windowed *w = state_of(f);
-    uint32_t slot = slot_of(w, i);
+    windowed *w = ring_at(state_of(f), i / state_of(f)->ngens);
+    uint32_t slot = slot_of(w, i % w->ngens);
     sbloom_part *view = &w->views[slot];
     if (!view->core.blocks && generation_core(w, &view->core) != SBLOOM_OK)
         return NULL;
     gather(w, slot, &view->core);
     view->items = w->items[slot];
-    view->planned_items = generation_items(f->planned_items, w->periods);
-    view->planned_fpp = generation_rate(f->planned_fpp, w->periods);
+    view->planned_items = generation_items(w->plan_items, w->periods);
+    view->planned_fpp = generation_rate(w->plan_fpp, w->periods);
     return view;
 }
 
 static uint64_t windowed_items(const sbloom_t *f)
 {
-    const windowed *w = state_of(f);
     uint64_t sum = 0;
-    for (uint32_t i = 0; i < w->ngens; i++)
-        sum += __atomic_load_n(&w->items[i], __ATOMIC_RELAXED);
+    for (const windowed *r = state_of(f); r; r = r->older)
+        sum += ring_items(r);
     return sum;
 }
 
 static uint64_t windowed_bytes(const sbloom_t *f)
 {
-    return state_of(f)->lines.bytes;
+    uint64_t sum = 0;
+    for (const windowed *r = state_of(f); r; r = r->older)
+        sum += r->lines.bytes;
+    return sum;
 }
 
 static uint64_t windowed_capacity(const sbloom_t *f)
 {
-    return f->planned_items; /* keys per window */
+    return state_of(f)->plan_items; /* keys per window (the newest ring's, growing) */
 }
 
 /* Keys ahead whose group is requested while one key is tested under its stripe's lock. */
@@ -497,11 +662,82 @@ static uint64_t run_locked(windowed *w, uint32_t slot, sbloom_batch_op op, const
     return count;
 }
 
+/* Keys [0, n) (n <= SBLOOM_PART_STEP) held by a ring older than the newest: held[j]. */
+static void probe_older(const windowed *w, const uint64_t *hashes, size_t n, uint8_t *held)
+{
+    uint8_t answer[SBLOOM_PART_STEP];
+    memset(held, 0, n);
+    for (const windowed *r = w->older; r; r = r->older) {
+        sbloom_core_run_groups(&r->lines, r->per_group, 0, SBLOOM_OP_CONTAINS, hashes, n, answer);
+        for (size_t j = 0; j < n; j++)
+            held[j] |= answer[j];
+    }
+}
+
+/* One step of a growing window's batch (n <= SBLOOM_PART_STEP): lookups ask every ring; a key no
+ * older ring holds goes through the newest ring's fused pass, the others are not new. */
+static uint64_t growing_step(windowed *w, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                             uint8_t *results)
+{
+    uint8_t held[SBLOOM_PART_STEP], answer[SBLOOM_PART_STEP];
+    uint64_t absent[SBLOOM_PART_STEP];
+    size_t where[SBLOOM_PART_STEP], m = 0;
+    uint32_t slot = current_slot(w);
+    probe_older(w, hashes, n, held);
+    if (op == SBLOOM_OP_CONTAINS) {
+        uint64_t found = 0;
+        sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes, n, answer);
+        for (size_t j = 0; j < n; j++)
+            found += answer[j] |= held[j];
+        if (results)
+            memcpy(results, answer, n);
+        return found;
+    }
+    for (size_t j = 0; j < n; j++)
+        if (!held[j]) {
+            absent[m] = hashes[j];
+            where[m++] = j;
+        }
+    uint64_t fresh = sbloom_core_run_groups(&w->lines, w->per_group, slot, op, absent, m, answer);
+    w->items[slot] += fresh;
+    if (results) {
+        memset(results, 0, n);
+        for (size_t j = 0; j < m; j++)
+            results[where[j]] = answer[j];
+    }
+    return fresh;
+}
+
+/* A growing window's batch, in steps: before each, a full newest ring gives way to a larger
+ * one, and a step takes no more keys than the newest ring's current generation has room for. */
+static uint64_t growing_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                            uint8_t *results)
+{
+    uint64_t count = 0;
+    for (size_t at = 0; at < n;) {
+        size_t len = n - at < SBLOOM_PART_STEP ? n - at : SBLOOM_PART_STEP;
+        if (op != SBLOOM_OP_CONTAINS) {
+            if (ring_full(state_of(f)))
+                grow(f);
+            const windowed *w = state_of(f);
+            uint64_t share = generation_items(w->plan_items, w->periods);
+            uint64_t have = w->items[current_slot(w)];
+            if (share > have && share - have < len)
+                len = (size_t)(share - have);
+        }
+        count += growing_step(state_of(f), op, hashes + at, len, results ? results + at : NULL);
+        at += len;
+    }
+    return count;
+}
+
 /* One fused pass: a key new to the window (no live generation holds it) goes to the current one. */
 static uint64_t windowed_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                              uint8_t *results)
 {
     windowed *w = state_of(f);
+    if (w->growing)
+        return growing_run(f, op, hashes, n, results);
     uint32_t slot = current_slot(w);
     uint64_t count =
         w->locks ? run_locked(w, slot, op, hashes, n, results)
@@ -520,6 +756,8 @@ static int windowed_add_one(sbloom_t *f, uint64_t hash)
 static int windowed_contains_one(const sbloom_t *f, uint64_t hash)
 {
     windowed *w = state_of(f);
+    if (w->older)
+        return (int)growing_step(w, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
     if (w->locks)
         return (int)run_locked(w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
     return (int)sbloom_core_run_groups(&w->lines, w->per_group, 0, SBLOOM_OP_CONTAINS, &hash, 1,
@@ -529,39 +767,55 @@ static int windowed_contains_one(const sbloom_t *f, uint64_t hash)
 /* Each generation gathered in turn into one buffer (a generation's size), its statistics added. */
 static int windowed_stats(const sbloom_t *f, int sampled, sbloom_stats *out)
 {
-    const windowed *w = state_of(f);
-    sbloom_core one;
-    int rc = generation_core(w, &one);
-    if (rc != SBLOOM_OK)
-        return rc;
     sbloom_parts_tally tally = {0};
-    for (uint32_t slot = 0; slot < w->ngens; slot++) {
-        gather(w, slot, &one);
-        sbloom_parts_tally_add(&tally, &one, sampled);
+    for (const windowed *w = state_of(f); w; w = w->older) {
+        sbloom_core one;
+        int rc = generation_core(w, &one);
+        if (rc != SBLOOM_OK)
+            return rc;
+        for (uint32_t slot = 0; slot < w->ngens; slot++) {
+            gather(w, slot, &one);
+            sbloom_parts_tally_add(&tally, &one, sampled);
+        }
+        sbloom_core_release(&one);
     }
-    sbloom_core_release(&one);
     sbloom_parts_tally_end(&tally, out);
     return SBLOOM_OK;
 }
 
-static int windowed_clone(sbloom_t **out, const sbloom_t *f)
+/* A heap copy of a ring and the rings before it (NULL without memory). */
+static windowed *ring_copy(const windowed *from)
 {
-    const windowed *from = state_of(f);
-    sbloom_t *copy = NULL;
-    int rc = new_windowed(&copy, f->planned_items, f->planned_fpp, from->periods, from->period,
-                          current_period(from));
-    if (rc != SBLOOM_OK)
-        return rc;
-    windowed *to = state_of(copy);
-    if ((rc = sbloom_core_copy(&to->lines, &from->lines)) != SBLOOM_OK) {
-        sbloom_object_free(copy);
-        return rc;
+    windowed *to = ring_alloc(from->plan_items, from->plan_fpp, from->periods, from->period,
+                              current_period(from));
+    if (!to)
+        return NULL;
+    if (sbloom_core_copy(&to->lines, &from->lines) != SBLOOM_OK ||
+        (from->older && !(to->older = ring_copy(from->older)))) {
+        ring_free(to);
+        return NULL;
     }
     to->ngroups = from->ngroups;
     to->per_group = from->per_group;
+    to->growing = from->growing;
+    to->step = from->step;
     for (uint32_t i = 0; i < from->ngens; i++) {
         to->items[i] = __atomic_load_n(&from->items[i], __ATOMIC_RELAXED);
         to->started[i] = from->started[i];
+    }
+    return to;
+}
+
+static int windowed_clone(sbloom_t **out, const sbloom_t *f)
+{
+    windowed *w = ring_copy(state_of(f));
+    if (!w)
+        return SBLOOM_E_NOMEM;
+    sbloom_t *copy = NULL;
+    int rc = object_over(&copy, w, f->planned_items, f->planned_fpp);
+    if (rc != SBLOOM_OK) {
+        ring_free(w);
+        return rc;
     }
     copy->isa = f->isa;
     copy->threads = f->threads;
@@ -569,9 +823,13 @@ static int windowed_clone(sbloom_t **out, const sbloom_t *f)
     return SBLOOM_OK;
 }
 
+/* Every key forgotten: the older rings freed, the newest emptied (a growing window keeps the size
+ * it grew to). */
 static void windowed_clear(sbloom_t *f)
 {
     windowed *w = state_of(f);
+    ring_free(w->older);
+    w->older = NULL;
     memset(w->lines.blocks, 0, (size_t)w->lines.bytes);
     for (uint32_t i = 0; i < w->ngens; i++) {
         w->items[i] = 0;
@@ -581,8 +839,9 @@ static void windowed_clear(sbloom_t *f)
 }
 
 /* Line by line, when both have the same plan and window and stand at the same period (advance
- * both to one time first): a key of either is then in the same generation of the union, which
- * began when the earlier of the two did; each generation's count is estimated from its fill. */
+ * both to one time first), and (growing) one ring each of the same step: a key of either is then
+ * in the same generation of the union, which began when the earlier of the two did; each
+ * generation's count is estimated from its fill. */
 static int windowed_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
 {
     if (intersect)
@@ -592,6 +851,7 @@ static int windowed_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
     windowed *d = state_of(dst);
     const windowed *s = state_of(src);
     if (dst->planned_items != src->planned_items || dst->planned_fpp != src->planned_fpp ||
+        d->plan_items != s->plan_items || d->plan_fpp != s->plan_fpp || d->older || s->older ||
         d->periods != s->periods || d->period != s->period || *d->current != *s->current ||
         d->lines.bytes != s->lines.bytes || d->lines.layout != s->lines.layout)
         return SBLOOM_E_INCOMPATIBLE;
@@ -619,40 +879,49 @@ static int one_image(const windowed *w)
     return w->ngens <= SLOT_GENERATIONS;
 }
 
-static uint64_t windowed_image_bytes(const sbloom_t *f)
+/* A ring's image: the header, the record, the generations. */
+static uint64_t ring_image_bytes(const windowed *w)
 {
-    const windowed *w = state_of(f);
     uint32_t images = one_image(w) ? 1 : w->ngens;
     return SBLOOM_HEADER_BYTES + RECORD_BYTES + images * SBLOOM_HEADER_BYTES + w->lines.bytes;
 }
 
-/* The image header of the lines as one image: each generation's plan, the keys of all. */
-static void describe_lines(const sbloom_t *f, sbloom_header *h)
+/* A growing window: the header, a record of form 2 (the rings' count), each ring's image. */
+static uint64_t windowed_image_bytes(const sbloom_t *f)
 {
     const windowed *w = state_of(f);
-    sbloom_header_describe(h, &w->lines, windowed_items(f),
-                           generation_items(f->planned_items, w->periods),
-                           generation_rate(f->planned_fpp, w->periods));
+    if (!w->growing)
+        return ring_image_bytes(w);
+    uint64_t sum = SBLOOM_HEADER_BYTES + RECORD_BYTES;
+    for (; w; w = w->older)
+        sum += ring_image_bytes(w);
+    return sum;
+}
+
+/* The image header of the lines as one image: each generation's plan, the keys of all. */
+static void describe_lines(const windowed *w, sbloom_header *h)
+{
+    sbloom_header_describe(h, &w->lines, ring_items(w), generation_items(w->plan_items, w->periods),
+                           generation_rate(w->plan_fpp, w->periods));
 }
 
 /* The images after the record (the record's counts with one image), to out; the end, or NULL
  * without memory. */
-static uint8_t *write_generations(const sbloom_t *f, uint8_t *record, uint8_t *out)
+static uint8_t *write_generations(const windowed *w, uint8_t *record, uint8_t *out)
 {
-    const windowed *w = state_of(f);
     if (one_image(w)) {
         record[RECORD_FORM_AT] = 1;
         for (uint32_t i = 0; i < w->ngens; i++)
             sbloom_put_le64(record + RECORD_STARTS_AT + 8 * w->ngens + 8 * i,
                             __atomic_load_n(&w->items[i], __ATOMIC_RELAXED));
         sbloom_header h;
-        describe_lines(f, &h);
+        describe_lines(w, &h);
         sbloom_header_pack(&h, out);
         sbloom_core_payload_out(&w->lines, out + SBLOOM_HEADER_BYTES);
         return out + SBLOOM_HEADER_BYTES + w->lines.bytes;
     }
-    sbloom_part one = {.planned_items = generation_items(f->planned_items, w->periods),
-                       .planned_fpp = generation_rate(f->planned_fpp, w->periods)};
+    sbloom_part one = {.planned_items = generation_items(w->plan_items, w->periods),
+                       .planned_fpp = generation_rate(w->plan_fpp, w->periods)};
     if (generation_core(w, &one.core) != SBLOOM_OK)
         return NULL;
     for (uint32_t slot = 0; slot < w->ngens; slot++) {
@@ -664,34 +933,62 @@ static uint8_t *write_generations(const sbloom_t *f, uint8_t *record, uint8_t *o
     return out;
 }
 
-/* The outer header of a windowed file whose payload (record and images) is at payload. */
-static void describe_file(const sbloom_t *f, const uint8_t *payload, uint64_t payload_bytes,
-                          sbloom_header *h)
+/* The outer header of a windowed file (items keys, planned for n at p) whose payload (record and
+ * images) is at payload. */
+static void describe_file(uint64_t items, uint64_t n, double p, const uint8_t *payload,
+                          uint64_t payload_bytes, sbloom_header *h)
 {
-    sbloom_header_start(h, SBLOOM_LAYOUT_WINDOWED, windowed_items(f), f->planned_items,
-                        f->planned_fpp);
+    sbloom_header_start(h, SBLOOM_LAYOUT_WINDOWED, items, n, p);
     h->payload_bytes = payload_bytes;
     h->nblocks = payload_bytes / 64; /* 64-byte units: the record and each image are multiples */
     h->payload_checksum = sbloom_xxh3(payload, (size_t)payload_bytes);
 }
 
+/* The window record's first fields (the rest zero): magic, periods, generations, period, clock. */
+static void write_record_head(const windowed *w, uint8_t *record)
+{
+    memset(record, 0, RECORD_BYTES);
+    memcpy(record, record_magic, sizeof record_magic);
+    sbloom_put_le32(record + 8, w->periods);
+    sbloom_put_le32(record + 12, w->ngens);
+    sbloom_put_le64(record + 16, w->period);
+    sbloom_put_le64(record + RECORD_CURRENT_AT, current_period(w));
+}
+
+/* A ring's whole image at out (ring_image_bytes long): the end, or NULL without memory. */
+static uint8_t *ring_write_image(const windowed *w, uint8_t *out)
+{
+    uint8_t *payload = out + SBLOOM_HEADER_BYTES;
+    write_record_head(w, payload);
+    for (uint32_t i = 0; i < w->ngens; i++)
+        sbloom_put_le64(payload + RECORD_STARTS_AT + 8 * i, w->started[i]);
+    uint8_t *end = write_generations(w, payload, payload + RECORD_BYTES);
+    if (!end)
+        return NULL;
+    sbloom_header h;
+    describe_file(ring_items(w), w->plan_items, w->plan_fpp, payload, (uint64_t)(end - payload),
+                  &h);
+    sbloom_header_pack(&h, out);
+    return end;
+}
+
 static int windowed_write_image(const sbloom_t *f, uint8_t *out)
 {
     const windowed *w = state_of(f);
-    uint8_t *payload = out + SBLOOM_HEADER_BYTES;
-    memset(payload, 0, RECORD_BYTES);
-    memcpy(payload, record_magic, sizeof record_magic);
-    sbloom_put_le32(payload + 8, w->periods);
-    sbloom_put_le32(payload + 12, w->ngens);
-    sbloom_put_le64(payload + 16, w->period);
-    sbloom_put_le64(payload + RECORD_CURRENT_AT, current_period(w));
-    for (uint32_t i = 0; i < w->ngens; i++)
-        sbloom_put_le64(payload + RECORD_STARTS_AT + 8 * i, w->started[i]);
-    uint8_t *end = write_generations(f, payload, payload + RECORD_BYTES);
+    if (!w->growing)
+        return ring_write_image(w, out) ? SBLOOM_OK : SBLOOM_E_NOMEM;
+    uint8_t *payload = out + SBLOOM_HEADER_BYTES, *end = payload + RECORD_BYTES;
+    uint32_t rings = ring_count(w);
+    write_record_head(w, payload);
+    payload[RECORD_FORM_AT] = FORM_RINGS;
+    sbloom_put_le32(payload + RECORD_STARTS_AT, rings);
+    for (uint32_t k = 0; k < rings && end; k++) /* oldest first */
+        end = ring_write_image(ring_at(w, k), end);
     if (!end)
         return SBLOOM_E_NOMEM;
     sbloom_header h;
-    describe_file(f, payload, (uint64_t)(end - payload), &h);
+    describe_file(windowed_items(f), f->planned_items, f->planned_fpp, payload,
+                  (uint64_t)(end - payload), &h);
     sbloom_header_pack(&h, out);
     return SBLOOM_OK;
 }
@@ -705,9 +1002,10 @@ static int windowed_sync(sbloom_t *f)
         return SBLOOM_OK;
     uint8_t *payload = w->image + SBLOOM_HEADER_BYTES;
     sbloom_header h;
-    describe_lines(f, &h);
+    describe_lines(w, &h);
     sbloom_header_pack(&h, payload + RECORD_BYTES);
-    describe_file(f, payload, RECORD_BYTES + SBLOOM_HEADER_BYTES + w->lines.bytes, &h);
+    describe_file(ring_items(w), w->plan_items, w->plan_fpp, payload,
+                  RECORD_BYTES + SBLOOM_HEADER_BYTES + w->lines.bytes, &h);
     sbloom_header_pack(&h, w->image);
     if (msync(w->lines.map_base, (size_t)w->lines.map_bytes, MS_SYNC) != 0)
         return SBLOOM_E_IO;
@@ -721,6 +1019,7 @@ typedef struct window_record {
     uint64_t period, current;
     uint64_t started[MAX_GENERATIONS], items[MAX_GENERATIONS];
     int one_image;
+    uint32_t rings; /* FORM_RINGS (a growing window): its rings; else 0 */
 } window_record;
 
 /* The window record, checked field by field: SBLOOM_OK with it in rec. */
@@ -738,10 +1037,15 @@ static int read_record(window_record *rec, const uint8_t *r, uint64_t left)
                                 periods, ngens, (unsigned long long)period,
                                 (unsigned long long)current);
     uint8_t form = r[RECORD_FORM_AT];
-    if (form > 1 || (form == 1 && ngens > SLOT_GENERATIONS))
+    if (form > FORM_RINGS || (form == 1 && ngens > SLOT_GENERATIONS))
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "window record: form %u for %u periods", form,
                                 periods);
-    uint32_t used = RECORD_STARTS_AT + 8 * ngens * (form ? 2 : 1); /* starts, then keys */
+    uint32_t rings = form == FORM_RINGS ? sbloom_get_le32(r + RECORD_STARTS_AT) : 0;
+    if (form == FORM_RINGS && (rings == 0 || rings > GROWTH_STEPS))
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "window record: %u rings", rings);
+    /* the rings' count; or the starts, then (one image) the keys */
+    uint32_t used =
+        form == FORM_RINGS ? RECORD_STARTS_AT + 4 : RECORD_STARTS_AT + 8 * ngens * (form ? 2 : 1);
     for (uint32_t at = used; at < RECORD_BYTES; at++)
         if (r[at] != 0 && at != RECORD_FORM_AT)
             return sbloom_fail_with(SBLOOM_E_CORRUPT, "window record: byte %u is set", at);
@@ -749,8 +1053,13 @@ static int read_record(window_record *rec, const uint8_t *r, uint64_t left)
     rec->ngens = ngens;
     rec->period = period;
     rec->current = current;
-    rec->one_image = form;
-    for (uint32_t i = 0; i < ngens; i++) {
+    rec->one_image = form == 1;
+    rec->rings = rings;
+    for (uint32_t i = 0; rings && i < ngens; i++) { /* each ring's record has its own */
+        rec->started[i] = NOT_STARTED;
+        rec->items[i] = 0;
+    }
+    for (uint32_t i = 0; !rings && i < ngens; i++) {
         uint64_t q = sbloom_get_le64(r + RECORD_STARTS_AT + 8 * i);
         /* a generation began in one of the last G + 1 periods, in its own slot, or not yet;
          * the current one has begun */
@@ -797,11 +1106,10 @@ static int check_lines_image(const sbloom_header *ih, const window_record *rec, 
     return SBLOOM_OK;
 }
 
-/* One image: the lines as written, checked, become the filter's. */
-static int read_one_image(sbloom_t *f, const sbloom_header *h, const window_record *rec,
+/* One image: the lines as written, checked, become the ring's. */
+static int read_one_image(windowed *w, const sbloom_header *h, const window_record *rec,
                           const uint8_t *payload)
 {
-    windowed *w = state_of(f);
     sbloom_part one;
     uint64_t size = 0, per = generation_items(h->planned_items, rec->periods), ngroups;
     double rate = generation_rate(h->planned_fpp, rec->periods);
@@ -827,15 +1135,13 @@ static int read_one_image(sbloom_t *f, const sbloom_header *h, const window_reco
     w->lines = one.core; /* the image's blocks become the lines */
     w->ngroups = ngroups;
     w->per_group = per_group;
-    f->isa = w->lines.isa;
     return SBLOOM_OK;
 }
 
 /* An image per generation (G > 3, and files written before the form byte): each spread into
  * its lines. */
-static int read_images(sbloom_t *f, const sbloom_header *h, const uint8_t *payload)
+static int read_images(windowed *w, const sbloom_header *h, const uint8_t *payload)
 {
-    windowed *w = state_of(f);
     uint64_t at = RECORD_BYTES, size = 0, items = 0;
     uint64_t per = generation_items(h->planned_items, w->periods);
     double rate = generation_rate(h->planned_fpp, w->periods);
@@ -847,7 +1153,7 @@ static int read_images(sbloom_t *f, const sbloom_header *h, const uint8_t *paylo
         if (rc != SBLOOM_OK)
             break;
         if (i == 0)
-            rc = make_lines(f, one.core.nblocks, one.core.layout);
+            rc = make_lines(w, one.core.nblocks, one.core.layout);
         if (rc == SBLOOM_OK &&
             (one.core.nblocks != w->ngroups || one.core.layout != w->lines.layout))
             rc = sbloom_fail_with(
@@ -871,19 +1177,17 @@ static int read_images(sbloom_t *f, const sbloom_header *h, const uint8_t *paylo
     return rc;
 }
 
-/* A windowed object for a validated header and record: the window, the clock and the starts. */
-static int object_for(sbloom_t **out, const sbloom_header *h, const window_record *rec)
+/* A ring for a validated header and record: the window, the clock and the starts (NULL without
+ * memory). */
+static windowed *ring_for(const sbloom_header *h, const window_record *rec)
 {
-    int rc = new_windowed(out, h->planned_items, h->planned_fpp, rec->periods, rec->period,
-                          rec->current);
-    if (rc != SBLOOM_OK)
-        return rc;
-    windowed *w = state_of(*out);
-    for (uint32_t i = 0; i < rec->ngens; i++) {
+    windowed *w =
+        ring_alloc(h->planned_items, h->planned_fpp, rec->periods, rec->period, rec->current);
+    for (uint32_t i = 0; w && i < rec->ngens; i++) {
         w->started[i] = rec->started[i];
         w->items[i] = rec->items[i];
     }
-    return SBLOOM_OK;
+    return w;
 }
 
 static int read_header_and_record(const sbloom_header *h, const uint8_t *payload,
@@ -895,23 +1199,133 @@ static int read_header_and_record(const sbloom_header *h, const uint8_t *payload
     return read_record(rec, payload, h->payload_bytes);
 }
 
+/* A ring from its validated header and checksummed payload (of form 0 or 1). */
+static int ring_from_payload(windowed **out, const sbloom_header *h, const window_record *rec,
+                             const uint8_t *payload)
+{
+    windowed *w = ring_for(h, rec);
+    if (!w)
+        return SBLOOM_E_NOMEM;
+    int rc = rec->one_image ? read_one_image(w, h, rec, payload) : read_images(w, h, payload);
+    if (rc != SBLOOM_OK) {
+        ring_free(w);
+        return rc;
+    }
+    *out = w;
+    return SBLOOM_OK;
+}
+
+/* Ring k of a growing window at `at` (left bytes remain): a whole windowed image, checksummed,
+ * of the window and clock of the file's record, planned as step `step` of the file's plan. */
+static int read_ring(windowed **out, const sbloom_header *h, const window_record *outer, uint32_t k,
+                     uint32_t step, const uint8_t *at, uint64_t left, uint64_t *size)
+{
+    if (left < SBLOOM_HEADER_BYTES)
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "ring %u: truncated", k);
+    uint64_t payload_bytes = sbloom_header_payload_bytes(at);
+    if (payload_bytes > left - SBLOOM_HEADER_BYTES)
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "ring %u: %llu bytes, more than is left", k,
+                                (unsigned long long)payload_bytes);
+    *size = SBLOOM_HEADER_BYTES + payload_bytes;
+    sbloom_header rh;
+    window_record rec;
+    const uint8_t *payload = at + SBLOOM_HEADER_BYTES;
+    int rc = sbloom_header_parse(at, *size, &rh);
+    if (rc == SBLOOM_OK && rh.layout != SBLOOM_LAYOUT_WINDOWED)
+        rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "layout %s", sbloom_layout_name(rh.layout));
+    if (rc == SBLOOM_OK && sbloom_xxh3(payload, (size_t)rh.payload_bytes) != rh.payload_checksum)
+        rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "its checksum does not match");
+    if (rc == SBLOOM_OK)
+        rc = read_header_and_record(&rh, payload, &rec);
+    if (rc == SBLOOM_OK && (rec.rings || rec.periods != outer->periods ||
+                            rec.period != outer->period || rec.current != outer->current ||
+                            rh.planned_items != ring_items_for(h->planned_items, step) ||
+                            rh.planned_fpp != ring_rate_for(h->planned_fpp, step)))
+        rc =
+            sbloom_fail_with(SBLOOM_E_CORRUPT,
+                             "%llu items a window at rate %g, %u periods of %llu at period %llu: "
+                             "not step %u of the file's plan and window",
+                             (unsigned long long)rh.planned_items, rh.planned_fpp, rec.periods,
+                             (unsigned long long)rec.period, (unsigned long long)rec.current, step);
+    if (rc == SBLOOM_OK)
+        rc = ring_from_payload(out, &rh, &rec, payload);
+    if (rc != SBLOOM_OK) {
+        char why[200];
+        snprintf(why, sizeof why, "%s", sbloom_error_detail());
+        return sbloom_fail_with(rc, "ring %u: %s", k, why[0] ? why : sbloom_strerror(rc));
+    }
+    return SBLOOM_OK;
+}
+
+/* The step whose plan is `items` keys a window for a growing window that began at `first`: 1
+ * with it in *step, 0 for none. */
+static int step_of(uint64_t first, uint64_t items, uint32_t *step)
+{
+    for (uint32_t i = 0; i < GROWTH_STEPS; i++)
+        if (ring_items_for(first, i) == items) {
+            *step = i;
+            return 1;
+        }
+    return 0;
+}
+
+/* A growing window's rings, oldest first, each of a later step than the one before: the newest
+ * takes the keys. */
+static int read_rings(windowed **out, const sbloom_header *h, const window_record *rec,
+                      const uint8_t *payload)
+{
+    windowed *newest = NULL;
+    uint64_t at = RECORD_BYTES, size = 0, items = 0;
+    int rc = SBLOOM_OK;
+    for (uint32_t k = 0; rc == SBLOOM_OK && k < rec->rings; k++) {
+        windowed *w = NULL;
+        uint32_t step = 0;
+        /* the ring's step, from its plan (read_ring checks the rest of it) */
+        uint64_t ring_plan = h->payload_bytes - at >= SBLOOM_HEADER_BYTES
+                                 ? sbloom_header_planned_items(payload + at)
+                                 : 0;
+        if (!step_of(h->planned_items, ring_plan, &step) || (newest && step <= newest->step))
+            rc = sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                  "ring %u: planned for %llu items a window, not a later step of "
+                                  "%llu",
+                                  k, (unsigned long long)ring_plan,
+                                  (unsigned long long)h->planned_items);
+        else
+            rc = read_ring(&w, h, rec, k, step, payload + at, h->payload_bytes - at, &size);
+        if (rc == SBLOOM_OK) {
+            w->growing = 1;
+            w->step = step;
+            w->older = newest;
+            newest = w;
+            items += ring_items(w);
+            at += size;
+        }
+    }
+    if (rc == SBLOOM_OK && (at != h->payload_bytes || items != h->items))
+        rc = sbloom_fail_with(SBLOOM_E_CORRUPT,
+                              "header counts %llu items in %llu bytes, its rings %llu in %llu",
+                              (unsigned long long)h->items, (unsigned long long)h->payload_bytes,
+                              (unsigned long long)items, (unsigned long long)at);
+    if (rc != SBLOOM_OK) {
+        ring_free(newest);
+        return rc;
+    }
+    *out = newest;
+    return SBLOOM_OK;
+}
+
 int sbloom_windowed_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload)
 {
     *out = NULL;
     window_record rec;
+    windowed *w = NULL;
     int rc = read_header_and_record(h, payload, &rec);
-    sbloom_t *f = NULL;
     if (rc == SBLOOM_OK)
-        rc = object_for(&f, h, &rec);
-    if (rc != SBLOOM_OK)
-        return rc;
-    rc = rec.one_image ? read_one_image(f, h, &rec, payload) : read_images(f, h, payload);
-    if (rc != SBLOOM_OK) {
-        sbloom_object_free(f);
-        return rc == SBLOOM_E_TRUNCATED || rc == SBLOOM_E_FORMAT ? SBLOOM_E_CORRUPT : rc;
-    }
-    *out = f;
-    return SBLOOM_OK;
+        rc = rec.rings ? read_rings(&w, h, &rec, payload) : ring_from_payload(&w, h, &rec, payload);
+    if (rc == SBLOOM_OK &&
+        (rc = object_over(out, w, h->planned_items, h->planned_fpp)) != SBLOOM_OK)
+        ring_free(w);
+    return rc == SBLOOM_E_TRUNCATED || rc == SBLOOM_E_FORMAT ? SBLOOM_E_CORRUPT : rc;
 }
 
 int sbloom_windowed_map(sbloom_t **out, uint8_t *base, uint64_t size, const sbloom_header *h,
@@ -923,6 +1337,9 @@ int sbloom_windowed_map(sbloom_t **out, uint8_t *base, uint64_t size, const sblo
     int rc = read_header_and_record(h, payload, &rec);
     if (rc != SBLOOM_OK)
         return rc;
+    if (rec.rings)
+        return sbloom_fail_with(SBLOOM_E_LAYOUT, "a growing windowed filter is loaded, not "
+                                                 "mapped (its rings come and go)");
     if (!rec.one_image)
         return sbloom_fail_with(SBLOOM_E_LAYOUT,
                                 "a windowed filter of %u periods is loaded, not "
@@ -948,11 +1365,13 @@ int sbloom_windowed_map(sbloom_t **out, uint8_t *base, uint64_t size, const sblo
     if (rc == SBLOOM_OK)
         rc = check_lines_image(&ih, &rec, per, rate, &ngroups, &per_group);
     sbloom_t *f = NULL;
-    if (rc == SBLOOM_OK)
-        rc = object_for(&f, h, &rec);
+    windowed *w = NULL;
+    if (rc == SBLOOM_OK && !(w = ring_for(h, &rec)))
+        rc = SBLOOM_E_NOMEM;
+    if (rc == SBLOOM_OK && (rc = object_over(&f, w, h->planned_items, h->planned_fpp)) != SBLOOM_OK)
+        ring_free(w);
     if (rc != SBLOOM_OK)
         return rc;
-    windowed *w = state_of(f);
     rc = sbloom_core_init(&w->lines, ih.payload_bytes, ih.layout, SBLOOM_OWNER_CALLER);
     if (rc != SBLOOM_OK) {
         sbloom_object_free(f);
