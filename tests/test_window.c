@@ -367,6 +367,16 @@ static void growing_file(uint32_t periods, double p)
     uint8_t *bytes = malloc(size);
     CHECK(bytes && sbloom_serialize(f, bytes, size) == SBLOOM_OK);
     CHECK(bytes && sbloom_deserialize(&image, bytes, size) == SBLOOM_OK);
+    /* a union with a window that grew alike (a clone): its keys all held, the windows alike;
+     * with a planned window: refused */
+    sbloom_t *planned = NULL, *twin = NULL;
+    CHECK(sbloom_create_windowed(&planned, 1000, p, periods, 60, 6060) == SBLOOM_OK);
+    CHECK(sbloom_clone(&twin, f) == SBLOOM_OK && sbloom_union(twin, f) == SBLOOM_OK);
+    CHECK(twin && sbloom_stages(twin) == sbloom_stages(f) && sbloom_contains_u64(twin, 20500) == 1);
+    CHECK(twin && sbloom_contains_u64(twin, 11999) == 1);
+    CHECK(sbloom_union(f, planned) == SBLOOM_E_INCOMPATIBLE);
+    sbloom_free(planned);
+    sbloom_free(twin);
     sbloom_t *forms[3] = {back, copy, image};
     for (int k = 0; k < 3; k++) {
         sbloom_t *g = forms[k];
