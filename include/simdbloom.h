@@ -638,7 +638,8 @@ SBLOOM_API int sbloom_create_windowed(sbloom_t **out, uint64_t n, double p, uint
  * and a steady stream ends in one window of the size it needs. One writer at a time: no
  * concurrent mode (SBLOOM_E_LAYOUT), no file mapping (loaded instead); a union of two that grew
  * alike (the same windows, at the same period). sbloom_planned_items: the newest window's keys;
- * sbloom_stages: every window's generations, oldest window first. */
+ * sbloom_stages: every window's generations, oldest window first (a view of an older window's
+ * generation lasts until sbloom_advance frees that window). */
 SBLOOM_API int sbloom_create_windowed_scalable(sbloom_t **out, uint64_t first_n, double p,
                                                uint32_t periods, uint64_t period, uint64_t now);
 /* Moves the filter's clock to `now` (a time before the current period changes nothing):

@@ -213,6 +213,7 @@ static void grow(sbloom_t *f)
     f->state = next;
     f->isa = next->lines.isa;
 }
+
 /* The ring's clock moved to period `to` (later than its own): the generations of the periods that
  * begin cleared, then the period published. */
 static void ring_advance(windowed *w, uint64_t to)
