@@ -54,3 +54,16 @@ def test_a_file_without_a_window_is_refused(tmp_path, clock):
     DupeFilter(shared_path=path, expected=1000).close("finished")
     with pytest.raises(ValueError, match="without a window"):
         DupeFilter(shared_path=path, forget_after=30, expected=1000)
+
+
+def test_an_in_memory_window_grows_without_expected(clock):
+    d = DupeFilter(forget_after=30)  # no SIMDBLOOM_EXPECTED: a window that grows
+    assert d.filter.layout == "windowed"
+    start = d.filter.bytes
+    d.filter.add_many([f"https://example.org/{i}" for i in range(400_000)])  # a third of 1M: more
+    assert d.filter.bytes > start
+    first = Request("http://example.org/a")
+    assert not d.request_seen(first) and d.request_seen(first)
+    clock[0] += 50  # past 30 s and one period
+    assert not d.request_seen(first)
+    d.close("finished")
