@@ -235,6 +235,134 @@ static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t li
 
 SBK_DEFINE_WINDOW_KERNELS(counting, 1)
 
+/* ---- XXH64 of 8 keys, one a 64-bit lane (the Parquet layout's string hash) ----
+ *
+ * xxHash's XXH64 with seed 0, step for step, each lane its own key: the 32-byte stripes, the
+ * merge, the length, the 8-byte, 4-byte and 1-byte tail steps and the avalanche, each step done
+ * in the lanes whose key still has it (a mask) and the others left as they are. Words are
+ * gathered from the keys' own bytes, never past a key's end: the 1-byte steps take their bytes
+ * from the key's last 4 bytes (hence at least 4 bytes a key). Scalar XXH64 runs its steps one
+ * after another, each multiply waiting on the one before (about 19 ns a 61-byte URL on the dev
+ * VM, docs/notes/kernels-history.md); here 8 keys' chains run side by side. Little-endian only
+ * (x86): the gathers read the words as XXH64 does. */
+#if !defined(SIMDBLOOM_X86_SIMDE)
+#define XXH64_P1 UINT64_C(0x9E3779B185EBCA87)
+#define XXH64_P2 UINT64_C(0xC2B2AE3D27D4EB4F)
+#define XXH64_P3 UINT64_C(0x165667B19E3779F9)
+#define XXH64_P4 UINT64_C(0x85EBCA77C2B2AE63)
+#define XXH64_P5 UINT64_C(0x27D4EB2F165667C5)
+
+static inline __m512i xxh64_mul(__m512i a, uint64_t prime)
+{
+    return _mm512_mullo_epi64(a, _mm512_set1_epi64((long long)prime));
+}
+
+/* XXH64_round: acc + input * P2, rotated left 31, times P1. */
+static inline __m512i xxh64_round(__m512i acc, __m512i input)
+{
+    acc = _mm512_add_epi64(acc, xxh64_mul(input, XXH64_P2));
+    return xxh64_mul(_mm512_rol_epi64(acc, 31), XXH64_P1);
+}
+
+/* XXH64_mergeRound: (h ^ round(0, v)) * P1 + P4. */
+static inline __m512i xxh64_merge(__m512i h, __m512i v)
+{
+    h = _mm512_xor_si512(h, xxh64_round(_mm512_setzero_si512(), v));
+    return _mm512_add_epi64(xxh64_mul(h, XXH64_P1), _mm512_set1_epi64((long long)XXH64_P4));
+}
+
+/* The 8-byte words at the lanes' addresses (lanes outside `m`: 0, not read). */
+static inline __m512i xxh64_words(__mmask8 m, __m512i at)
+{
+    return _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), m, at, NULL, 1);
+}
+
+/* The 4-byte words at the lanes' addresses, zero-extended (lanes outside `m`: 0, not read). */
+static inline __m512i xxh64_words32(__mmask8 m, __m512i at)
+{
+    __m256i w = _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), m, at, NULL, 1);
+    return _mm512_cvtepu32_epi64(w);
+}
+
+static void xxh64_x8(const uint8_t *const keys[8], const size_t lens[8], uint64_t out[8])
+{
+    const __m512i len = _mm512_loadu_si512((const void *)lens);
+    __m512i at = _mm512_loadu_si512((const void *)keys);
+    const __m512i zero = _mm512_setzero_si512();
+    /* the stripes: lanes of 32 bytes or more, while a whole stripe is left */
+    __m512i v1 = _mm512_set1_epi64((long long)(XXH64_P1 + XXH64_P2));
+    __m512i v2 = _mm512_set1_epi64((long long)XXH64_P2), v3 = zero;
+    __m512i v4 = _mm512_set1_epi64((long long)(0 - XXH64_P1));
+    const __mmask8 long_keys = _mm512_cmpge_epu64_mask(len, _mm512_set1_epi64(32));
+    __m512i left = len;
+    for (__mmask8 m = long_keys; m;
+         m = _mm512_mask_cmpge_epu64_mask(m, left, _mm512_set1_epi64(32))) {
+        v1 = _mm512_mask_mov_epi64(v1, m, xxh64_round(v1, xxh64_words(m, at)));
+        v2 = _mm512_mask_mov_epi64(
+            v2, m, xxh64_round(v2, xxh64_words(m, _mm512_add_epi64(at, _mm512_set1_epi64(8)))));
+        v3 = _mm512_mask_mov_epi64(
+            v3, m, xxh64_round(v3, xxh64_words(m, _mm512_add_epi64(at, _mm512_set1_epi64(16)))));
+        v4 = _mm512_mask_mov_epi64(
+            v4, m, xxh64_round(v4, xxh64_words(m, _mm512_add_epi64(at, _mm512_set1_epi64(24)))));
+        at = _mm512_mask_add_epi64(at, m, at, _mm512_set1_epi64(32));
+        left = _mm512_mask_sub_epi64(left, m, left, _mm512_set1_epi64(32));
+    }
+    __m512i merged =
+        _mm512_add_epi64(_mm512_add_epi64(_mm512_rol_epi64(v1, 1), _mm512_rol_epi64(v2, 7)),
+                         _mm512_add_epi64(_mm512_rol_epi64(v3, 12), _mm512_rol_epi64(v4, 18)));
+    merged = xxh64_merge(xxh64_merge(xxh64_merge(xxh64_merge(merged, v1), v2), v3), v4);
+    __m512i h = _mm512_mask_mov_epi64(_mm512_set1_epi64((long long)XXH64_P5), long_keys, merged);
+    h = _mm512_add_epi64(h, len);
+    /* the tail (len mod 32 bytes): 8-byte steps, a 4-byte step, 1-byte steps */
+    for (__mmask8 m = _mm512_cmpge_epu64_mask(left, _mm512_set1_epi64(8)); m;
+         m = _mm512_mask_cmpge_epu64_mask(m, left, _mm512_set1_epi64(8))) {
+        __m512i k = xxh64_round(zero, xxh64_words(m, at));
+        __m512i step = _mm512_xor_si512(h, k);
+        step = _mm512_add_epi64(xxh64_mul(_mm512_rol_epi64(step, 27), XXH64_P1),
+                                _mm512_set1_epi64((long long)XXH64_P4));
+        h = _mm512_mask_mov_epi64(h, m, step);
+        at = _mm512_mask_add_epi64(at, m, at, _mm512_set1_epi64(8));
+        left = _mm512_mask_sub_epi64(left, m, left, _mm512_set1_epi64(8));
+    }
+    __mmask8 four = _mm512_cmpge_epu64_mask(left, _mm512_set1_epi64(4));
+    if (four) {
+        __m512i step = _mm512_xor_si512(h, xxh64_mul(xxh64_words32(four, at), XXH64_P1));
+        step = _mm512_add_epi64(xxh64_mul(_mm512_rol_epi64(step, 23), XXH64_P2),
+                                _mm512_set1_epi64((long long)XXH64_P3));
+        h = _mm512_mask_mov_epi64(h, four, step);
+        at = _mm512_mask_add_epi64(at, four, at, _mm512_set1_epi64(4));
+        left = _mm512_mask_sub_epi64(left, four, left, _mm512_set1_epi64(4));
+    }
+    /* 0 to 3 bytes are left: they are the last of the key's last 4 bytes (read as one word) */
+    __mmask8 bytes = _mm512_test_epi64_mask(left, left);
+    if (bytes) {
+        const __m512i ends = _mm512_add_epi64(at, left); /* the key's end */
+        __m512i last4 = xxh64_words32(bytes, _mm512_sub_epi64(ends, _mm512_set1_epi64(4)));
+        /* the first byte left is byte 4 - left of that word */
+        __m512i word = _mm512_srlv_epi64(
+            last4, _mm512_slli_epi64(_mm512_sub_epi64(_mm512_set1_epi64(4), left), 3));
+        for (__mmask8 m = bytes; m; m = _mm512_mask_cmpgt_epu64_mask(m, left, zero)) {
+            __m512i b = _mm512_and_si512(word, _mm512_set1_epi64(0xFF));
+            __m512i step = _mm512_xor_si512(h, xxh64_mul(b, XXH64_P5));
+            step = xxh64_mul(_mm512_rol_epi64(step, 11), XXH64_P1);
+            h = _mm512_mask_mov_epi64(h, m, step);
+            word = _mm512_srli_epi64(word, 8);
+            left = _mm512_mask_sub_epi64(left, m, left, _mm512_set1_epi64(1));
+        }
+    }
+    /* the avalanche */
+    h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 33));
+    h = xxh64_mul(h, XXH64_P2);
+    h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 29));
+    h = xxh64_mul(h, XXH64_P3);
+    h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+    _mm512_storeu_si512((void *)out, h);
+}
+#define SBK_XXH64_X8 xxh64_x8
+#else
+#define SBK_XXH64_X8 NULL /* SIMDe: the gathers' byte order is the host's */
+#endif
+
 const sbloom_kernels SBK_X86_TABLE(avx512) = {
     .name = SBK_X86_NAME(avx512),
     .layout =
@@ -244,4 +372,5 @@ const sbloom_kernels SBK_X86_TABLE(avx512) = {
             [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
             [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
         },
+    .xxh64_x8 = SBK_XXH64_X8,
 };

@@ -231,9 +231,14 @@ static inline size_t sbk_prefetch_ahead(uint64_t bytes)
                            __ATOMIC_RELAXED);
 }
 
+/* XXH64 (seed 0, bit-exact) of 8 byte strings at once, each at least 4 bytes long (the
+ * Parquet layout's hash of string keys: src/core/keys.c takes it for groups of 8 such keys). */
+typedef void (*sbk_xxh64_fn)(const uint8_t *const keys[8], const size_t lens[8], uint64_t out[8]);
+
 typedef struct sbloom_kernels {
     const char *name; /* "scalar", "avx2", "avx512", "neon" */
     sbloom_layout_kernels layout[SBK_LAYOUTS];
+    sbk_xxh64_fn xxh64_x8; /* NULL: one key at a time (XXH64) */
 } sbloom_kernels;
 
 /* Tables each instruction-set file exports (only those built into this binary exist). */

@@ -656,6 +656,24 @@ static void string_hashes_are_xxhash(void)
     CHECK(sbloom_add_keys(k8, keys, lens, KEYS) >= 0);
     for (size_t len = 0; len < KEYS; len++)
         CHECK(sbloom_contains_hash(k8, XXH3_64bits(keys[len], len)) == 1);
+    /* Parquet's XXH64 in batches (8 keys at once where the kernels can: groups of 8 lengths
+     * each, so the lanes take different stripes and tail steps), and with the lengths shuffled
+     * and some keys short or NULL (those groups one key at a time) */
+    CHECK(sbloom_hash_keys(parquet, keys, lens, KEYS, hashes) == KEYS);
+    for (size_t len = 0; len < KEYS; len++)
+        CHECK_EQ_U64(hashes[len], XXH64(keys[len], len, 0));
+    uint64_t seed = 77;
+    for (size_t i = KEYS - 1; i > 0; i--) {
+        size_t j = (size_t)(test_rand(&seed) % (i + 1));
+        const void *key = keys[i];
+        size_t len = lens[i];
+        keys[i] = keys[j], lens[i] = lens[j];
+        keys[j] = key, lens[j] = len;
+    }
+    keys[100] = NULL, lens[100] = 0;
+    CHECK(sbloom_hash_keys(parquet, keys, lens, KEYS, hashes) == KEYS);
+    for (size_t i = 0; i < KEYS; i++)
+        CHECK_EQ_U64(hashes[i], XXH64(keys[i] ? keys[i] : "", lens[i], 0));
     sbloom_free(k8);
     sbloom_free(parquet);
 }

@@ -27,16 +27,32 @@ static inline int hash_strings(int xxh3, const void *const *keys, const size_t *
     return lacking == 0;
 }
 
+static sbk_xxh64_fn xxh64_x8_here(void);
+
 static __attribute__((noinline)) int hash_strings_xxh3(const void *const *keys, const size_t *lens,
                                                        size_t n, uint64_t *out)
 {
     return hash_strings(1, keys, lens, n, out);
 }
 
+/* Parquet's XXH64: where the kernels hash 8 keys at once (AVX-512), in groups of 8 keys of at
+ * least 4 bytes each; other groups and the rest one at a time. */
 static __attribute__((noinline)) int hash_strings_xxh64(const void *const *keys, const size_t *lens,
                                                         size_t n, uint64_t *out)
 {
-    return hash_strings(0, keys, lens, n, out);
+    sbk_xxh64_fn x8 = xxh64_x8_here();
+    int valid = 1;
+    size_t i = 0;
+    for (; x8 && n - i >= 8; i += 8) {
+        int fit = 1;
+        for (size_t j = 0; j < 8; j++)
+            fit &= (keys[i + j] != NULL) & (lens[i + j] >= 4);
+        if (fit)
+            x8((const uint8_t *const *)(keys + i), lens + i, out + i);
+        else
+            valid &= hash_strings(0, keys + i, lens + i, 8, out + i);
+    }
+    return hash_strings(0, keys + i, lens + i, n - i, out + i) & valid;
 }
 
 /* n keys of one buffer, key i at data[offsets[i] .. offsets[i + 1]) (checked by the caller), hashed
@@ -53,15 +69,49 @@ static inline void hash_spans(sbloom_layout layout, const uint8_t *data, const v
     }
 }
 
+/* The same for Parquet's XXH64 where the kernels hash 8 keys at once: groups of 8 keys of at
+ * least 4 bytes each together, other groups and the rest one at a time. */
+static inline void hash_spans_xxh64(sbk_xxh64_fn x8, const uint8_t *data, const void *offsets,
+                                    int wide, size_t n, uint64_t *out)
+{
+    size_t i = 0;
+    for (; x8 && n - i >= 8; i += 8) {
+        const uint8_t *keys[8];
+        size_t lens[8];
+        int fit = 1;
+        for (size_t j = 0; j < 8; j++) {
+            int64_t from = sbloom_offset_at(offsets, wide, i + j);
+            lens[j] = (size_t)(sbloom_offset_at(offsets, wide, i + j + 1) - from);
+            keys[j] = data + from;
+            fit &= lens[j] >= 4;
+        }
+        if (fit)
+            x8(keys, lens, out + i);
+        else
+            hash_spans(SBLOOM_LAYOUT_PARQUET, data, (const char *)offsets + i * (wide ? 8 : 4),
+                       wide, 8, out + i);
+    }
+    hash_spans(SBLOOM_LAYOUT_PARQUET, data, (const char *)offsets + i * (wide ? 8 : 4), wide, n - i,
+               out + i);
+}
+
+/* The kernels' 8-key XXH64, or NULL. */
+static sbk_xxh64_fn xxh64_x8_here(void)
+{
+    int err;
+    const sbloom_kernels *table = sbloom_kernels_active(&err);
+    return table ? table->xxh64_x8 : NULL;
+}
+
 static void hash_spans_of(sbloom_layout layout, const sbloom_key_source *src, size_t start,
                           size_t n, uint64_t *out)
 {
     const void *offsets = src->wide ? (const void *)((const int64_t *)src->offsets + start)
                                     : (const void *)((const int32_t *)src->offsets + start);
     if (layout == SBLOOM_LAYOUT_PARQUET && src->wide)
-        hash_spans(SBLOOM_LAYOUT_PARQUET, src->data, offsets, 1, n, out);
+        hash_spans_xxh64(xxh64_x8_here(), src->data, offsets, 1, n, out);
     else if (layout == SBLOOM_LAYOUT_PARQUET)
-        hash_spans(SBLOOM_LAYOUT_PARQUET, src->data, offsets, 0, n, out);
+        hash_spans_xxh64(xxh64_x8_here(), src->data, offsets, 0, n, out);
     else if (src->wide)
         hash_spans(SBLOOM_LAYOUT_BLOCK512_K8, src->data, offsets, 1, n, out);
     else
