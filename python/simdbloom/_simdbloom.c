@@ -226,8 +226,8 @@ static PyObject *Filter_windowed(PyObject *cls, PyObject *args, PyObject *kwargs
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OdIK|K:windowed", names, &expected, &fpp,
                                      &periods, &period, &now))
         return NULL;
-    if (expected != Py_None && (n = PyLong_AsUnsignedLongLong(expected)) == (unsigned long long)-1 &&
-        PyErr_Occurred())
+    if (expected != Py_None &&
+        (n = PyLong_AsUnsignedLongLong(expected)) == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;
     sbloom_t *f = NULL;
     /* expected None: a window that grows from 1M keys, as Filter(None) does */
