@@ -27,7 +27,13 @@ static inline int hash_strings(int xxh3, const void *const *keys, const size_t *
     return lacking == 0;
 }
 
-static sbk_xxh64_fn xxh64_x8_here(void);
+/* The kernels' 8-key XXH64, or NULL. */
+static sbk_xxh64_fn xxh64_x8_here(void)
+{
+    int err;
+    const sbloom_kernels *table = sbloom_kernels_active(&err);
+    return table ? table->xxh64_x8 : NULL;
+}
 
 static __attribute__((noinline)) int hash_strings_xxh3(const void *const *keys, const size_t *lens,
                                                        size_t n, uint64_t *out)
@@ -93,14 +99,6 @@ static inline void hash_spans_xxh64(sbk_xxh64_fn x8, const uint8_t *data, const 
     }
     hash_spans(SBLOOM_LAYOUT_PARQUET, data, (const char *)offsets + i * (wide ? 8 : 4), wide, n - i,
                out + i);
-}
-
-/* The kernels' 8-key XXH64, or NULL. */
-static sbk_xxh64_fn xxh64_x8_here(void)
-{
-    int err;
-    const sbloom_kernels *table = sbloom_kernels_active(&err);
-    return table ? table->xxh64_x8 : NULL;
 }
 
 static void hash_spans_of(sbloom_layout layout, const sbloom_key_source *src, size_t start,

@@ -107,7 +107,7 @@ static int object_over(sbloom_t **out, windowed *w, uint64_t n, double p)
     f->counting = SBLOOM_COUNT_NONE; /* each generation counts the keys it took */
     f->planned_items = n;
     f->planned_fpp = p;
-    f->isa = w->lines.blocks ? w->lines.isa : f->isa;
+    f->isa = w->lines.isa;
     *out = f;
     return SBLOOM_OK;
 }
