@@ -17,7 +17,8 @@
 
 int sbk_cpu_prefetchw; /* the library's dispatch sets it; the in-cache loops never read it */
 int sbk_cpu_rtm;
-size_t sbk_prefetch_window[2] = {SBK_PREFETCH_AHEAD, SBK_PREFETCH_AHEAD_DRAM}; /* the defaults */
+size_t sbk_prefetch_window[SBK_PREFETCH_CLASSES]; /* set to the defaults in main */
+unsigned sbk_prefetch_fixed;
 
 extern const sbloom_kernels PLACEMENT_TABLE;
 
@@ -76,6 +77,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: placement [KEYS [REPS]]\n");
         return 1;
     }
+    for (unsigned c = 0; c < SBK_PREFETCH_CLASSES; c++)
+        sbk_prefetch_window[c] = sbk_prefetch_default(c);
     __builtin_cpu_init();
     if (!__builtin_cpu_supports(PLACEMENT_CPU_FEATURE)) {
         fprintf(stderr, "placement: this CPU lacks %s\n", PLACEMENT_CPU_FEATURE);

@@ -218,17 +218,37 @@ typedef struct sbloom_layout_kernels {
 #endif
 #define SBK_PREFETCH_DRAM_BYTES (UINT64_C(64) << 20)
 
-/* The windows in force: SBK_PREFETCH_AHEAD and SBK_PREFETCH_AHEAD_DRAM unless the environment
- * sets them when the kernels are first picked (src/base/dispatch.c): SIMDBLOOM_PREFETCH_AHEAD
- * for filters below SBK_PREFETCH_DRAM_BYTES, SIMDBLOOM_PREFETCH_AHEAD_DRAM from there up, each
- * 1 to 512 keys. For experiments: the defaults stay what the notes measured. */
-extern size_t sbk_prefetch_window[2];
+/* The windows in force, by size class: a filter of at least 2^(19 + c) bytes and less than
+ * 2^(20 + c) is in class c (class 0 holds the smaller ones too, the last every larger one). Each
+ * starts at SBK_PREFETCH_AHEAD, or SBK_PREFETCH_AHEAD_DRAM from SBK_PREFETCH_DRAM_BYTES up, and
+ * the first large batches on a filter of the class fit it to the CPU (src/core/prefetch_fit.c),
+ * unless the environment sets it when the kernels are first picked (src/base/dispatch.c):
+ * SIMDBLOOM_PREFETCH_AHEAD below SBK_PREFETCH_DRAM_BYTES, SIMDBLOOM_PREFETCH_AHEAD_DRAM from
+ * there up, each 1 to 512 keys. Only speed depends on a window, never an answer. */
+#define SBK_PREFETCH_CLASSES 14
+extern size_t sbk_prefetch_window[SBK_PREFETCH_CLASSES];
+extern unsigned sbk_prefetch_fixed; /* a bit per class whose window the environment set */
+
+/* The size class of a filter of `bytes`. */
+static inline unsigned sbk_prefetch_class(uint64_t bytes)
+{
+    if (bytes < (UINT64_C(1) << 20))
+        return 0;
+    unsigned c = (unsigned)(63 - __builtin_clzll(bytes)) - 19;
+    return c < SBK_PREFETCH_CLASSES ? c : SBK_PREFETCH_CLASSES - 1;
+}
+
+/* The window a class starts with. */
+static inline size_t sbk_prefetch_default(unsigned cls)
+{
+    return (UINT64_C(1) << (19 + cls)) >= SBK_PREFETCH_DRAM_BYTES ? SBK_PREFETCH_AHEAD_DRAM
+                                                                  : SBK_PREFETCH_AHEAD;
+}
 
 /* The prefetch distance, in keys, for a filter of `bytes`. */
 static inline size_t sbk_prefetch_ahead(uint64_t bytes)
 {
-    return __atomic_load_n(&sbk_prefetch_window[bytes >= SBK_PREFETCH_DRAM_BYTES],
-                           __ATOMIC_RELAXED);
+    return __atomic_load_n(&sbk_prefetch_window[sbk_prefetch_class(bytes)], __ATOMIC_RELAXED);
 }
 
 /* XXH64 (seed 0, bit-exact) of 8 byte strings at once, each at least 4 bytes long (the

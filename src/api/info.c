@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "../base/alloc.h"
+#include "../core/driver.h"
 #include "../modes/modes.h"
 #include "../modes/parts.h"
 
@@ -19,6 +20,14 @@ sbloom_layout sbloom_get_layout(const sbloom_t *filter)
 uint64_t sbloom_bytes(const sbloom_t *filter)
 {
     return filter ? filter->mode->bytes(filter) : 0;
+}
+
+size_t sbloom_prefetch_window(const sbloom_t *filter, int *fitted)
+{
+    if (fitted)
+        *fitted = 0;
+    uint64_t bytes = sbloom_bytes(filter);
+    return bytes >= SBK_PREFETCH_MIN_BYTES ? sbloom_prefetch_window_for(bytes, fitted) : 0;
 }
 
 const void *sbloom_data(const sbloom_t *filter)

@@ -87,27 +87,42 @@ int sbloom_cpu_has_avx2(void)
 
 int sbk_cpu_prefetchw;
 int sbk_cpu_rtm;
-size_t sbk_prefetch_window[2] = {SBK_PREFETCH_AHEAD, SBK_PREFETCH_AHEAD_DRAM};
+size_t sbk_prefetch_window[SBK_PREFETCH_CLASSES];
+unsigned sbk_prefetch_fixed; /* a bit per class whose window the environment set */
 
-/* A window from the environment (1 to 512 keys), or the default. */
-static size_t window_from_env(const char *name, size_t otherwise)
+/* A window from the environment (1 to 512 keys), or 0. */
+static size_t window_from_env(const char *name)
 {
     const char *text = getenv(name);
     char *end;
     unsigned long v = text ? strtoul(text, &end, 10) : 0;
-    return text && end != text && *end == '\0' && v >= 1 && v <= 512 ? (size_t)v : otherwise;
+    return text && end != text && *end == '\0' && v >= 1 && v <= 512 ? (size_t)v : 0;
+}
+
+/* The prefetch windows, once per process: the environment's, or each class's default (which the
+ * first large batches may then fit to the CPU: src/core/prefetch_fit.c). */
+static void set_prefetch_windows(void)
+{
+    static atomic_int done;
+    if (atomic_exchange(&done, 1))
+        return;
+    size_t cache = window_from_env("SIMDBLOOM_PREFETCH_AHEAD");
+    size_t dram = window_from_env("SIMDBLOOM_PREFETCH_AHEAD_DRAM");
+    unsigned fixed = 0;
+    for (unsigned c = 0; c < SBK_PREFETCH_CLASSES; c++) {
+        size_t env = (UINT64_C(1) << (19 + c)) >= SBK_PREFETCH_DRAM_BYTES ? dram : cache;
+        fixed |= env ? 1u << c : 0;
+        __atomic_store_n(&sbk_prefetch_window[c], env ? env : sbk_prefetch_default(c),
+                         __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&sbk_prefetch_fixed, fixed, __ATOMIC_RELEASE);
 }
 
 /* CPU facts the kernels read besides their table (simd/kernels.h), noted before a table is
  * handed out. */
 static void note_cpu_facts(void)
 {
-    __atomic_store_n(&sbk_prefetch_window[0],
-                     window_from_env("SIMDBLOOM_PREFETCH_AHEAD", SBK_PREFETCH_AHEAD),
-                     __ATOMIC_RELAXED);
-    __atomic_store_n(&sbk_prefetch_window[1],
-                     window_from_env("SIMDBLOOM_PREFETCH_AHEAD_DRAM", SBK_PREFETCH_AHEAD_DRAM),
-                     __ATOMIC_RELAXED);
+    set_prefetch_windows();
 #if defined(__x86_64__) || defined(__i386__)
     __atomic_store_n(&sbk_cpu_prefetchw, cpu_has_prefetchw(), __ATOMIC_RELAXED);
     __atomic_store_n(&sbk_cpu_rtm, cpu_has_rtm(), __ATOMIC_RELAXED);

@@ -415,6 +415,8 @@ int cmd_bench(int argc, char **argv)
         char size_text[32];
         human_bytes(sizes[s], size_text, sizeof size_text);
         sbloom_t *base = filled_filter(&c, sizes[s], fresh, n);
+        int fitted = 0;
+        size_t window = 0;
         for (size_t i = 0; i < nisas && rc == EXIT_OK; i++) {
             sbloom_set_isa(isas[i]);
             result r[6];
@@ -425,14 +427,16 @@ int cmd_bench(int argc, char **argv)
                 rc = EXIT_RUNTIME;
                 break;
             }
+            window = sbloom_prefetch_window(base, &fitted); /* (the batches just run) */
             for (int k = 0; k < count; k++) {
                 double ratio = r[k].ns / limit;
                 if (c.json) {
                     printf("%s\n  {\"filter_bytes\": %llu, \"isa\": \"%s\", \"operation\": \"%s\", "
                            "\"ns_per_key\": %.3f, \"mkeys_per_s\": %.2f, \"limit_ns\": %.3f, "
-                           "\"limit_prefetch_ahead\": %zu}",
+                           "\"limit_prefetch_ahead\": %zu, \"prefetch_window\": %zu, "
+                           "\"prefetch_window_fitted\": %s}",
                            first ? "" : ",", (unsigned long long)sizes[s], isas[i], r[k].op,
-                           r[k].ns, 1e3 / r[k].ns, limit, ahead);
+                           r[k].ns, 1e3 / r[k].ns, limit, ahead, window, fitted ? "true" : "false");
                     first = 0;
                 } else {
                     if (strncmp(r[k].op, "urls", 4) == 0) /* hashing included: no line limit */
@@ -445,8 +449,12 @@ int cmd_bench(int argc, char **argv)
             }
         }
         if (!c.json && rc == EXIT_OK)
-            printf("%-9s line-read limit %.2f ns a key, read best %zu keys ahead\n", size_text,
-                   limit, ahead);
+            printf("%-9s line-read limit %.2f ns a key, read best %zu keys ahead; the filter's "
+                   "batches request %zu ahead (%s)\n",
+                   size_text, limit, ahead, window,
+                   window == 0 ? "it lives in the caches"
+                   : fitted    ? "fitted to this CPU by the first batches"
+                               : "the default");
         sbloom_free(base);
     }
     if (!c.json && rc == EXIT_OK)

@@ -4,7 +4,8 @@
  *
  * Hashes: the whole batch goes to the kernel, whose loop keeps a sliding window of prefetches
  * (simd/kernel_loops.h: the line of key j + sbk_prefetch_ahead() is requested while key j is
- * probed, on filters of SBK_PREFETCH_MIN_BYTES and more).
+ * probed, on filters of SBK_PREFETCH_MIN_BYTES and more), except while the window of its size is
+ * being fitted to the CPU (prefetch_fit.c): then it goes in timed segments.
  *
  * Strings: keys are hashed one chunk ahead of the kernel, and each key's line is requested right
  * after its hash is computed, so the misses of chunk c+1 overlap the hashing of chunk c+1 and the
@@ -47,6 +48,8 @@ uint64_t sbloom_drive_hashes(const sbloom_runner *r, sbloom_batch_op op, const u
     unsigned threads = sbloom_parallel_threads(r, n);
     if (threads > 1)
         return sbloom_parallel_run(r, op, hashes, n, results, threads);
+    if (r->core && sbloom_prefetch_fitting(r->core->bytes, n))
+        return sbloom_prefetch_fit_run(r, op, hashes, n, results);
     return r->run(r->ctx, op, hashes, n, results);
 }
 

@@ -43,6 +43,15 @@ uint64_t sbloom_drive_hashes(const sbloom_runner *r, sbloom_batch_op op, const u
                              size_t n, uint8_t *results);
 uint64_t sbloom_drive_keys(const sbloom_runner *r, sbloom_batch_op op, const sbloom_key_source *src,
                            size_t n, uint8_t *results, int *valid);
+/* prefetch_fit.c: the prefetch window fitted to the CPU while large batches run. Whether a batch
+ * of n keys on a filter of `bytes` should fit it (its size class is not settled); that batch
+ * run (answers and count as r->run's over the whole batch); the window a filter of `bytes` takes
+ * now, with *fitted (may be NULL) set when fitting settled it. */
+int sbloom_prefetch_fitting(uint64_t bytes, size_t n);
+uint64_t sbloom_prefetch_fit_run(const sbloom_runner *r, sbloom_batch_op op, const uint64_t *hashes,
+                                 size_t n, uint8_t *results);
+size_t sbloom_prefetch_window_for(uint64_t bytes, int *fitted);
+
 /* The hashes of n keys (no operation): 1, or 0 when a key was NULL with a length. */
 int sbloom_drive_hash_only(const sbloom_runner *r, const sbloom_key_source *src, size_t n,
                            uint64_t *out);
