@@ -306,6 +306,44 @@ static void big_batches_windowed(uint64_t seed)
     sbloom_free(f);
 }
 
+/* One thread: a concurrent filter answers batches (large ones in rounds, repeats inside them,
+ * single keys) as the plain filter does, bit for bit. */
+static void matches_plain(sbloom_layout layout, uint64_t seed)
+{
+    enum { KEYS = 30000 };
+    sbloom_t *plain = NULL, *conc = NULL;
+    CHECK(sbloom_create_for_layout(&plain, 3 * KEYS, 1e-3, layout) == SBLOOM_OK);
+    CHECK(sbloom_create_for_layout(&conc, 3 * KEYS, 1e-3, layout) == SBLOOM_OK);
+    uint64_t *keys = malloc(KEYS * sizeof *keys);
+    uint8_t *want = malloc(KEYS), *got = malloc(KEYS);
+    if (!plain || !conc || !keys || !want || !got) {
+        CHECK(!"memory");
+        return;
+    }
+    CHECK(sbloom_set_concurrent(conc, 1) == SBLOOM_OK);
+    for (int pass = 0; pass < 3; pass++) {
+        for (size_t i = 0; i < KEYS; i++)
+            keys[i] = i % 5 == 4 ? keys[i / 2] : test_rand(&seed); /* some seen, some twice */
+        size_t len = pass == 0 ? KEYS : pass == 1 ? 777 : 1;
+        int64_t a = 0, b = 0;
+        for (size_t at = 0; at < KEYS; at += len) {
+            size_t part = KEYS - at < len ? KEYS - at : len;
+            a += sbloom_add_if_new_hashes(plain, keys + at, part, want + at);
+            b += sbloom_add_if_new_hashes(conc, keys + at, part, got + at);
+        }
+        CHECK(a == b);
+        CHECK(memcmp(want, got, KEYS) == 0);
+        CHECK(sbloom_add_hashes(plain, keys, KEYS) == sbloom_add_hashes(conc, keys, KEYS));
+        CHECK(memcmp(sbloom_data(plain), sbloom_data(conc), sbloom_bytes(plain)) == 0);
+        CHECK(sbloom_items(plain) == sbloom_items(conc));
+    }
+    free(keys);
+    free(want);
+    free(got);
+    sbloom_free(plain);
+    sbloom_free(conc);
+}
+
 /* The same filter and batch, serial and spread over 3 threads: identical answers and bytes. */
 static void parallel_matches_serial(sbloom_layout layout, uint64_t seed)
 {
@@ -647,6 +685,8 @@ int main(void)
                                         SBLOOM_LAYOUT_BLOCK512_K16, SBLOOM_LAYOUT_COUNTING512};
     for (size_t l = 0; l < sizeof all / sizeof *all; l++)
         parallel_matches_serial(all[l], test_rand(&seed));
+    for (size_t l = 0; l < sizeof test_layouts / sizeof *test_layouts; l++)
+        matches_plain(test_layouts[l], test_rand(&seed));
     window_stress(3, 1e-2, test_rand(&seed));  /* generation slots: one line a key */
     window_stress(3, 1e-6, test_rand(&seed));  /* adjacent lines */
     window_stress(15, 1e-3, test_rand(&seed)); /* adjacent lines, 15 rotations */
