@@ -568,10 +568,11 @@ SBLOOM_API int sbloom_lock_file(const char *path, char *out, size_t cap);
 SBLOOM_API int sbloom_set_threads(sbloom_t *filter, unsigned threads);
 
 /* The prefetch window of the filter's batches: how many keys ahead a batch over a filter of its
- * size requests lines (0: it lives in the caches and nothing is requested), with *fitted (may be
- * NULL) set to 1 once the first large batches on a filter of about that size fitted the window
- * to this CPU, 0 while it is the default or the one SIMDBLOOM_PREFETCH_AHEAD(_DRAM) set
- * (docs/KERNELS.md). Speed only: no answer depends on it. 0 for NULL. */
+ * size requests lines (0: none, as for a filter below 512 KiB, which lives in the caches), with
+ * *fitted (may be NULL) set to 1 once the first large batches on a filter of about that size
+ * fitted the window to this CPU, 0 while it is the default or the one
+ * SIMDBLOOM_PREFETCH_AHEAD(_DRAM) set (docs/KERNELS.md). Speed only: no answer depends on it. 0
+ * for NULL. */
 SBLOOM_API size_t sbloom_prefetch_window(const sbloom_t *filter, int *fitted);
 
 /* The shard (0 .. nshards-1) a hash belongs to, for pipelines that route keys to per-thread or

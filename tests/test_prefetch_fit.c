@@ -11,12 +11,12 @@
 
 #include "check.h"
 
-#define LARGE 250000 /* keys of a batch that fits the window (it needs 6 segments of 2,048) */
+#define LARGE 250000 /* keys of a batch that fits the window (it needs 7 segments of 1,536) */
 #define SMALL 1000   /* keys of a batch that never does */
 
 static int is_candidate(size_t w)
 {
-    return w == 16 || w == 32 || w == 64 || w == 128 || w == 256;
+    return w == 0 || w == 16 || w == 32 || w == 64 || w == 128 || w == 256 || w == 512;
 }
 
 /* The same keys through a filter in large batches and another in small ones: answers, counts,

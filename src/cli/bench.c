@@ -452,9 +452,9 @@ int cmd_bench(int argc, char **argv)
             printf("%-9s line-read limit %.2f ns a key, read best %zu keys ahead; the filter's "
                    "batches request %zu ahead (%s)\n",
                    size_text, limit, ahead, window,
-                   window == 0 ? "it lives in the caches"
-                   : fitted    ? "fitted to this CPU by the first batches"
-                               : "the default");
+                   fitted        ? "fitted to this CPU by the first batches"
+                   : window == 0 ? "it lives in the caches"
+                                 : "the default");
         sbloom_free(base);
     }
     if (!c.json && rc == EXIT_OK)

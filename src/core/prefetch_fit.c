@@ -6,7 +6,8 @@
  * CPUs the defaults were measured on, AMD Zen 5 reads a line every 2.5 ns at 100M keys with 128
  * in flight against 3.6 with 64 (the speed issue), and a filter in L3 wants another window than
  * one in DRAM. So the first large batches on a filter of each size class (sbk_prefetch_class: a
- * power of two of bytes) run in segments of SEGMENT keys, each with one candidate window, timed.
+ * power of two of bytes) run in segments of SEGMENT keys, each with one candidate window (0: no
+ * request ahead, for a filter the core's caches hold after all), timed.
  * A round gives each candidate one segment, in an order that turns from round to round; a
  * candidate's score in a round is its time over the round's mean. After ROUNDS rounds the class
  * keeps the candidate of the lowest median score, unless it beats the class's default by less
@@ -28,13 +29,22 @@
 #include "driver.h"
 
 /* Keys a segment runs: long against the deepest window (its first keys are requested before
- * any is probed), short enough that a round fits in the batches that need the window most. */
-#define SEGMENT 2048
+ * any is probed), short enough that a round (7 segments with the untimed first) fits in the
+ * batches that need the window most: a dedup piece of 1 MiB holds about 14,000 URL lines. */
+#define SEGMENT 1536
 #define ROUNDS 8
 #define MARGIN 0.03 /* a fitted window beats the default by at least this (3%) */
 
-static const size_t candidates[] = {16, 32, 64, 128, 256};
-#define NCANDIDATES (sizeof candidates / sizeof candidates[0])
+/* The windows a class tries: none (0) for a filter the caches may hold after all, up to 256 keys
+ * ahead; from SBK_PREFETCH_DRAM_BYTES, where no request ahead is never right, 512 instead of none
+ * (CPUs with many miss buffers). */
+static const size_t candidate_sets[2][6] = {{0, 16, 32, 64, 128, 256}, {16, 32, 64, 128, 256, 512}};
+#define NCANDIDATES 6
+
+static const size_t *candidates_of(unsigned cls)
+{
+    return candidate_sets[(UINT64_C(1) << (19 + cls)) >= SBK_PREFETCH_DRAM_BYTES];
+}
 
 typedef struct fit_state {
     int busy;    /* a thread is fitting this class */
@@ -93,6 +103,7 @@ static int by_value(const void *a, const void *b)
 /* The window a class keeps once its rounds are in. */
 static size_t chosen(const fit_state *s, unsigned cls)
 {
+    const size_t *candidates = candidates_of(cls);
     double median[NCANDIDATES];
     for (size_t k = 0; k < NCANDIDATES; k++) {
         double v[ROUNDS];
@@ -127,6 +138,7 @@ uint64_t sbloom_prefetch_fit_run(const sbloom_runner *r, sbloom_batch_op op, con
     size_t *window = &sbk_prefetch_window[cls];
     if (__atomic_exchange_n(&s->busy, 1, __ATOMIC_ACQUIRE))
         return r->run(r->ctx, op, hashes, n, results); /* another thread fits this class */
+    const size_t *candidates = candidates_of(cls);
     size_t before = __atomic_load_n(window, __ATOMIC_RELAXED);
     /* the first segment untimed, at the window in force: the loop's first misses, the code */
     uint64_t count = run_piece(r, op, hashes, 0, SEGMENT, results);
