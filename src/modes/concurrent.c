@@ -268,9 +268,11 @@ static uint64_t insert_transactions(sbloom_t *f, const uint64_t *round, const ui
  * locked instruction per new key, which also waits for the stores before it: on the device's
  * 16-core Xeon (no TSX) one thread added new keys at 0.31-0.37x the plain filter's speed that
  * way (docs/PERFORMANCE.md). So the locks there cover regions of consecutive blocks (at most
- * MAX_REGIONS), and a batch goes in rounds of REGION_ROUND keys, each sorted by region from the
- * hashes alone (no line read): one lock per region that has keys, and the plain insert kernel
- * (which tests each key, and prefetches ahead) over its keys under it. A thread starts at a
+ * MAX_REGIONS), and a batch goes in rounds of REGION_ROUND keys (ROUND, on the stack, for a
+ * short batch or when there is no memory for more: every writer must take the region locks),
+ * each sorted by region from the hashes alone (no line read): one lock per region that has keys,
+ * and the plain insert kernel (which tests each key, and prefetches ahead) over its keys under
+ * it. A thread starts at a
  * region that depends on its keys and leaves a region another thread holds for later (trying the
  * rest first), so that threads pass each other rather than queue. Exactly once holds as with
  * the stripes: every add of a key takes the lock of its block's region and tests the key under
@@ -299,14 +301,26 @@ static int region_try_lock(uint32_t *word)
            __atomic_compare_exchange_n(word, &free_word, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
-/* Work space of a round: the keys sorted by region, where each came from, and the answers. */
+/* Work space of a round of up to `capacity` keys: the keys sorted by region, where each came from,
+ * each key's region, the answers in sorted order, and which keys a lookup found present. */
 typedef struct region_round {
-    uint64_t keys[REGION_ROUND];
-    uint16_t index[REGION_ROUND];
-    uint8_t region_of[REGION_ROUND];
-    uint8_t answers[REGION_ROUND];
-    uint8_t present[REGION_ROUND];
+    uint64_t *keys;
+    uint16_t *index;
+    uint8_t *region_of, *answers, *present;
+    size_t capacity;
 } region_round;
+#define REGION_KEY_BYTES (sizeof(uint64_t) + sizeof(uint16_t) + 3)
+
+/* The work space laid out in `memory`, REGION_KEY_BYTES a key. */
+static void region_round_in(region_round *w, void *memory, size_t capacity)
+{
+    w->keys = memory;
+    w->index = (uint16_t *)(w->keys + capacity);
+    w->region_of = (uint8_t *)(w->index + capacity);
+    w->answers = w->region_of + capacity;
+    w->present = w->answers + capacity;
+    w->capacity = capacity;
+}
 
 /* Region r's keys set by the plain insert kernel (which tests each and prefetches ahead). */
 static uint64_t insert_region(const sbloom_core *c, region_round *w, const uint16_t *start,
@@ -401,18 +415,26 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
     int prefetchw = sbk_have_prefetchw();
     int transactions = sbk_have_rtm() && c->kern->insert_transaction;
     int regions = !transactions && locks->regions;
-    size_t round_keys = regions ? REGION_ROUND : ROUND;
+    size_t round_keys = ROUND;
     uint64_t fresh = 0;
-    region_round *work = NULL;
-    if (regions && !(work = malloc(sizeof *work)))
-        regions = 0, round_keys = ROUND; /* out of memory: a lock per key */
+    /* the region path's work space: on the stack for ROUND keys (a single key, a short batch, or
+     * no memory for more: every writer must take the region locks), else REGION_ROUND */
+    region_round work = {0};
+    uint64_t small_work[(ROUND * REGION_KEY_BYTES + 7) / 8];
+    void *large_work = NULL;
+    if (regions) {
+        large_work = n > ROUND ? malloc(REGION_ROUND * REGION_KEY_BYTES) : NULL;
+        region_round_in(&work, large_work ? large_work : (void *)small_work,
+                        large_work ? REGION_ROUND : ROUND);
+        round_keys = work.capacity;
+    }
     for (size_t at = 0; at < n; at += round_keys) {
         size_t len = n - at < round_keys ? n - at : round_keys;
         const uint64_t *round = hashes + at;
         if (regions) {
             stripes *hint = f->state;
             uint64_t added =
-                insert_round_by_regions(f, work, round, len, is_new ? is_new + at : NULL,
+                insert_round_by_regions(f, &work, round, len, is_new ? is_new + at : NULL,
                                         __atomic_load_n(&hint->lookup_first, __ATOMIC_RELAXED));
             fresh += added;
             /* mostly present keys: the next round looks them up first, lock-free */
@@ -432,7 +454,7 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
         else
             fresh += insert_locked(f, round, absent, nabsent, out, token, shared, prefetchw);
     }
-    free(work);
+    free(large_work);
     return fresh;
 }
 
