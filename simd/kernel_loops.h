@@ -120,7 +120,7 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
         const int prefetchw_ = (WRITE) == 2 && sbk_have_prefetchw();                               \
         (void)prefetchw_;                                                                          \
         const uint64_t bytes_ = nblocks * (BLOCK_BYTES);                                           \
-        const size_t ahead_ = sbk_prefetch_ahead(bytes_); /* 0: none */                           \
+        const size_t ahead_ = sbk_prefetch_ahead(bytes_); /* 0: none */                            \
         if (n > ahead_ && ahead_ > 0 && bytes_ >= SBK_PREFETCH_MIN_BYTES) {                        \
             for (size_t k = 0; k < ahead_; k++)                                                    \
                 SBK_PREFETCH_LINE(blocks, nblocks, hashes[k], BLOCK_BYTES, WRITE);                 \
@@ -379,7 +379,7 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
         size_t j = 0;                                                                              \
         (void)lines;                                                                               \
         const uint64_t bytes_ = groups * (LINES)*64;                                               \
-        const size_t window_ = sbk_prefetch_ahead(bytes_); /* 0: none */                          \
+        const size_t window_ = sbk_prefetch_ahead(bytes_); /* 0: none */                           \
         const size_t ahead_ = window_ ? window_ / (LINES) + 2 : 0;                                 \
         if (n > ahead_ && ahead_ > 0 && bytes_ >= SBK_PREFETCH_MIN_BYTES) {                        \
             for (size_t k = 0; k < ahead_; k++)                                                    \
