@@ -238,11 +238,16 @@ static inline unsigned sbk_prefetch_class(uint64_t bytes)
     return c < SBK_PREFETCH_CLASSES ? c : SBK_PREFETCH_CLASSES - 1;
 }
 
+/* Whether class cls holds filters of SBK_PREFETCH_DRAM_BYTES and more (served from DRAM). */
+static inline int sbk_prefetch_class_dram(unsigned cls)
+{
+    return (UINT64_C(1) << (19 + cls)) >= SBK_PREFETCH_DRAM_BYTES;
+}
+
 /* The window a class starts with. */
 static inline size_t sbk_prefetch_default(unsigned cls)
 {
-    return (UINT64_C(1) << (19 + cls)) >= SBK_PREFETCH_DRAM_BYTES ? SBK_PREFETCH_AHEAD_DRAM
-                                                                  : SBK_PREFETCH_AHEAD;
+    return sbk_prefetch_class_dram(cls) ? SBK_PREFETCH_AHEAD_DRAM : SBK_PREFETCH_AHEAD;
 }
 
 /* The prefetch distance, in keys, for a filter of `bytes`. */

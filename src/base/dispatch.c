@@ -110,7 +110,7 @@ static void set_prefetch_windows(void)
     size_t dram = window_from_env("SIMDBLOOM_PREFETCH_AHEAD_DRAM");
     unsigned fixed = 0;
     for (unsigned c = 0; c < SBK_PREFETCH_CLASSES; c++) {
-        size_t env = (UINT64_C(1) << (19 + c)) >= SBK_PREFETCH_DRAM_BYTES ? dram : cache;
+        size_t env = sbk_prefetch_class_dram(c) ? dram : cache;
         fixed |= env ? 1u << c : 0;
         __atomic_store_n(&sbk_prefetch_window[c], env ? env : sbk_prefetch_default(c),
                          __ATOMIC_RELAXED);

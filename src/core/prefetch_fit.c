@@ -43,7 +43,7 @@ static const size_t candidate_sets[2][6] = {{0, 16, 32, 64, 128, 256}, {16, 32, 
 
 static const size_t *candidates_of(unsigned cls)
 {
-    return candidate_sets[(UINT64_C(1) << (19 + cls)) >= SBK_PREFETCH_DRAM_BYTES];
+    return candidate_sets[sbk_prefetch_class_dram(cls)];
 }
 
 typedef struct fit_state {

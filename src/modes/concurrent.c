@@ -279,10 +279,11 @@ static uint64_t insert_transactions(sbloom_t *f, const uint64_t *round, const ui
  * it. Whether a round looks its keys up lock-free first depends on the last round (a hint kept
  * per filter): after one of mostly new keys it does not, and present keys take the lock too
  * (their blocks written back unchanged), since for new keys the lookup pass costs more than the
- * locks it spares (17 ns a new key against 16, 256 MiB, SIMDBLOOM_NO_RTM=1, this project's 2-core
- * Intel Xeon VM); after a round of mostly present keys (a crawler's stream) it does, and only
- * the absent keys are sorted and set. 32 regions: one thread 0.79-0.83x the plain add of new
- * keys there, against 0.78-0.81x with 16 and 0.72-0.76x with 64 (`simdbloom bench --size
+ * locks it spares (new keys on one thread: 0.63x the plain add with the lookup before every
+ * round, 0.74x with the hint; `SIMDBLOOM_NO_RTM=1 build/release/simdbloom-bench-threads 256`,
+ * this project's 2-core Intel Xeon VM); after a round of mostly present keys (a crawler's stream)
+ * it does, and only the absent keys are sorted and set. 32 regions: one thread 0.79-0.83x the plain
+ * add of new keys there, against 0.78-0.81x with 16 and 0.72-0.76x with 64 (`simdbloom bench --size
  * 256MiB`, batches of 4,096 keys); 0.52x with a lock a key.
  */
 #define MAX_REGIONS 32u
