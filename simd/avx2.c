@@ -199,12 +199,22 @@ SBK_DEFINE_WINDOW_KERNELS(k16, lines)
 
 /* ---- counting512: 8 x 64-bit words of 4-bit counters = two registers of 4 words ---- */
 
-/* The bit offsets of the key's counters in words 0-3 and 4-7: 4 * top 4 bits of key * salt. */
+/* The first eight block512 salts, each in a 64-bit lane (for vpmuludq, below). */
+static const uint64_t block512_salts64[8] = {SBK_SALT0, SBK_SALT1, SBK_SALT2, SBK_SALT3,
+                                             SBK_SALT4, SBK_SALT5, SBK_SALT6, SBK_SALT7};
+
+/* The bit offsets of the key's counters in words 0-3 and 4-7: 4 * top 4 bits of the 32-bit
+ * product key * salt. vpmuludq multiplies the low 32 bits of each 64-bit lane into a 64-bit
+ * product whose low 32 bits are that product, so an offset is bits 26-29 of its lane's product
+ * masked with 0x3C: in 64-bit lanes from the start, no widening. */
 static inline void counting_shifts(const uint64_t *key, __m256i shift[2])
 {
-    __m256i index = _mm256_slli_epi32(bit_indexes(key, block512_salts, 28), 2);
-    shift[0] = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(index));
-    shift[1] = _mm256_cvtepu32_epi64(_mm256_extracti128_si256(index, 1));
+    __m256i k = _mm256_set1_epi64x((long long)*key);
+    for (int h = 0; h < 2; h++) {
+        __m256i salts = _mm256_loadu_si256((const __m256i *)(block512_salts64 + 4 * h));
+        shift[h] = _mm256_and_si256(_mm256_srli_epi64(_mm256_mul_epu32(k, salts), 26),
+                                    _mm256_set1_epi64x(0x3C));
+    }
 }
 
 /* The block's two halves, and per 64-bit lane the key's counter (0 .. 15). */
@@ -273,34 +283,39 @@ SBK_DEFINE_COUNTING_KERNELS(counting)
 /* ---- Generation slots (the windowed mode's one-line form, kernels.h): each 4-bit slot a bitmap
  * of generations; a generation holds the key when its bit is set in all eight slots ---- */
 
-/* The bits the key's eight slots share: the two halves' slots ANDed lane by lane, then the four
- * lanes folded to one. */
-static inline uint64_t slots_common(const __m256i counters[2])
+/* The bits the key's eight slots share: the words of both halves shifted so that each lane starts
+ * with its slot, ANDed lane by lane, the four lanes folded to one, then the low 4 bits (masked once
+ * at the end: ANDing the bits above the slots does not touch the slots'). */
+static inline uint64_t slots_common(const __m256i block[2], const __m256i shift[2])
 {
-    __m256i four = _mm256_and_si256(counters[0], counters[1]);
+    __m256i four = _mm256_and_si256(_mm256_srlv_epi64(block[0], shift[0]),
+                                    _mm256_srlv_epi64(block[1], shift[1]));
     __m128i two = _mm_and_si128(_mm256_castsi256_si128(four), _mm256_extracti128_si256(four, 1));
-    return (uint64_t)_mm_cvtsi128_si64(_mm_and_si128(two, _mm_unpackhi_epi64(two, two)));
+    uint64_t one = (uint64_t)_mm_cvtsi128_si64(_mm_and_si128(two, _mm_unpackhi_epi64(two, two)));
+    return one & SBK_COUNTER_MAX;
 }
 
 static inline int counting_window_held(const void *blocks, uint64_t groups, uint32_t lines,
                                        uint32_t target, const uint64_t *key)
 {
     (void)lines, (void)target;
-    __m256i shift[2], block[2], slots[2];
+    __m256i shift[2];
     counting_shifts(key, shift);
-    counting_load(block512(blocks, groups, *key), shift, block, slots);
-    return slots_common(slots) != 0;
+    const __m256i *p = block512(blocks, groups, *key);
+    __m256i block[2] = {_mm256_load_si256(p), _mm256_load_si256(p + 1)};
+    return slots_common(block, shift) != 0;
 }
 
+/* The target's bit ORed into the key's slots, stored only when no generation held the key. */
 static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t lines,
                                       uint32_t target, const uint64_t *key)
 {
     (void)lines;
-    __m256i shift[2], block[2], slots[2];
+    __m256i shift[2];
     counting_shifts(key, shift);
     __m256i *p = block512(blocks, groups, *key);
-    counting_load(p, shift, block, slots);
-    if (slots_common(slots) != 0)
+    __m256i block[2] = {_mm256_load_si256(p), _mm256_load_si256(p + 1)};
+    if (slots_common(block, shift) != 0)
         return 0;
     __m256i bit = _mm256_set1_epi64x((long long)1 << target);
     for (int h = 0; h < 2; h++)

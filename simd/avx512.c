@@ -132,14 +132,26 @@ SBK_DEFINE_WINDOW_KERNELS(k16, lines)
 
 /* ---- counting512: 8 x 64-bit words of sixteen 4-bit counters, one ZMM register ---- */
 
-/* Lane i = bit offset of the key's counter in word i: 4 * top 4 bits of key * salt[i] (times 4
- * in the 32-bit lanes, before widening: a 256-bit shift rather than a 512-bit one). */
+/* The first eight block512 salts, each in a 64-bit lane (for vpmuludq, below). */
+static const uint64_t block512_salts64[8] = {SBK_SALT0, SBK_SALT1, SBK_SALT2, SBK_SALT3,
+                                             SBK_SALT4, SBK_SALT5, SBK_SALT6, SBK_SALT7};
+
+/* Lane i = the 64-bit product of the hash's low 32 bits and salt[i] (vpmuludq multiplies the low
+ * 32 bits of each 64-bit lane): its low 32 bits are the layouts' 32-bit product key * salt[i]. */
+static inline __m512i block512_products(const uint64_t *key)
+{
+    return _mm512_mul_epu32(_mm512_set1_epi64((long long)*key),
+                            _mm512_loadu_si512((const void *)block512_salts64));
+}
+
+/* Lane i = bit offset of the key's counter in word i: 4 * top 4 bits of the 32-bit product
+ * key * salt[i]. vpmuludq multiplies the low 32 bits of each 64-bit lane into a 64-bit product
+ * whose low 32 bits are that product, so the offset is bits 26-29 of the lane's product masked
+ * with 0x3C: one multiply, a shift and an AND, in 64-bit lanes from the start (a 32-bit multiply
+ * takes two uops and the widening one more). */
 static inline __m512i counting_shifts(const uint64_t *key)
 {
-    __m256i k = _mm256_set1_epi32(sbk_key_low32(key));
-    __m256i salt = _mm256_loadu_si256((const __m256i *)block512_salts);
-    __m256i index = _mm256_srli_epi32(_mm256_mullo_epi32(k, salt), 28);
-    return _mm512_cvtepu32_epi64(_mm256_slli_epi32(index, 2));
+    return _mm512_and_si512(_mm512_srli_epi64(block512_products(key), 26), _mm512_set1_epi64(0x3C));
 }
 
 /* Lane i = the key's counter in word i (0 .. 15). */
@@ -198,16 +210,18 @@ SBK_DEFINE_COUNTING_KERNELS(counting)
  * of generations; a generation holds the key when its bit is set in all eight slots ---- */
 
 /* The bits the key's eight slots share: the words shifted so that lane i starts with its slot of
- * word i, ANDed across the lanes (halves folded: 8 lanes, 4, 2, 1), then the low 4 bits (masked
- * once at the end: ANDing the bits above the slot does not touch the slot's). */
+ * word i, each lane's low byte packed into one integer (vpmovqb), its eight bytes ANDed (halves
+ * folded: 8, 4, 2, 1), then the low 4 bits (masked once at the end: ANDing the bits above the
+ * slot does not touch the slot's). The fold runs on integer ports, beside the vector work of the
+ * next keys. */
 static inline uint64_t slots_common(__m512i block, __m512i shifts)
 {
     __m512i slots = _mm512_srlv_epi64(block, shifts);
-    __m256i four =
-        _mm256_and_si256(_mm512_castsi512_si256(slots), _mm512_extracti64x4_epi64(slots, 1));
-    __m128i two = _mm_and_si128(_mm256_castsi256_si128(four), _mm256_extracti128_si256(four, 1));
-    uint64_t one = (uint64_t)_mm_cvtsi128_si64(_mm_and_si128(two, _mm_unpackhi_epi64(two, two)));
-    return one & SBK_COUNTER_MAX;
+    uint64_t bytes = (uint64_t)_mm_cvtsi128_si64(_mm512_cvtepi64_epi8(slots));
+    bytes &= bytes >> 32;
+    bytes &= bytes >> 16;
+    bytes &= bytes >> 8;
+    return bytes & SBK_COUNTER_MAX;
 }
 
 static inline int counting_window_held(const void *blocks, uint64_t groups, uint32_t lines,

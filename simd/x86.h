@@ -72,6 +72,20 @@ static inline simde__m512i sbk_simde_cvtepu32_epi64(simde__m256i a)
 #undef _mm512_cvtepu32_epi64
 #define _mm512_cvtepu32_epi64(a) sbk_simde_cvtepu32_epi64(a)
 
+/* Each u64 lane of a truncated to its low byte: bytes 0-7 of the result, the rest zero (vpmovqb,
+ * which this SIMDe lacks). */
+static inline simde__m128i sbk_simde_cvtepi64_epi8(simde__m512i a)
+{
+    uint64_t in[8];
+    uint8_t out[16] = {0};
+    simde_mm512_storeu_si512(in, a);
+    for (int i = 0; i < 8; i++)
+        out[i] = (uint8_t)in[i];
+    return simde_mm_loadu_si128((const simde__m128i *)out);
+}
+#undef _mm512_cvtepi64_epi8
+#define _mm512_cvtepi64_epi8(a) sbk_simde_cvtepi64_epi8(a)
+
 /* Bit i set where u64 lanes i of a and b differ. */
 static inline simde__mmask8 sbk_simde_cmpneq_epi64_mask(simde__m512i a, simde__m512i b)
 {
