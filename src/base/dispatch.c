@@ -7,6 +7,7 @@
  * sbloom_set_isa() does the same from code. The choice is one atomic pointer, so concurrent
  * first calls are harmless: they compute the same answer.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,13 +100,10 @@ static size_t window_from_env(const char *name)
     return text && end != text && *end == '\0' && v >= 1 && v <= 512 ? (size_t)v : 0;
 }
 
-/* The prefetch windows, once per process: the environment's, or each class's default (which the
- * first large batches may then fit to the CPU: src/core/prefetch_fit.c). */
-static void set_prefetch_windows(void)
+/* The prefetch windows: the environment's, or each class's default (which the first large batches
+ * may then fit to the CPU: src/core/prefetch_fit.c). */
+static void read_prefetch_windows(void)
 {
-    static atomic_int done;
-    if (atomic_exchange(&done, 1))
-        return;
     size_t cache = window_from_env("SIMDBLOOM_PREFETCH_AHEAD");
     size_t dram = window_from_env("SIMDBLOOM_PREFETCH_AHEAD_DRAM");
     unsigned fixed = 0;
@@ -116,6 +114,14 @@ static void set_prefetch_windows(void)
                          __ATOMIC_RELAXED);
     }
     __atomic_store_n(&sbk_prefetch_fixed, fixed, __ATOMIC_RELEASE);
+}
+
+/* Once per process; a thread that comes while another sets them waits until they are set (it would
+ * otherwise run its first batches with no prefetch at all). */
+static void set_prefetch_windows(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, read_prefetch_windows);
 }
 
 /* CPU facts the kernels read besides their table (simd/kernels.h), noted before a table is
