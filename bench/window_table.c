@@ -1,0 +1,454 @@
+/*
+ * simdbloom-bench-window-table [--keys N[,N...]] [--periods G] [--reps R] [--fpp P] [--load L]:
+ * a design measurement for the windowed filter (docs/notes/window.md), not a form of the library.
+ *
+ * It times a prototype that is not in the library, a table of fingerprints with an age in each
+ * entry, beside the library's windowed filter and the plain filter, all planned for N keys per
+ * window at rate P (default 1e-6) with a window of G periods (default 3), alternated in one run,
+ * best of R (default 5): test-and-add of N fresh keys in the window's steady state (N / G a
+ * period, the clock moved between periods: rotations are in the time) and lookups of N absent
+ * keys. Pre-hashed 64-bit keys, batches of 4,096, as simdbloom-bench-window.
+ *
+ * The table: buckets of one 64-byte line, sixteen 32-bit entries each, an entry the top 28 bits of
+ * the hash's low half (its fingerprint) and, in its low 4 bits, 1 + the generation that took it
+ * (0: empty). A key may sit in two buckets (its block index, and the other one of a cuckoo pair:
+ * (H(fingerprint) - bucket) mod buckets, which maps each of the two to the other); a lookup reads
+ * both lines and looks for its fingerprint under any live age; an add that finds it nowhere puts
+ * it into an empty entry of either, else moves entries to their other buckets (at most 500
+ * moves). A new period clears the entries of the generation that leaves the window (one pass).
+ * Sized for the keys of G + 1 periods at load L (default 0.9). Its false-positive rate is about
+ * 2 x 16 x L / 2^28 (1.1e-7) whatever G. It prints ns a key, the ratios to the plain filter,
+ * memory over the plain filter's, and checks: adds that found no room (the table overfull), keys
+ * reported new that a lookup no longer finds (false negatives: must be 0), absent keys found.
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "simdbloom.h"
+
+#define BATCH 4096
+#define ENTRIES 16    /* a bucket: one 64-byte line */
+#define MAX_MOVES 500 /* cuckoo moves an add may take before it gives up */
+#define AHEAD 16      /* keys whose two buckets are requested ahead */
+#define AGE_BITS 4    /* 1 + generation, 0 for an empty entry: up to 15 generations */
+#define AGE_MASK ((1u << AGE_BITS) - 1)
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+typedef struct {
+    uint32_t *restrict entries; /* buckets x ENTRIES (restrict: the counters below are not
+                                 * reloaded after every entry written) */
+    uint64_t buckets;
+    uint32_t periods, generations;
+    uint64_t period; /* the current period */
+    uint32_t age;    /* its entries' age bits: 1 + period % generations */
+    uint32_t victim; /* the entry the next move takes, turning */
+    uint64_t failed; /* adds that found no room */
+    uint64_t moves;  /* entries moved to their other bucket */
+    double sweep_s;  /* seconds spent clearing generations */
+} age_table;
+
+static uint64_t mix(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static void fill_keys(uint64_t *keys, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        keys[i] = mix(&seed);
+}
+
+/* ---- the prototype ---- */
+
+static int table_init(age_table *t, uint64_t n, uint32_t periods, double load)
+{
+    memset(t, 0, sizeof *t);
+    t->periods = periods;
+    t->generations = periods + 1;
+    t->age = 1;                                         /* period 0 */
+    double keys = (double)n * t->generations / periods; /* G + 1 periods' keys at most */
+    t->buckets = (uint64_t)(keys / (ENTRIES * load)) + 1;
+    /* mapped and backed by huge pages where the kernel agrees, as the library's filters are
+     * (src/base/memory.c): page walks would otherwise be what this measures */
+    void *p =
+        mmap(NULL, t->buckets * 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return 0;
+#ifdef MADV_HUGEPAGE
+    madvise(p, t->buckets * 64, MADV_HUGEPAGE);
+#endif
+    t->entries = p;
+    memset(t->entries, 0, t->buckets * 64);
+    return 1;
+}
+
+static uint32_t fingerprint_of(uint64_t hash)
+{
+    uint32_t fp = (uint32_t)hash & ~AGE_MASK;
+    return fp ? fp : 1u << AGE_BITS;
+}
+
+static uint64_t first_bucket(const age_table *t, uint64_t hash)
+{
+    return ((hash >> 32) * t->buckets) >> 32; /* the library's block index */
+}
+
+/* The other bucket of a pair: (H - bucket) mod buckets, so other(other(b)) == b. */
+static uint64_t other_bucket(const age_table *t, uint64_t bucket, uint32_t fingerprint)
+{
+    uint64_t h = ((uint64_t)(uint32_t)(fingerprint * 0x9E3779B1u) * t->buckets) >> 32;
+    return h >= bucket ? h - bucket : h + t->buckets - bucket;
+}
+
+static uint32_t *bucket_at(const age_table *t, uint64_t bucket)
+{
+    return t->entries + bucket * ENTRIES;
+}
+
+/* One reading of a bucket: whether an entry holds the fingerprint (an empty entry is 0 and no
+ * fingerprint is: a fingerprint of 0 is taken as 16, so a match is a live entry), and a bit per
+ * empty entry. SSE2 (x86-64's baseline): four entries a compare; else a loop. */
+static int bucket_read(const uint32_t *b, uint32_t fingerprint, unsigned *empty)
+{
+#if defined(__AVX512F__) /* built with -march=native on such a CPU: the bucket is one register */
+    __m512i v = _mm512_load_si512((const void *)b);
+    __mmask16 hit = _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, _mm512_set1_epi32((int)~AGE_MASK)),
+                                            _mm512_set1_epi32((int)fingerprint));
+    *empty = _mm512_testn_epi32_mask(v, v);
+    return hit != 0;
+#elif defined(__SSE2__)
+    const __m128i mask = _mm_set1_epi32((int)~AGE_MASK), want = _mm_set1_epi32((int)fingerprint);
+    __m128i hit = _mm_setzero_si128();
+    unsigned free_bits = 0;
+    for (int i = 0; i < ENTRIES; i += 4) {
+        __m128i v = _mm_load_si128((const __m128i *)(b + i));
+        hit = _mm_or_si128(hit, _mm_cmpeq_epi32(_mm_and_si128(v, mask), want));
+        __m128i zero = _mm_cmpeq_epi32(v, _mm_setzero_si128());
+        free_bits |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(zero)) << i;
+    }
+    *empty = free_bits;
+    return _mm_movemask_epi8(hit) != 0;
+#else
+    uint32_t held = 0;
+    unsigned free_bits = 0;
+    for (int i = 0; i < ENTRIES; i++) {
+        held |= (b[i] & ~AGE_MASK) == fingerprint;
+        free_bits |= (unsigned)(b[i] == 0) << i;
+    }
+    *empty = free_bits;
+    return held != 0;
+#endif
+}
+
+static int bucket_put(uint32_t *b, uint32_t entry)
+{
+    unsigned empty;
+    bucket_read(b, 0, &empty);
+    if (!empty)
+        return 0;
+    b[__builtin_ctz(empty)] = entry;
+    return 1;
+}
+
+static int table_held(const age_table *t, uint64_t hash)
+{
+    uint32_t fp = fingerprint_of(hash);
+    uint64_t b1 = first_bucket(t, hash);
+    unsigned empty;
+    return bucket_read(bucket_at(t, b1), fp, &empty) |
+           bucket_read(bucket_at(t, other_bucket(t, b1, fp)), fp, &empty);
+}
+
+/* Test-and-add: both buckets read once; a new key goes into the first with an empty entry (a
+ * conditional move, not a branch), or, when both are full, moves entries to their other buckets. */
+static int table_add(age_table *t, uint64_t hash)
+{
+    uint32_t fp = fingerprint_of(hash);
+    uint64_t b1 = first_bucket(t, hash), b2 = other_bucket(t, b1, fp);
+    unsigned empty1, empty2;
+    if (bucket_read(bucket_at(t, b1), fp, &empty1) | bucket_read(bucket_at(t, b2), fp, &empty2))
+        return 0;
+    uint32_t entry = fp | t->age;
+    int second = empty1 == 0;
+    unsigned empty = second ? empty2 : empty1;
+    if (empty) {
+        bucket_at(t, second ? b2 : b1)[__builtin_ctz(empty)] = entry;
+        return 1;
+    }
+    uint64_t b = b1;
+    for (int move = 0; move < MAX_MOVES; move++) {
+        uint32_t *at = bucket_at(t, b) + (t->victim++ & (ENTRIES - 1));
+        uint32_t moved = *at;
+        t->moves++;
+        *at = entry;
+        entry = moved;
+        b = other_bucket(t, b, fingerprint_of(moved));
+        if (bucket_put(bucket_at(t, b), entry))
+            return 1;
+    }
+    t->failed++; /* the last entry moved out has no room: it is lost */
+    return 1;
+}
+
+/* The clock moved to period `to`: the generations of the periods that begin are cleared. */
+static void table_advance(age_table *t, uint64_t to)
+{
+    if (to <= t->period)
+        return;
+    double start = now();
+    uint64_t from = to - t->period > t->generations ? to - t->generations + 1 : t->period + 1;
+    uint64_t count = t->buckets * ENTRIES;
+    for (uint64_t q = from; q <= to; q++) {
+        uint32_t age = (uint32_t)(q % t->generations + 1);
+        for (uint64_t i = 0; i < count; i++)
+            t->entries[i] = (t->entries[i] & AGE_MASK) == age ? 0 : t->entries[i];
+    }
+    t->period = to;
+    t->age = (uint32_t)(to % t->generations + 1);
+    t->sweep_s += now() - start;
+}
+
+/* A key's two buckets requested ahead. always_inline: gcc 12 finds a separate function of two
+ * prefetches "pure" and deletes its calls (their result, none, is unused). A read prefetch: the
+ * baseline x86-64 build emits nothing for a write one. */
+static inline __attribute__((always_inline)) void prefetch_key(const age_table *t, uint64_t hash)
+{
+    uint64_t b1 = first_bucket(t, hash);
+    __builtin_prefetch(bucket_at(t, b1), 0, 3);
+    __builtin_prefetch(bucket_at(t, other_bucket(t, b1, fingerprint_of(hash))), 0, 3);
+}
+
+static uint64_t table_add_batch(age_table *t, const uint64_t *keys, size_t n, uint8_t *results)
+{
+    uint64_t count = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (j + AHEAD < n)
+            prefetch_key(t, keys[j + AHEAD]);
+        int added = table_add(t, keys[j]);
+        results[j] = (uint8_t)added;
+        count += (uint64_t)added;
+    }
+    return count;
+}
+
+static uint64_t table_contains_batch(const age_table *t, const uint64_t *keys, size_t n,
+                                     uint8_t *results)
+{
+    uint64_t count = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (j + AHEAD < n)
+            prefetch_key(t, keys[j + AHEAD]);
+        int held = table_held(t, keys[j]);
+        results[j] = (uint8_t)held;
+        count += (uint64_t)held;
+    }
+    return count;
+}
+
+/* ---- the runs: plain filter, the library's window, the table ---- */
+
+enum { PLAIN, WINDOW, TABLE, KINDS };
+static const char *const kind_names[KINDS] = {"plain", "window", "table"};
+
+typedef struct {
+    sbloom_t *plain, *window;
+    age_table table;
+} filters;
+
+/* Test-and-add of keys[0, n) in batches, `periods` equal shares with the clock moved one period
+ * before each, starting at period `first` (the plain filter: one share, no clock); the answers
+ * into results[0, n) when all_answers, else into the first BATCH of it, batch by batch. Seconds. */
+static double add_keys(filters *f, int kind, const uint64_t *keys, size_t n, uint8_t *results,
+                       int all_answers, uint32_t periods, uint64_t first)
+{
+    double start = now();
+    for (uint32_t q = 0; q < periods; q++) {
+        if (kind == WINDOW)
+            sbloom_advance(f->window, first + q);
+        else if (kind == TABLE)
+            table_advance(&f->table, first + q);
+        size_t from = n * q / periods, to = n * (q + 1) / periods;
+        for (size_t at = from; at < to; at += BATCH) {
+            size_t len = to - at < BATCH ? to - at : BATCH;
+            uint8_t *answers = all_answers ? results + at : results;
+            if (kind == TABLE)
+                table_add_batch(&f->table, keys + at, len, answers);
+            else
+                sbloom_add_if_new_hashes(kind == PLAIN ? f->plain : f->window, keys + at, len,
+                                         answers);
+        }
+    }
+    return now() - start;
+}
+
+static double look_up(filters *f, int kind, const uint64_t *keys, size_t n, uint8_t *results,
+                      uint64_t *found)
+{
+    double start = now();
+    for (size_t at = 0; at < n; at += BATCH) {
+        size_t len = n - at < BATCH ? n - at : BATCH;
+        *found += kind == TABLE
+                      ? table_contains_batch(&f->table, keys + at, len, results)
+                      : (uint64_t)sbloom_contains_hashes(kind == PLAIN ? f->plain : f->window,
+                                                         keys + at, len, results);
+    }
+    return now() - start;
+}
+
+/* Keys reported new by the adds (is_new) that a lookup no longer finds: false negatives. A key an
+ * add found already held (a false positive) was not added, and may be gone once what matched it
+ * leaves the window: the library's promise is about keys reported new (tests/test_window.c). */
+static uint64_t lost_keys(const age_table *t, const uint64_t *keys, const uint8_t *is_new, size_t n)
+{
+    uint64_t lost = 0;
+    for (size_t i = 0; i < n; i++)
+        lost += is_new[i] && !table_held(t, keys[i]);
+    return lost;
+}
+
+static int run_size(uint64_t n, uint32_t periods, int reps, double p, double load)
+{
+    uint64_t *fresh = malloc(n * sizeof *fresh), *absent = malloc(n * sizeof *absent);
+    uint8_t results[BATCH], *is_new = malloc(n);
+    filters f = {0};
+    if (!fresh || !absent || !is_new || sbloom_create(&f.plain, n, p) != SBLOOM_OK ||
+        sbloom_create_windowed(&f.window, n, p, periods, 1, 0) != SBLOOM_OK ||
+        !table_init(&f.table, n, periods, load)) {
+        fprintf(stderr, "simdbloom-bench-window-table: out of memory at %llu keys\n",
+                (unsigned long long)n);
+        return 1;
+    }
+    fill_keys(absent, n, 0xAB5E47 + n);
+    double best[KINDS][2];
+    for (int k = 0; k < KINDS; k++)
+        best[k][0] = best[k][1] = 1e30;
+    uint64_t clock[KINDS] = {0, 0, 0}, missed = 0, absent_found[KINDS] = {0};
+    for (int rep = 0; rep < reps; rep++) {
+        for (int kind = 0; kind < KINDS; kind++) {
+            double t;
+            if (kind == PLAIN) {
+                fill_keys(fresh, n, 1000 * (uint64_t)rep + 2);
+                sbloom_clear(f.plain);
+                t = add_keys(&f, kind, fresh, n, results, 0, 1, 0);
+            } else {
+                /* the steady state: one window of other keys behind it */
+                fill_keys(fresh, n, 1000 * (uint64_t)rep + 1);
+                add_keys(&f, kind, fresh, n, results, 0, periods, clock[kind]);
+                clock[kind] += periods;
+                fill_keys(fresh, n, 1000 * (uint64_t)rep + 2);
+                t = add_keys(&f, kind, fresh, n, is_new, kind == TABLE, periods, clock[kind]);
+                clock[kind] += periods;
+            }
+            best[kind][0] = t < best[kind][0] ? t : best[kind][0];
+            uint64_t found = 0;
+            t = look_up(&f, kind, absent, n, results, &found);
+            best[kind][1] = t < best[kind][1] ? t : best[kind][1];
+            absent_found[kind] += found;
+            if (kind == TABLE) /* every key reported new is still there (untimed) */
+                missed += lost_keys(&f.table, fresh, is_new, n);
+        }
+    }
+    double ns = 1e9 / (double)n;
+    double bytes[KINDS] = {(double)sbloom_bytes(f.plain), (double)sbloom_bytes(f.window),
+                           (double)f.table.buckets * 64};
+    for (int k = 0; k < KINDS; k++)
+        printf("%11llu  %-7s %7.2f  %5.2fx  %7.2f  %5.2fx  %6.2fx  %9.1f  %12.3g\n",
+               (unsigned long long)n, kind_names[k], best[k][0] * ns, best[k][0] / best[PLAIN][0],
+               best[k][1] * ns, best[k][1] / best[PLAIN][1], bytes[k] / bytes[PLAIN],
+               bytes[k] * 8 / (double)n, (double)absent_found[k] / ((double)n * (double)reps));
+    double adds = 2.0 * (double)n * reps; /* the table's adds: two windows a repetition */
+    printf("%11s  table: %.2f moves an add, clearing %.2f ns an add; %llu adds found no room, "
+           "%llu keys reported new not found (must be 0)\n",
+           "", (double)f.table.moves / adds, f.table.sweep_s * 1e9 / adds,
+           (unsigned long long)f.table.failed, (unsigned long long)missed);
+    fflush(stdout);
+    sbloom_free(f.plain);
+    sbloom_free(f.window);
+    munmap(f.table.entries, f.table.buckets * 64);
+    free(fresh);
+    free(absent);
+    free(is_new);
+    return missed != 0;
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: simdbloom-bench-window-table [--keys N[,N...]] [--periods G] [--reps R] "
+                "[--fpp P]\n                                    [--load L]\n"
+                "  a design measurement: a fingerprint-and-age table (a prototype, not in the\n"
+                "  library) beside the windowed and the plain filter (defaults: --keys "
+                "1000000,100000000\n  --periods 3 --reps 5 --fpp 1e-6 --load 0.9)\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *sizes = "1000000,100000000";
+    uint32_t periods = 3;
+    int reps = 5;
+    double p = 1e-6, load = 0.9;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!value) {
+            usage(stderr);
+            return 2;
+        }
+        if (!strcmp(arg, "--keys"))
+            sizes = value;
+        else if (!strcmp(arg, "--periods"))
+            periods = (uint32_t)strtoul(value, NULL, 10);
+        else if (!strcmp(arg, "--reps"))
+            reps = atoi(value);
+        else if (!strcmp(arg, "--fpp"))
+            p = strtod(value, NULL);
+        else if (!strcmp(arg, "--load"))
+            load = strtod(value, NULL);
+        else {
+            usage(stderr);
+            return 2;
+        }
+        i++;
+    }
+    if (periods < 1 || periods > 14 || reps < 1 || !(p > 0 && p < 1) || !(load > 0.1 && load < 1)) {
+        usage(stderr);
+        return 2;
+    }
+    printf("%u periods, rate %g, table load %g; test-and-add of fresh keys (steady state) and "
+           "lookups of absent ones, ns a key, best of %d\n",
+           periods, p, load, reps);
+    printf("%11s  %-7s %7s  %6s  %7s  %6s  %7s  %9s  %12s\n", "keys", "filter", "add", "ratio",
+           "miss", "ratio", "memory", "bits/key", "absent found");
+    int bad = 0;
+    for (const char *s = sizes; *s;) {
+        char *end;
+        uint64_t n = strtoull(s, &end, 10);
+        if (end == s || n < 1000) {
+            usage(stderr);
+            return 2;
+        }
+        bad |= run_size(n, periods, reps, p, load);
+        s = *end == ',' ? end + 1 : end;
+    }
+    return bad;
+}
