@@ -404,7 +404,7 @@ int main(int argc, char **argv)
     uint32_t periods = 3;
     int reps = 5;
     double p = 1e-6, load = 0.9;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* options and their values */
         const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
             usage(stdout);
@@ -428,7 +428,6 @@ int main(int argc, char **argv)
             usage(stderr);
             return 2;
         }
-        i++;
     }
     if (periods < 1 || periods > 14 || reps < 1 || !(p > 0 && p < 1) || !(load > 0.1 && load < 1)) {
         usage(stderr);
