@@ -21,31 +21,11 @@
 #include <time.h>
 
 #include "simdbloom.h"
+#include "window_keys.h"
 
 #define BATCH 4096
 
 static int concurrent; /* --concurrent */
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static uint64_t mix(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static void fill_keys(uint64_t *keys, size_t n, uint64_t seed)
-{
-    for (size_t i = 0; i < n; i++)
-        keys[i] = mix(&seed);
-}
 
 /* Test-and-add of keys[0, n) in batches; for a windowed filter, `periods` equal shares with the
  * clock moved one period before each (starting at period `first`). Returns seconds. */

@@ -34,6 +34,7 @@
 #endif
 
 #include "simdbloom.h"
+#include "window_keys.h"
 
 #define BATCH 4096
 #define ENTRIES 16    /* a bucket: one 64-byte line */
@@ -41,13 +42,6 @@
 #define AHEAD 16      /* keys whose two buckets are requested ahead */
 #define AGE_BITS 4    /* 1 + generation, 0 for an empty entry: up to 15 generations */
 #define AGE_MASK ((1u << AGE_BITS) - 1)
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 typedef struct {
     uint32_t *restrict entries; /* buckets x ENTRIES (restrict: the counters below are not
@@ -61,20 +55,6 @@ typedef struct {
     uint64_t moves;  /* entries moved to their other bucket */
     double sweep_s;  /* seconds spent clearing generations */
 } age_table;
-
-static uint64_t mix(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static void fill_keys(uint64_t *keys, size_t n, uint64_t seed)
-{
-    for (size_t i = 0; i < n; i++)
-        keys[i] = mix(&seed);
-}
 
 /* ---- the prototype ---- */
 
