@@ -9,8 +9,9 @@
  * SIMDe 0.7.4 lacks a few AVX-512 intrinsics the kernels use, and its portable vptest is wrong:
  * simde_mm_testz_si128 (which simde_mm256_testz_si256 uses where vectors are 128 bits) answers 1
  * when either 64-bit half of a AND b is zero, not only when both are (the differential test found
- * it: the counting kernels' "all counters non-zero" test went wrong). Those are written out below
- * in plain C over the vectors' lanes, which is what SIMDe does for the rest.
+ * it: the counting kernels' "all counters non-zero" test went wrong); its vpmuludq takes the wrong
+ * 32-bit half on a big-endian host (the s390x tests found it). Those are written out below in plain
+ * C over the vectors' lanes, which is what SIMDe does for the rest.
  */
 #ifndef SIMDBLOOM_X86_H
 #define SIMDBLOOM_X86_H
@@ -85,6 +86,31 @@ static inline simde__m128i sbk_simde_cvtepi64_epi8(simde__m512i a)
 }
 #undef _mm512_cvtepi64_epi8
 #define _mm512_cvtepi64_epi8(a) sbk_simde_cvtepi64_epi8(a)
+
+/* Per u64 lane, the low 32 bits of a times those of b as a 64-bit product (vpmuludq). SIMDe's
+ * own takes 32-bit lane 2i, which on a big-endian host is the lane's high half. */
+static inline simde__m512i sbk_simde_mul_epu32_512(simde__m512i a, simde__m512i b)
+{
+    uint64_t x[8], y[8];
+    simde_mm512_storeu_si512(x, a);
+    simde_mm512_storeu_si512(y, b);
+    for (int i = 0; i < 8; i++)
+        x[i] = (x[i] & 0xFFFFFFFFu) * (y[i] & 0xFFFFFFFFu);
+    return simde_mm512_loadu_si512(x);
+}
+static inline simde__m256i sbk_simde_mul_epu32_256(simde__m256i a, simde__m256i b)
+{
+    uint64_t x[4], y[4];
+    simde_mm256_storeu_si256((simde__m256i *)x, a);
+    simde_mm256_storeu_si256((simde__m256i *)y, b);
+    for (int i = 0; i < 4; i++)
+        x[i] = (x[i] & 0xFFFFFFFFu) * (y[i] & 0xFFFFFFFFu);
+    return simde_mm256_loadu_si256((const simde__m256i *)x);
+}
+#undef _mm512_mul_epu32
+#undef _mm256_mul_epu32
+#define _mm512_mul_epu32(a, b) sbk_simde_mul_epu32_512(a, b)
+#define _mm256_mul_epu32(a, b) sbk_simde_mul_epu32_256(a, b)
 
 /* Bit i set where u64 lanes i of a and b differ. */
 static inline simde__mmask8 sbk_simde_cmpneq_epi64_mask(simde__m512i a, simde__m512i b)
