@@ -5,8 +5,8 @@
  * thread: what the exactly-once path costs (SIMDBLOOM_NO_RTM=1 for the locked path).
  *
  * For each N (keys per window; default 1M and 100M) it builds a plain filter planned for N keys
- * at P (default 0.01) and a windowed filter of G periods (default 4) for N keys per window at P,
- * and times, alternating the two, best of R (default 5):
+ * at P (default 0.01) and a windowed filter of G periods (default 3: a ring of 4 generations) for
+ * N keys per window at P, and times, alternating the two, best of R (default 5):
  *   - test-and-add of N fresh keys: the plain filter from empty; the windowed filter in its
  *     steady state (a window already behind it), N / G keys a period with sbloom_advance between
  *     the periods (its rotations are in the time);
@@ -61,7 +61,7 @@ static void usage(FILE *to)
                 "[--fpp P] [--concurrent]\n"
                 "  the windowed filter's test-and-add and lookups against a plain filter planned "
                 "for\n  the window's keys, alternated in one run (defaults: --keys 1000000,"
-                "100000000\n  --periods 4 --reps 5 --fpp 0.01); --concurrent: both filters in "
+                "100000000\n  --periods 3 --reps 5 --fpp 0.01); --concurrent: both filters in "
                 "concurrent mode\n");
 }
 
@@ -118,7 +118,7 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
 int main(int argc, char **argv)
 {
     const char *sizes = "1000000,100000000";
-    uint32_t periods = 4;
+    uint32_t periods = 3;
     int reps = 5;
     double p = 0.01;
     for (int i = 1; i < argc; i++) {
