@@ -216,29 +216,18 @@ static inline __attribute__((always_inline)) void prefetch_key(const age_table *
     __builtin_prefetch(bucket_at(t, other_bucket(t, b1, fingerprint_of(hash))), 0, 3);
 }
 
-static uint64_t table_add_batch(age_table *t, const uint64_t *keys, size_t n, uint8_t *results)
+/* A batch, each key's two buckets requested AHEAD keys ahead: test-and-add (add) or lookups; the
+ * answers into results, their count returned. (One loop: the branch on `add` is the same for every
+ * key.) */
+static uint64_t table_batch(age_table *t, int add, const uint64_t *keys, size_t n, uint8_t *results)
 {
     uint64_t count = 0;
     for (size_t j = 0; j < n; j++) {
         if (j + AHEAD < n)
             prefetch_key(t, keys[j + AHEAD]);
-        int added = table_add(t, keys[j]);
-        results[j] = (uint8_t)added;
-        count += (uint64_t)added;
-    }
-    return count;
-}
-
-static uint64_t table_contains_batch(const age_table *t, const uint64_t *keys, size_t n,
-                                     uint8_t *results)
-{
-    uint64_t count = 0;
-    for (size_t j = 0; j < n; j++) {
-        if (j + AHEAD < n)
-            prefetch_key(t, keys[j + AHEAD]);
-        int held = table_held(t, keys[j]);
-        results[j] = (uint8_t)held;
-        count += (uint64_t)held;
+        int answer = add ? table_add(t, keys[j]) : table_held(t, keys[j]);
+        results[j] = (uint8_t)answer;
+        count += (uint64_t)answer;
     }
     return count;
 }
@@ -270,7 +259,7 @@ static double add_keys(filters *f, int kind, const uint64_t *keys, size_t n, uin
             size_t len = to - at < BATCH ? to - at : BATCH;
             uint8_t *answers = all_answers ? results + at : results;
             if (kind == TABLE)
-                table_add_batch(&f->table, keys + at, len, answers);
+                table_batch(&f->table, 1, keys + at, len, answers);
             else
                 sbloom_add_if_new_hashes(kind == PLAIN ? f->plain : f->window, keys + at, len,
                                          answers);
@@ -286,7 +275,7 @@ static double look_up(filters *f, int kind, const uint64_t *keys, size_t n, uint
     for (size_t at = 0; at < n; at += BATCH) {
         size_t len = n - at < BATCH ? n - at : BATCH;
         *found += kind == TABLE
-                      ? table_contains_batch(&f->table, keys + at, len, results)
+                      ? table_batch(&f->table, 0, keys + at, len, results)
                       : (uint64_t)sbloom_contains_hashes(kind == PLAIN ? f->plain : f->window,
                                                          keys + at, len, results);
     }

@@ -145,10 +145,9 @@ static inline __m512i block512_products(const uint64_t *key)
 }
 
 /* Lane i = bit offset of the key's counter in word i: 4 * top 4 bits of the 32-bit product
- * key * salt[i]. vpmuludq multiplies the low 32 bits of each 64-bit lane into a 64-bit product
- * whose low 32 bits are that product, so the offset is bits 26-29 of the lane's product masked
- * with 0x3C: one multiply, a shift and an AND, in 64-bit lanes from the start (a 32-bit multiply
- * takes two uops and the widening one more). */
+ * key * salt[i], i.e. bits 26-29 of the lane's product masked with 0x3C: one multiply, a shift and
+ * an AND in 64-bit lanes from the start (a 32-bit multiply takes two uops, the widening one more).
+ */
 static inline __m512i counting_shifts(const uint64_t *key)
 {
     return _mm512_and_si512(_mm512_srli_epi64(block512_products(key), 26), _mm512_set1_epi64(0x3C));

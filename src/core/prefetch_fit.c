@@ -39,7 +39,7 @@
  * ahead; from SBK_PREFETCH_DRAM_BYTES, where no request ahead is never right, 512 instead of none
  * (CPUs with many miss buffers). */
 static const size_t candidate_sets[2][6] = {{0, 16, 32, 64, 128, 256}, {16, 32, 64, 128, 256, 512}};
-#define NCANDIDATES 6
+#define NCANDIDATES (sizeof candidate_sets[0] / sizeof candidate_sets[0][0])
 
 static const size_t *candidates_of(unsigned cls)
 {

@@ -266,25 +266,24 @@ static uint64_t insert_transactions(sbloom_t *f, const uint64_t *round, const ui
  * Regions: where every writer of the filter is a thread of this process writing blocks plainly
  * under a lock (plain_writes) and the CPU has no hardware transactions, a lock per key costs a
  * locked instruction per new key, which also waits for the stores before it: on the device's
- * 16-core Xeon (no TSX) one thread added new keys at 0.31-0.37x the plain filter's speed that
- * way (docs/PERFORMANCE.md). So the locks there cover regions of consecutive blocks (at most
- * MAX_REGIONS), and a batch goes in rounds of REGION_ROUND keys (ROUND, on the stack, for a
- * short batch or when there is no memory for more: every writer must take the region locks),
- * each sorted by region from the hashes alone (no line read): one lock per region that has keys,
- * and the plain insert kernel (which tests each key, and prefetches ahead) over its keys under
- * it. A thread starts at a
- * region that depends on its keys and leaves a region another thread holds for later (trying the
- * rest first), so that threads pass each other rather than queue. Exactly once holds as with
- * the stripes: every add of a key takes the lock of its block's region and tests the key under
- * it. Whether a round looks its keys up lock-free first depends on the last round (a hint kept
- * per filter): after one of mostly new keys it does not, and present keys take the lock too
+ * 16-core Xeon (no TSX) one thread added new keys at 0.31-0.37x the plain filter's speed that way
+ * (docs/PERFORMANCE.md). So the locks there cover regions of consecutive blocks (at most
+ * MAX_REGIONS), and a batch goes in rounds of REGION_ROUND keys (ROUND, on the stack, for a short
+ * batch or when there is no memory for more: every writer must take the region locks), each sorted
+ * by region from the hashes alone (no line read): one lock per region that has keys, and the plain
+ * insert kernel (which tests each key, and prefetches ahead) over its keys under it. A thread
+ * starts at a region that depends on its keys and leaves a region another thread holds for later
+ * (trying the rest first), so that threads pass each other rather than queue. Exactly once holds
+ * as with the stripes: every add of a key takes the lock of its block's region and tests the key
+ * under it. Whether a round looks its keys up lock-free first depends on the last round (a hint
+ * kept per filter): after one of mostly new keys it does not, and present keys take the lock too
  * (their blocks written back unchanged), since for new keys the lookup pass costs more than the
- * locks it spares (new keys on one thread: 0.63x the plain add with the lookup before every
- * round, 0.74x with the hint; `SIMDBLOOM_NO_RTM=1 build/release/simdbloom-bench-threads 256`,
- * this project's 2-core Intel Xeon VM); after a round of mostly present keys (a crawler's stream)
- * it does, and only the absent keys are sorted and set. 32 regions: one thread 0.79-0.83x the plain
- * add of new keys there, against 0.78-0.81x with 16 and 0.72-0.76x with 64 (`simdbloom bench --size
- * 256MiB`, batches of 4,096 keys); 0.52x with a lock a key.
+ * locks it spares (new keys on one thread: 0.63x the plain add with the lookup before every round,
+ * 0.74x with the hint; `SIMDBLOOM_NO_RTM=1 build/release/simdbloom-bench-threads 256`, this
+ * project's 2-core Intel Xeon VM); after a round of mostly present keys (a crawler's stream) it
+ * does, and only the absent keys are sorted and set. 32 regions: one thread 0.79-0.83x the plain
+ * add of new keys there, against 0.78-0.81x with 16 and 0.72-0.76x with 64 (`simdbloom bench
+ * --size 256MiB`, batches of 4,096 keys); 0.52x with a lock a key.
  */
 #define MAX_REGIONS 32u
 #define REGION_ROUND 8192
