@@ -39,13 +39,19 @@ size_t split_lines_scalar(const char *buf, size_t len, const char **lines, size_
 
 /* What split_lines_scalar computes: each 64-byte piece gives a mask with bit i set where byte i
  * is '\n' (two 32-byte compares); each set bit, lowest first, ends the line that began after the
- * previous one. The bytes after the last whole piece go to the portable loop. */
+ * previous one. The bytes after the last whole piece go to the portable loop.
+ * Each piece also asks for the bytes SPLIT_AHEAD further on (a prefetch never faults, past the end
+ * of the buffer too): the first touch of a mapped file's bytes comes from DRAM, and the CPU's own
+ * prefetcher stops at each 4 KiB page. dedup of 10M URL lines on one thread took 0.33 s with it
+ * against 0.38 s without (2 KiB to 16 KiB ahead alike; docs/notes/dedup.md). */
+enum { SPLIT_AHEAD = 4096 };
 __attribute__((target("avx2"))) static size_t
 split_avx2(const char *buf, size_t len, const char **lines, size_t *lens, size_t max, size_t *used)
 {
     const __m256i newline = _mm256_set1_epi8('\n');
     size_t count = 0, begin = 0, at = 0;
     for (; at + 64 <= len; at += 64) {
+        _mm_prefetch(buf + at + SPLIT_AHEAD, _MM_HINT_T0);
         __m256i low = _mm256_loadu_si256((const __m256i *)(const void *)(buf + at));
         __m256i high = _mm256_loadu_si256((const __m256i *)(const void *)(buf + at + 32));
         uint64_t mask = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(low, newline)) |

@@ -24,6 +24,7 @@
 /* About 14,000 URL lines: a piece's lines, keys and hashes stay in a 2 MiB L2 cache while it
  * is probed and written. */
 #define PIECE_BYTES (1u << 20)
+#define PREPARE_RUN 2048 /* lines split, then hashed, at a time (prepare) */
 /* Lines a call of fn gets at most (dedup's batch arrays hold this many). */
 #define FN_LINES 65536
 #define MAX_WORKERS 31
@@ -91,20 +92,28 @@ static void prepare(const stream_state *s, slot *sl)
         sl->failed = 1;
         return;
     }
+    /* Without --normalize, each run of PREPARE_RUN lines is hashed as soon as it is split, while
+     * its bytes are still in the L1/L2 cache (a key is its line: nothing kept between runs). */
+    size_t run = s->normalize ? SIZE_MAX : PREPARE_RUN;
     for (;;) {
-        size_t used = 0;
+        size_t used = 0, first = sl->n;
+        size_t room = sl->cap - sl->n < run ? sl->cap - sl->n : run;
         sl->n += split_lines(sl->begin + at, sl->len - at, sl->lines + sl->n, sl->lens + sl->n,
-                             sl->cap - sl->n, &used);
+                             room, &used);
         at += used;
+        if (!s->normalize) /* never fails: no memory to get */
+            prepare_lines(s, 1, sl->lines + first, sl->lens + first, NULL, sl->key_lens + first,
+                          sl->hashes + first, sl->n - first, &sl->room);
         if (at == sl->len)
             break;
-        if (slot_grow(sl, 2 * sl->cap, s->normalize) < 0) {
+        if (sl->n == sl->cap && slot_grow(sl, 2 * sl->cap, s->normalize) < 0) {
             sl->failed = 1;
             return;
         }
     }
-    sl->keys = prepare_lines(s, 1, sl->lines, sl->lens, sl->normal_keys, sl->key_lens, sl->hashes,
-                             sl->n, &sl->room);
+    sl->keys = !s->normalize ? sl->lines
+                             : prepare_lines(s, 1, sl->lines, sl->lens, sl->normal_keys,
+                                             sl->key_lens, sl->hashes, sl->n, &sl->room);
     sl->failed = !sl->keys;
 }
 
