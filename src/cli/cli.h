@@ -188,7 +188,8 @@ typedef struct line_batch {
     const uint64_t *hashes;
     size_t n;
     int in_place; /* each line is followed by its newline in a mapped input file, where it stays
-                   * at least until fn returns (line_writer_put_mapped, then a flush) */
+                   * at least until fn returns (line_writer_put_mapped, then a flush), and line
+                   * i + 1 begins right after line i's newline */
 } line_batch;
 typedef int (*line_batch_fn)(void *ctx, const line_batch *batch);
 /* Streams every file (standard input when none; "-" is standard input) through fn. A file that
@@ -326,8 +327,6 @@ typedef struct line_writer {
     char *buf;
     size_t len, cap;
     int failed, err; /* a write failed (err: its errno; reported once); nothing written after */
-    uint64_t lines_pending;                  /* lines in the pending pieces */
-    uint64_t lines_written;                  /* lines that reached the file descriptor whole */
     struct iovec pieces[LINE_WRITER_PIECES]; /* what is pending: in buf, or in a mapped input */
     int npieces;
 } line_writer;
@@ -338,6 +337,8 @@ int line_writer_put(line_writer *w, const char *line, size_t len);
 /* The same for a line followed by its newline (line[len] is '\n') that stays where it is until
  * the next line_writer_flush (a mapped input's line: line_batch.in_place): not copied. */
 int line_writer_put_mapped(line_writer *w, const char *line, size_t len);
+/* The same for whole lines, each with its newline, lying one after another in data[0, bytes). */
+int line_writer_put_mapped_run(line_writer *w, const char *data, size_t bytes);
 /* Writes what is buffered; 0 or -1. */
 int line_writer_flush(line_writer *w);
 /* For stream_state.idle (ctx: the writer): input would block, so what is buffered goes out. */

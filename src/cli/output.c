@@ -41,23 +41,13 @@ static int fail(line_writer *w, int err)
     return -1;
 }
 
-/* Counts the newlines of data[0, len): the lines that got out of a write cut short. */
-static uint64_t newlines(const char *data, size_t len)
-{
-    uint64_t count = 0;
-    for (size_t i = 0; i < len; i++)
-        count += data[i] == '\n';
-    return count;
-}
-
-/* Writes the pieces, which hold `lines` whole lines: one writev when it takes them all (a pipe
- * or file), else on from where it stopped; lines_written counts the lines that got out. */
-static int write_pieces(line_writer *w, struct iovec *piece, int count, uint64_t lines)
+/* Writes the pieces: one writev when it takes them all (a pipe or file), else on from where it
+ * stopped. */
+static int write_pieces(line_writer *w, struct iovec *piece, int count)
 {
     size_t left = 0;
     for (int i = 0; i < count; i++)
         left += piece[i].iov_len;
-    uint64_t counted = 0; /* lines already counted from a write cut short */
     while (left > 0) {
         ssize_t n = writev(w->fd, piece, count);
         if (n < 0 && errno == EINTR)
@@ -67,11 +57,8 @@ static int write_pieces(line_writer *w, struct iovec *piece, int count, uint64_t
         if ((size_t)n == left)
             break;
         left -= (size_t)n;
-        for (size_t done = (size_t)n; done > 0;) { /* skip what went out, counting its lines */
+        for (size_t done = (size_t)n; done > 0;) { /* skip what went out */
             size_t part = done < piece->iov_len ? done : piece->iov_len;
-            uint64_t got = newlines(piece->iov_base, part);
-            w->lines_written += got;
-            counted += got;
             piece->iov_base = (char *)piece->iov_base + part;
             piece->iov_len -= part;
             done -= part;
@@ -81,7 +68,6 @@ static int write_pieces(line_writer *w, struct iovec *piece, int count, uint64_t
             }
         }
     }
-    w->lines_written += lines - counted;
     return 0;
 }
 
@@ -89,10 +75,9 @@ int line_writer_flush(line_writer *w)
 {
     if (w->failed)
         return -1;
-    int rc = write_pieces(w, w->pieces, w->npieces, w->lines_pending);
+    int rc = write_pieces(w, w->pieces, w->npieces);
     w->len = 0;
     w->npieces = 0;
-    w->lines_pending = 0;
     return rc;
 }
 
@@ -122,7 +107,7 @@ int line_writer_put(line_writer *w, const char *line, size_t len)
         return -1;
     if (len + 1 > w->cap) { /* longer than the buffer: out alone, as one line */
         struct iovec alone[2] = {{(void *)(uintptr_t)line, len}, {"\n", 1}};
-        return write_pieces(w, alone, 2, 1);
+        return write_pieces(w, alone, 2);
     }
     /* room for a piece before the copy: a flush in add_piece would reuse the buffer under it */
     if (w->npieces == LINE_WRITER_PIECES && line_writer_flush(w) < 0)
@@ -131,20 +116,17 @@ int line_writer_put(line_writer *w, const char *line, size_t len)
     memcpy(at, line, len);
     at[len] = '\n';
     w->len += len + 1;
-    if (add_piece(w, at, len + 1) < 0)
-        return -1;
-    w->lines_pending++;
-    return 0;
+    return add_piece(w, at, len + 1);
 }
 
 int line_writer_put_mapped(line_writer *w, const char *line, size_t len)
 {
-    if (w->failed)
-        return -1;
-    if (add_piece(w, line, len + 1) < 0)
-        return -1;
-    w->lines_pending++;
-    return 0;
+    return line_writer_put_mapped_run(w, line, len + 1);
+}
+
+int line_writer_put_mapped_run(line_writer *w, const char *data, size_t bytes)
+{
+    return w->failed ? -1 : add_piece(w, data, bytes);
 }
 
 int line_writer_sync(line_writer *w)
