@@ -44,18 +44,21 @@ check "a pipe equals the file" cmp -s "$tmp/piped" "$tmp/awk"
 { seq 1 300000; seq 1 300000; } >"$tmp/short"
 "$bin" dedup --quiet --fpp 1e-9 --threads 2 "$tmp/short" >"$tmp/short_out"
 check "a file of short lines: every line once, in order" cmp -s "$tmp/short_out" <(seq 1 300000)
-# The pages of pieces handed over leave the process: a mapped file of 200 MB is deduped in far
+# The pages of pieces handed over leave the process: a mapped file of 190 MB is deduped in far
 # less resident memory than its size (the peak counts the filter, ~10 MB, and the pieces in
-# flight; every page it touched would count without the release).
-"$bin" gen-urls 2600k --seed 9 >"$tmp/big"
-big_kib=$(($(wc -c <"$tmp/big") / 1024))
-peak_kib=$(/usr/bin/python3 -c 'import resource, subprocess, sys
+# flight; every page it touched would count without the release). Native builds only (CMake sets
+# SIMDBLOOM_TEST_RESIDENT): a sanitizer's shadow memory or an emulator counts memory of its own.
+if [ "${SIMDBLOOM_TEST_RESIDENT:-0}" = 1 ]; then
+  "$bin" gen-urls 2600k --seed 9 >"$tmp/big"
+  big_kib=$(($(wc -c <"$tmp/big") / 1024))
+  peak_kib=$(/usr/bin/python3 -c 'import resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$bin" dedup --quiet --expect 3M \
-  --threads 2 "$tmp/big")
-check "a mapped 200 MB file deduped in under a third of its size resident ($peak_kib of $big_kib KiB)" \
-  bash -c "[ -n '$peak_kib' ] && [ '$peak_kib' -lt $((big_kib / 3)) ]"
-rm -f "$tmp/big"
+    --threads 2 "$tmp/big")
+  check "a mapped 190 MB file deduped in under a third of its size resident ($peak_kib of $big_kib KiB)" \
+    bash -c "[ -n '$peak_kib' ] && [ '$peak_kib' -lt $((big_kib / 3)) ]"
+  rm -f "$tmp/big"
+fi
 { head -n 1000 >/dev/null; "$bin" dedup --quiet --fpp 1e-9 >"$tmp/rest"; } <"$stream"
 tail -n +1001 "$stream" | awk '!s[$0]++' >"$tmp/rest_awk"
 check "standard input goes on where it was left" cmp -s "$tmp/rest" "$tmp/rest_awk"
