@@ -252,33 +252,34 @@ static int bucket_read2(const uint32_t *b, uint32_t fingerprint, unsigned *empty
 #endif
 }
 
-static int table_held2(const age_table *t, uint64_t hash)
+/* A lookup, the second form, given the key's two buckets: the other one is read when the first is
+ * marked, else the first again (in the cache): no branch on the marker (set at random, 39% of the
+ * buckets at load 0.8), a conditional move. */
+static int table_held2_at(const age_table *t, uint64_t hash, uint64_t b1, uint64_t b2)
 {
     uint32_t fp = fingerprint2_of(hash);
-    uint64_t b1 = first_bucket(t, hash);
     const uint32_t *first = bucket_at(t, b1);
     unsigned empty;
     int hit = bucket_read2(first, fp, &empty);
     uint32_t marked = first[SLOTS];
-    /* no branch on the marker (set at random, 39% of the buckets at load 0.8): the other bucket
-     * when marked, else the first again (in the cache), read in any case */
-    const uint32_t *second = bucket_at(t, marked ? other_bucket(t, b1, fp) : b1);
-    return hit | ((marked != 0) & bucket_read2(second, fp, &empty));
+    return hit | ((marked != 0) & bucket_read2(bucket_at(t, marked ? b2 : b1), fp, &empty));
 }
 
-/* Test-and-add, the second form. */
-static int table_add2(age_table *t, uint64_t hash)
+static int table_held2(const age_table *t, uint64_t hash)
 {
+    uint64_t b1 = first_bucket(t, hash);
+    return table_held2_at(t, hash, b1, other_bucket(t, b1, fingerprint2_of(hash)));
+}
+
+/* Test-and-add, the second form, given the key's two buckets. */
+static int table_add2(age_table *t, uint64_t hash, uint64_t b1, uint64_t b2)
+{
+    if (table_held2_at(t, hash, b1, b2))
+        return 0;
     uint32_t fp = fingerprint2_of(hash);
-    uint64_t b1 = first_bucket(t, hash), b2 = other_bucket(t, b1, fp);
     uint32_t *first = bucket_at(t, b1), *second = bucket_at(t, b2);
     unsigned empty1, empty2;
-    int marked = first[SLOTS] != 0;
-    /* as in table_held2, no branch on the marker */
-    int hit = bucket_read2(first, fp, &empty1) |
-              (marked & bucket_read2(marked ? second : first, fp, &empty2));
-    if (hit)
-        return 0;
+    bucket_read2(first, 0, &empty1);
     uint32_t entry = fp | t->age;
     if (empty1) {
         first[__builtin_ctz(empty1)] = entry;
@@ -358,16 +359,32 @@ static uint64_t table_batch(age_table *t, int add, const uint64_t *keys, size_t 
     if (t->primary_first) {
         /* the second form: the first bucket FIRST_AHEAD keys ahead; SECOND_AHEAD keys ahead,
          * where its marker (by then in the cache) says so, the other bucket (else the first
-         * again: a conditional move, not a branch) */
+         * again). Each key's two buckets are computed once and kept in a ring until its turn
+         * (computing them at each stage: lookups at 1M keys 15.0 ns, against 12.5 so);
+         * whether the other is read is decided at the key's turn, by the marker then. */
+        enum { RING = 64 }; /* more than FIRST_AHEAD */
+        uint64_t first_of[RING], other_of[RING];
+        for (size_t k = 0; k < n && k < FIRST_AHEAD; k++) {
+            first_of[k % RING] = first_bucket(t, keys[k]);
+            __builtin_prefetch(bucket_at(t, first_of[k % RING]), 0, 3);
+        }
+        for (size_t k = 0; k < n && k < SECOND_AHEAD; k++)
+            other_of[k % RING] = other_bucket(t, first_of[k % RING], fingerprint2_of(keys[k]));
         for (size_t j = 0; j < n; j++) {
-            if (j + FIRST_AHEAD < n)
-                __builtin_prefetch(bucket_at(t, first_bucket(t, keys[j + FIRST_AHEAD])), 0, 3);
-            if (j + SECOND_AHEAD < n) {
-                uint64_t h = keys[j + SECOND_AHEAD], b1 = first_bucket(t, h);
-                uint64_t b2 = other_bucket(t, b1, fingerprint2_of(h));
+            size_t k = j + FIRST_AHEAD;
+            if (k < n) {
+                first_of[k % RING] = first_bucket(t, keys[k]);
+                __builtin_prefetch(bucket_at(t, first_of[k % RING]), 0, 3);
+            }
+            k = j + SECOND_AHEAD;
+            if (k < n) {
+                uint64_t b1 = first_of[k % RING];
+                uint64_t b2 = other_bucket(t, b1, fingerprint2_of(keys[k]));
+                other_of[k % RING] = b2;
                 __builtin_prefetch(bucket_at(t, bucket_at(t, b1)[SLOTS] ? b2 : b1), 0, 3);
             }
-            int answer = add ? table_add2(t, keys[j]) : table_held2(t, keys[j]);
+            uint64_t b1 = first_of[j % RING], b2 = other_of[j % RING];
+            int answer = add ? table_add2(t, keys[j], b1, b2) : table_held2_at(t, keys[j], b1, b2);
             results[j] = (uint8_t)answer;
             count += (uint64_t)answer;
         }
