@@ -114,45 +114,56 @@ static uint32_t *bucket_at(const age_table *t, uint64_t bucket)
     return t->entries + bucket * ENTRIES;
 }
 
-/* One reading of a bucket: whether an entry holds the fingerprint (an empty entry is 0 and no
- * fingerprint is: a fingerprint of 0 is taken as 16, so a match is a live entry), and a bit per
- * empty entry. SSE2 (x86-64's baseline): four entries a compare; else a loop. */
-static int bucket_read(const uint32_t *b, uint32_t fingerprint, unsigned *empty)
+/* One reading of a bucket: whether an entry among `lanes` (a bit per entry) holds the fingerprint
+ * (the entry's bits under fp_mask; an empty entry is 0 and no fingerprint is: a fingerprint of 0
+ * is taken as another, so a match is a live entry), and a bit per empty entry among them. The
+ * first form reads all 16 entries, the second 15 (its 16th is the marker). SSE2 (x86-64's
+ * baseline): four entries a compare; else a loop. */
+#define ALL_LANES 0xFFFFu
+#define ENTRY_LANES 0x7FFFu /* the second form's */
+static int bucket_match(const uint32_t *b, uint32_t fingerprint, uint32_t fp_mask, unsigned lanes,
+                        unsigned *empty)
 {
 #if defined(__AVX512F__) /* built with -march=native on such a CPU: the bucket is one register */
     __m512i v = _mm512_load_si512((const void *)b);
-    __mmask16 hit = _mm512_cmpeq_epi32_mask(_mm512_and_si512(v, _mm512_set1_epi32((int)~AGE_MASK)),
-                                            _mm512_set1_epi32((int)fingerprint));
-    *empty = _mm512_testn_epi32_mask(v, v);
+    __mmask16 hit = _mm512_mask_cmpeq_epi32_mask(
+        (__mmask16)lanes, _mm512_and_si512(v, _mm512_set1_epi32((int)fp_mask)),
+        _mm512_set1_epi32((int)fingerprint));
+    *empty = _mm512_mask_testn_epi32_mask((__mmask16)lanes, v, v);
     return hit != 0;
 #elif defined(__SSE2__)
-    const __m128i mask = _mm_set1_epi32((int)~AGE_MASK), want = _mm_set1_epi32((int)fingerprint);
-    __m128i hit = _mm_setzero_si128();
-    unsigned free_bits = 0;
+    const __m128i mask = _mm_set1_epi32((int)fp_mask), want = _mm_set1_epi32((int)fingerprint);
+    unsigned hits = 0, free_bits = 0;
     for (int i = 0; i < ENTRIES; i += 4) {
         __m128i v = _mm_load_si128((const __m128i *)(b + i));
-        hit = _mm_or_si128(hit, _mm_cmpeq_epi32(_mm_and_si128(v, mask), want));
+        __m128i hit = _mm_cmpeq_epi32(_mm_and_si128(v, mask), want);
         __m128i zero = _mm_cmpeq_epi32(v, _mm_setzero_si128());
+        hits |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(hit)) << i;
         free_bits |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(zero)) << i;
     }
-    *empty = free_bits;
-    return _mm_movemask_epi8(hit) != 0;
+    *empty = free_bits & lanes;
+    return (hits & lanes) != 0;
 #else
-    uint32_t held = 0;
-    unsigned free_bits = 0;
+    unsigned hits = 0, free_bits = 0;
     for (int i = 0; i < ENTRIES; i++) {
-        held |= (b[i] & ~AGE_MASK) == fingerprint;
+        hits |= (unsigned)((b[i] & fp_mask) == fingerprint) << i;
         free_bits |= (unsigned)(b[i] == 0) << i;
     }
-    *empty = free_bits;
-    return held != 0;
+    *empty = free_bits & lanes;
+    return (hits & lanes) != 0;
 #endif
 }
 
-static int bucket_put(uint32_t *b, uint32_t entry)
+static int bucket_read(const uint32_t *b, uint32_t fingerprint, unsigned *empty)
+{
+    return bucket_match(b, fingerprint, ~AGE_MASK, ALL_LANES, empty);
+}
+
+/* Puts entry into an empty entry among lanes: 1, or 0 when there is none. */
+static int bucket_put(uint32_t *b, uint32_t entry, unsigned lanes)
 {
     unsigned empty;
-    bucket_read(b, 0, &empty);
+    bucket_match(b, 0, 0, lanes, &empty);
     if (!empty)
         return 0;
     b[__builtin_ctz(empty)] = entry;
@@ -192,7 +203,7 @@ static int table_add(age_table *t, uint64_t hash)
         *at = entry;
         entry = moved;
         b = other_bucket(t, b, fingerprint_of(moved));
-        if (bucket_put(bucket_at(t, b), entry))
+        if (bucket_put(bucket_at(t, b), entry, ALL_LANES))
             return 1;
     }
     t->failed++; /* the last entry moved out has no room: it is lost */
@@ -215,52 +226,22 @@ static uint32_t fingerprint2_of(uint64_t hash)
     return fp ? fp : 1u << 5;
 }
 
-/* bucket_read for the second form: the first 15 entries only, fingerprints without the SECOND
- * bit. */
+/* bucket_read for the second form: 15 entries, fingerprints without the SECOND bit. */
 static int bucket_read2(const uint32_t *b, uint32_t fingerprint, unsigned *empty)
 {
-#if defined(__AVX512F__)
-    __m512i v = _mm512_load_si512((const void *)b);
-    __mmask16 hit =
-        _mm512_mask_cmpeq_epi32_mask(0x7FFF, _mm512_and_si512(v, _mm512_set1_epi32((int)FP2_MASK)),
-                                     _mm512_set1_epi32((int)fingerprint));
-    *empty = _mm512_mask_testn_epi32_mask(0x7FFF, v, v);
-    return hit != 0;
-#elif defined(__SSE2__)
-    const __m128i mask = _mm_set1_epi32((int)FP2_MASK), want = _mm_set1_epi32((int)fingerprint);
-    unsigned hits = 0, free_bits = 0;
-    for (int i = 0; i < ENTRIES; i += 4) {
-        __m128i v = _mm_load_si128((const __m128i *)(b + i));
-        hits |= (unsigned)_mm_movemask_ps(
-                    _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(v, mask), want)))
-                << i;
-        free_bits |=
-            (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, _mm_setzero_si128())))
-            << i;
-    }
-    *empty = free_bits & 0x7FFF;
-    return (hits & 0x7FFF) != 0;
-#else
-    uint32_t held = 0;
-    unsigned free_bits = 0;
-    for (int i = 0; i < SLOTS; i++) {
-        held |= (b[i] & FP2_MASK) == fingerprint;
-        free_bits |= (unsigned)(b[i] == 0) << i;
-    }
-    *empty = free_bits;
-    return held != 0;
-#endif
+    return bucket_match(b, fingerprint, FP2_MASK, ENTRY_LANES, empty);
 }
 
 /* A lookup, the second form, given the key's two buckets: the other one is read when the first is
  * marked, else the first again (in the cache): no branch on the marker (set at random, 39% of the
- * buckets at load 0.8), a conditional move. */
-static int table_held2_at(const age_table *t, uint64_t hash, uint64_t b1, uint64_t b2)
+ * buckets at load 0.8), a conditional move. The first bucket's empty entries into *first_empty. */
+static int table_held2_at(const age_table *t, uint64_t hash, uint64_t b1, uint64_t b2,
+                          unsigned *first_empty)
 {
     uint32_t fp = fingerprint2_of(hash);
     const uint32_t *first = bucket_at(t, b1);
     unsigned empty;
-    int hit = bucket_read2(first, fp, &empty);
+    int hit = bucket_read2(first, fp, first_empty);
     uint32_t marked = first[SLOTS];
     return hit | ((marked != 0) & bucket_read2(bucket_at(t, marked ? b2 : b1), fp, &empty));
 }
@@ -268,30 +249,27 @@ static int table_held2_at(const age_table *t, uint64_t hash, uint64_t b1, uint64
 static int table_held2(const age_table *t, uint64_t hash)
 {
     uint64_t b1 = first_bucket(t, hash);
-    return table_held2_at(t, hash, b1, other_bucket(t, b1, fingerprint2_of(hash)));
+    unsigned empty;
+    return table_held2_at(t, hash, b1, other_bucket(t, b1, fingerprint2_of(hash)), &empty);
 }
 
 /* Test-and-add, the second form, given the key's two buckets. */
 static int table_add2(age_table *t, uint64_t hash, uint64_t b1, uint64_t b2)
 {
-    if (table_held2_at(t, hash, b1, b2))
+    unsigned empty1;
+    if (table_held2_at(t, hash, b1, b2, &empty1))
         return 0;
     uint32_t fp = fingerprint2_of(hash);
     uint32_t *first = bucket_at(t, b1), *second = bucket_at(t, b2);
-    unsigned empty1, empty2;
-    bucket_read2(first, 0, &empty1);
     uint32_t entry = fp | t->age;
     if (empty1) {
         first[__builtin_ctz(empty1)] = entry;
         return 1;
     }
     first[SLOTS] |= 1u << t->age; /* a key of this bucket now lives in its other one */
-    bucket_read2(second, 0, &empty2);
-    if (empty2) {
-        second[__builtin_ctz(empty2)] = entry | SECOND;
-        return 1;
-    }
     entry |= SECOND;
+    if (bucket_put(second, entry, ENTRY_LANES))
+        return 1;
     uint64_t b = b2;
     for (int move = 0; move < MAX_MOVES; move++) {
         uint32_t *at = bucket_at(t, b) + t->victim++ % SLOTS;
@@ -302,12 +280,8 @@ static int table_add2(age_table *t, uint64_t hash, uint64_t b1, uint64_t b2)
             bucket_at(t, b)[SLOTS] |= 1u << (moved & AGE_MASK);
         entry = moved ^ SECOND;
         b = other_bucket(t, b, moved & FP2_MASK);
-        unsigned empty;
-        bucket_read2(bucket_at(t, b), 0, &empty);
-        if (empty) {
-            bucket_at(t, b)[__builtin_ctz(empty)] = entry;
+        if (bucket_put(bucket_at(t, b), entry, ENTRY_LANES))
             return 1;
-        }
     }
     t->failed++;
     return 1;
@@ -320,19 +294,15 @@ static void table_advance(age_table *t, uint64_t to)
         return;
     double start = now();
     uint64_t from = to - t->period > t->generations ? to - t->generations + 1 : t->period + 1;
-    uint64_t count = t->buckets * ENTRIES;
+    int entries = t->primary_first ? SLOTS : ENTRIES; /* the second form's 16th: its marker */
     for (uint64_t q = from; q <= to; q++) {
         uint32_t age = (uint32_t)(q % t->generations + 1);
-        if (!t->primary_first) {
-            for (uint64_t i = 0; i < count; i++)
-                t->entries[i] = (t->entries[i] & AGE_MASK) == age ? 0 : t->entries[i];
-            continue;
-        }
-        for (uint64_t b = 0; b < t->buckets; b++) { /* the entries, and the markers' bit */
+        for (uint64_t b = 0; b < t->buckets; b++) {
             uint32_t *bucket = bucket_at(t, b);
-            for (int i = 0; i < SLOTS; i++)
+            for (int i = 0; i < entries; i++)
                 bucket[i] = (bucket[i] & AGE_MASK) == age ? 0 : bucket[i];
-            bucket[SLOTS] &= ~(1u << age);
+            if (t->primary_first) /* the marker loses the generation */
+                bucket[SLOTS] &= ~(1u << age);
         }
     }
     t->period = to;
@@ -384,7 +354,9 @@ static uint64_t table_batch(age_table *t, int add, const uint64_t *keys, size_t 
                 __builtin_prefetch(bucket_at(t, bucket_at(t, b1)[SLOTS] ? b2 : b1), 0, 3);
             }
             uint64_t b1 = first_of[j % RING], b2 = other_of[j % RING];
-            int answer = add ? table_add2(t, keys[j], b1, b2) : table_held2_at(t, keys[j], b1, b2);
+            unsigned empty;
+            int answer =
+                add ? table_add2(t, keys[j], b1, b2) : table_held2_at(t, keys[j], b1, b2, &empty);
             results[j] = (uint8_t)answer;
             count += (uint64_t)answer;
         }
