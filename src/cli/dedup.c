@@ -170,9 +170,9 @@ static int put_line(dedup_run *r, const line_batch *b, size_t i)
 static int put_new_lines(dedup_run *r, const line_batch *b)
 {
     const uint8_t *is_new = r->is_new;
-    if (!b->in_place) {
+    if (!b->in_place) { /* copied, a line at a time */
         for (size_t i = 0; i < b->n; i++)
-            if (is_new[i] && line_writer_put(&r->out, b->lines[i], b->lens[i]) < 0)
+            if (is_new[i] && put_line(r, b, i) < 0)
                 return -1;
         return 0;
     }
