@@ -33,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -266,6 +268,35 @@ static int adopt_dead(claims *c)
     return rc;
 }
 
+/* This worker's journal at path, created if need be, locked, and still under that name. Between
+ * its creation and its lock another worker starting up may take it for a dead one's: that worker
+ * locks it, adopts it (nothing, or a dead worker's claims under the same process ID) and unlinks
+ * it. So a lock held elsewhere is waited out (1 ms at a time, 5 s at most), and a journal unlinked
+ * meanwhile is made again. The descriptor, or -1 with errno set. */
+static int open_own_journal(const char *path)
+{
+    for (int tries = 0; tries < 5000; tries++) {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+            return -1;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            struct stat held, named;
+            if (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_dev == named.st_dev &&
+                held.st_ino == named.st_ino)
+                return fd; /* locked, and the file at path: no other worker unlinks it now */
+        } else if (errno != EWOULDBLOCK) {
+            int saved = errno;
+            close(fd);
+            errno = saved;
+            return -1;
+        }
+        close(fd);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    errno = EWOULDBLOCK;
+    return -1;
+}
+
 int claims_open(claims **out, const char *dir, const char *key)
 {
     *out = NULL;
@@ -284,9 +315,9 @@ int claims_open(claims **out, const char *dir, const char *key)
     }
     /* A journal under this worker's own process ID is a dead worker's whose ID came round
      * again: adopted like any other, then started afresh. */
-    c->fd = open(c->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (c->fd < 0 || flock(c->fd, LOCK_EX | LOCK_NB) != 0 || adopt_slots(c, c->fd) < 0 ||
-        ftruncate(c->fd, 0) < 0 || slot_write(c, NULL, 0) < 0 || adopt_dead(c) < 0) {
+    c->fd = open_own_journal(c->path);
+    if (c->fd < 0 || adopt_slots(c, c->fd) < 0 || ftruncate(c->fd, 0) < 0 ||
+        slot_write(c, NULL, 0) < 0 || adopt_dead(c) < 0) {
         int saved = errno;
         claims_close(c);
         errno = saved;
