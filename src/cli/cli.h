@@ -213,6 +213,10 @@ const char **prepare_lines(const stream_state *s, unsigned threads, const char *
                            const size_t *lens, const char **keys, size_t *key_lens,
                            uint64_t *hashes, size_t n, key_room *room);
 void key_room_free(key_room *room);
+/* The hashes of n lines that are their own keys (no --normalize), each key_lens[i] bytes long
+ * (its line without a trailing CR), on the calling thread. */
+void hash_line_keys(const stream_state *s, const char *const *lines, const size_t *key_lens,
+                    uint64_t *hashes, size_t n);
 /* pipeline.c: the whole lines of the mapped file r through fn, in order, pieces of it split and
  * hashed on s->threads threads at once; EXIT_OK when every whole line of the mapping went
  * through (line_reader_next gives what is left), else fn's status, EXIT_STOPPED or EXIT_RUNTIME

@@ -10,8 +10,14 @@
 size_t split_lines(const char *buf, size_t len, const char **lines, size_t *lens, size_t max,
                    size_t *used);
 
-/* The same on the portable path only (memchr), for the differential test. */
+/* The same, and each line's key length: its length without a trailing '\r' (key_lens[i]). */
+size_t split_keys(const char *buf, size_t len, const char **lines, size_t *lens, size_t *key_lens,
+                  size_t max, size_t *used);
+
+/* The same two on the portable path only (memchr), for the differential test. */
 size_t split_lines_scalar(const char *buf, size_t len, const char **lines, size_t *lens, size_t max,
                           size_t *used);
+size_t split_keys_scalar(const char *buf, size_t len, const char **lines, size_t *lens,
+                         size_t *key_lens, size_t max, size_t *used);
 
 #endif

@@ -102,12 +102,16 @@ static void prepare(const stream_state *s, slot *sl)
     for (;;) {
         size_t used = 0, first = sl->n;
         size_t room = sl->cap - sl->n < run ? sl->cap - sl->n : run;
-        sl->n += split_lines(sl->begin + at, sl->len - at, sl->lines + sl->n, sl->lens + sl->n,
-                             room, &used);
+        if (s->normalize) {
+            sl->n += split_lines(sl->begin + at, sl->len - at, sl->lines + sl->n, sl->lens + sl->n,
+                                 room, &used);
+        } else { /* the keys' lengths come with the split (without a trailing CR) */
+            sl->n += split_keys(sl->begin + at, sl->len - at, sl->lines + sl->n, sl->lens + sl->n,
+                                sl->key_lens + sl->n, room, &used);
+            hash_line_keys(s, sl->lines + first, sl->key_lens + first, sl->hashes + first,
+                           sl->n - first);
+        }
         at += used;
-        if (!s->normalize) /* never fails: no memory to get */
-            prepare_lines(s, 1, sl->lines + first, sl->lens + first, NULL, sl->key_lens + first,
-                          sl->hashes + first, sl->n - first, &sl->room);
         if (at == sl->len)
             break;
         if (sl->n == sl->cap && slot_grow(sl, 2 * sl->cap, s->normalize) < 0) {

@@ -105,6 +105,12 @@ const char **prepare_lines(const stream_state *s, unsigned threads, const char *
     return keys;
 }
 
+void hash_line_keys(const stream_state *s, const char *const *lines, const size_t *key_lens,
+                    uint64_t *hashes, size_t n)
+{
+    sbloom_hash_keys(s->filter, (const void *const *)lines, key_lens, n, hashes);
+}
+
 void key_room_free(key_room *room)
 {
     free(room->scratch);
