@@ -9,13 +9,6 @@
 
 #include "newlines.h"
 
-/* A line's key: the line without a trailing CR (a line of length 0 has none: the byte before it
- * is the previous line's newline, or not in the buffer). */
-static size_t key_length(const char *line, size_t len)
-{
-    return len - (len > 0 && line[len - 1] == '\r');
-}
-
 /* The lines ending in buf[from, len) of which the first begins at begin (begin <= from: the
  * bytes begin..from hold no newline), appended to lines/lens (and key_lens, unless NULL) after
  * the count already there. */
@@ -30,7 +23,7 @@ static size_t split_from(const char *buf, size_t len, size_t begin, size_t from,
         lines[count] = buf + begin;
         lens[count] = end - begin;
         if (key_lens)
-            key_lens[count] = key_length(buf + begin, end - begin);
+            key_lens[count] = line_key_length(buf + begin, end - begin);
         count++;
         begin = from = end + 1;
     }
@@ -91,7 +84,7 @@ split_avx2(const char *buf, size_t len, const char **lines, size_t *lens, size_t
             lines[count] = buf + begin;
             lens[count] = end - begin;
             if (key_lens)
-                key_lens[count] = key_length(buf + begin, end - begin);
+                key_lens[count] = line_key_length(buf + begin, end - begin);
             count++;
             begin = end + 1;
         }

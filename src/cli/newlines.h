@@ -4,6 +4,12 @@
 
 #include <stddef.h>
 
+/* A line's key: the line without a trailing CR (a line of length 0 has none). */
+static inline size_t line_key_length(const char *line, size_t len)
+{
+    return len - (len > 0 && line[len - 1] == '\r');
+}
+
 /* The lines of buf[0, len) that end in '\n', up to max of them: lines[i] is where each begins and
  * lens[i] its length without the '\n'. Returns the count; *used is the bytes they take with their
  * newlines (where the next line begins). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "newlines.h"
 #include "normalize.h"
 
 #define MAX_THREADS 32
@@ -59,8 +60,8 @@ const char **prepare_lines(const stream_state *s, unsigned threads, const char *
                            const size_t *lens, const char **keys, size_t *key_lens,
                            uint64_t *hashes, size_t n, key_room *room)
 {
-    for (size_t i = 0; i < n; i++) /* the key: the line without a trailing CR */
-        key_lens[i] = lens[i] - (lens[i] > 0 && lines[i][lens[i] - 1] == '\r');
+    for (size_t i = 0; i < n; i++)
+        key_lens[i] = line_key_length(lines[i], lens[i]);
     if (!s->normalize)
         keys = lines; /* a key begins where its line does */
     else { /* a line that is not a URL is its own key; each key's room in the scratch buffer:
