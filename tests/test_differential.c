@@ -5,7 +5,9 @@
  * odd and long, keys new and repeated) is applied to two filters, one per ISA. Every answer must be
  * equal and the two filters byte-identical, checked after every phase and at random points. Filter
  * sizes change between phases, the smallest (one block) included. The windowed filter's kernels,
- * both forms, are walked the same way with its clock moving (run_window_pair).
+ * both forms, are walked the same way with its clock moving (run_window_pair). Long batches over
+ * small filters, a loop of their own, are compared on every ISA, scalar included, with the same
+ * keys given one at a time (run_long_batches).
  *
  * SIMDBLOOM_DIFF_OPS sets the operations per layout and ISA (default 1,000,000).
  */
@@ -182,6 +184,112 @@ static int run_pair(sbloom_layout layout, const char *isa, uint64_t ops, uint64_
 }
 
 /*
+ * Long batches over filters small enough that the kernels request no lines ahead (under 512 KiB):
+ * those loops request the hashes ahead instead once a batch has 16,384 keys or more
+ * (simd/kernel_loops.h, SBK_HASH_STREAM_MIN), a path the random walk's batches (at most
+ * MAX_BATCH keys) never reach. Lengths at the threshold, just past it, past it by less than the
+ * request's distance and by more; keys half new, half repeated; add, test-and-add (the counting
+ * layout: remove) and contains with and without answers, alone and in the concurrent mode (which
+ * hands the kernels shorter rounds), against a scalar filter given the same keys one at a time:
+ * counts, answers and the filters' bytes.
+ */
+#define LONG_BATCH 20011
+/* One long batch (kind 0 add, 1 test-and-add or, counting, remove, 2 contains, 3 contains without
+ * answers) through the batch entry points. */
+static int64_t long_batch(sbloom_t *f, int kind, const uint64_t *hashes, size_t n, uint8_t *out)
+{
+    int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
+    switch (kind) {
+    case 0: return sbloom_add_hashes(f, hashes, n);
+    case 1:
+        return counting ? sbloom_remove_hashes(f, hashes, n, out)
+                        : sbloom_add_if_new_hashes(f, hashes, n, out);
+    case 2: return sbloom_contains_hashes(f, hashes, n, out);
+    default: return sbloom_contains_hashes(f, hashes, n, NULL);
+    }
+}
+
+/* The same key by key through the single-key entry points, which no batch loop runs: the
+ * reference for the loops, which the scalar kernels share with the others (kernel_loops.h). */
+static int64_t long_batch_by_key(sbloom_t *f, int kind, const uint64_t *hashes, size_t n,
+                                 uint8_t *out)
+{
+    int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
+    int64_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        int answer;
+        if (kind == 0 || (kind == 1 && !counting))
+            answer = sbloom_add_hash(f, hashes[i]);
+        else if (kind == 1)
+            answer = sbloom_remove_hash(f, hashes[i]) == 1;
+        else
+            answer = sbloom_contains_hash(f, hashes[i]);
+        if (answer < 0)
+            return answer;
+        if (kind == 1 || kind == 2)
+            out[i] = (uint8_t)answer;
+        count += answer;
+    }
+    return count;
+}
+
+static int run_long_batches(sbloom_layout layout, const char *isa, uint64_t seed)
+{
+    static const size_t lengths[] = {16384, 16385, 16447, 16448, 16449, LONG_BATCH};
+    static const uint64_t sizes[] = {64, 4096, 65536, 480 * 1024}; /* bytes */
+    world *w = calloc(1, sizeof *w);
+    uint64_t *hashes = malloc(LONG_BATCH * sizeof *hashes);
+    uint8_t *ref_out = malloc(LONG_BATCH), *isa_out = malloc(LONG_BATCH);
+    CHECK(w && hashes && ref_out && isa_out);
+    w->rng = seed;
+    int mismatches = 0;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        uint32_t block = sbloom_layout_block_bytes(layout);
+        uint64_t bytes = (sizes[s] + block - 1) / block * block;
+        int shared = s % 2 == 1 && layout != SBLOOM_LAYOUT_COUNTING512; /* its mode: one writer */
+        sbloom_t *ref, *fast;
+        sbloom_set_isa("scalar");
+        CHECK(sbloom_create_bytes(&ref, bytes, layout) == SBLOOM_OK);
+        sbloom_set_isa(isa);
+        CHECK(sbloom_create_bytes(&fast, bytes, layout) == SBLOOM_OK);
+        if (shared) {
+            CHECK(sbloom_set_concurrent(ref, 1) == SBLOOM_OK);
+            CHECK(sbloom_set_concurrent(fast, 1) == SBLOOM_OK);
+        }
+        w->nseen = 0;
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            size_t n = lengths[l];
+            for (int kind = 0; kind < 4; kind++) {
+                for (size_t i = 0; i < n; i++)
+                    hashes[i] = next_hash(w);
+                memset(ref_out, 2, n);
+                memset(isa_out, 2, n);
+                int64_t a = long_batch_by_key(ref, kind, hashes, n, ref_out);
+                int64_t b = long_batch(fast, kind, hashes, n, isa_out);
+                if (a < 0 || a != b || memcmp(ref_out, isa_out, n) != 0 ||
+                    memcmp(sbloom_data(ref), sbloom_data(fast), bytes) != 0) {
+                    fprintf(stderr,
+                            "%s %s: long batch of %zu keys (kind %d, %llu-byte filter%s) differs\n",
+                            sbloom_layout_name(layout), isa, n, kind, (unsigned long long)bytes,
+                            shared ? ", concurrent" : "");
+                    mismatches++;
+                }
+            }
+        }
+        sbloom_free(ref);
+        sbloom_free(fast);
+    }
+    sbloom_set_isa(NULL);
+    free(w);
+    free(hashes);
+    free(ref_out);
+    free(isa_out);
+    printf("%-12s %-7s long batches over cached filters, %s\n", sbloom_layout_name(layout), isa,
+           mismatches ? "MISMATCH" : "identical to scalar");
+    return mismatches == 0;
+}
+
+/*
  * The counting kernels: the same random walk of adds, removes (of held keys, of repeats and of
  * keys never added) and contains, on hashes and strings, single and batch, over filters small
  * enough that counters saturate in the one-block phases.
@@ -353,6 +461,9 @@ int main(void)
     CHECK(count >= 1);
     size_t compared = 0;
     for (size_t i = 0; i < count && i < 8; i++) {
+        for (int l = 0; l < TEST_NLAYOUTS; l++) /* scalar too: its loops are the others' */
+            CHECK(run_long_batches(test_layouts[l], names[i], 99 + (uint64_t)l * 5 + i));
+        CHECK(run_long_batches(SBLOOM_LAYOUT_COUNTING512, names[i], 98 + i));
         if (strcmp(names[i], "scalar") == 0)
             continue;
         for (int l = 0; l < TEST_NLAYOUTS; l++)
