@@ -262,8 +262,8 @@ static void strings_across_chunks(sbloom_layout layout, uint64_t bytes, const ui
 }
 
 /* A NULL key with a length is refused wherever it sits in a batch, on every driver: a filter in
- * the caches (hashed CACHED_CHUNK keys at a time), a large one (hashed ahead and prefetched) and
- * a parallel batch. Reads find it while hashing, writes before they change anything; a NULL key
+ * the caches (hashed CACHED_CHUNK keys at a time), a large one (hashed STRING_RUN keys at a time)
+ * and a parallel batch. Reads find it while hashing, writes before they change anything; a NULL key
  * of length 0 is the empty key everywhere. */
 static void null_keys_anywhere(void)
 {
@@ -283,7 +283,7 @@ static void null_keys_anywhere(void)
         uint64_t bytes;
         unsigned threads;
     } drivers[] = {{64u << 10, 1}, {1u << 20, 1}, {1u << 20, 2}};
-    const size_t at[] = {0, 513, 4097, N - 1};
+    const size_t at[] = {0, 513, 4097, 8195, N - 1}; /* first, second and last runs */
     for (size_t l = 0; l < 2; l++)
         for (size_t d = 0; d < 3; d++) {
             sbloom_t *f;
@@ -314,6 +314,15 @@ static void null_keys_anywhere(void)
                 keys[i] = &words[i];
                 lens[i] = sizeof words[i];
             }
+            /* a write a few keys longer than one run (STRING_RUN: 8,192 keys) of keys not added
+             * yet, its NULL key in the second run: refused before the first run changes anything */
+            keys[N / 2 + 8193] = NULL;
+            CHECK(sbloom_add_keys(f, keys + N / 2, lens + N / 2, 8195) == SBLOOM_E_NULL);
+            CHECK(sbloom_add_if_new_keys(f, keys + N / 2, lens + N / 2, 8195, results) ==
+                  SBLOOM_E_NULL);
+            CHECK(sbloom_items(f) == items &&
+                  memcmp(before, sbloom_data(f), drivers[d].bytes) == 0);
+            keys[N / 2 + 8193] = &words[N / 2 + 8193];
             CHECK(sbloom_contains_keys(f, keys, lens, N / 2, NULL) == N / 2);
             /* a write takes a NULL key of length 0 (the empty key) wherever it sits, a block of
              * keys that holds it included */
@@ -333,11 +342,11 @@ static void null_keys_anywhere(void)
         }
 }
 
-/* A write batch that fits in its driver's first chunk (CACHED_CHUNK keys on a filter in the
- * caches, CHUNK on a prefetched one: src/core/driver.c) is checked as that chunk is hashed, before
- * its kernel runs, not in a pass of its own: a NULL key with a length anywhere in it is refused and
- * nothing changes, for add, test-and-add and the counting layout's remove. 300 keys on the 1 MiB
- * filters take the separate pass, for comparison. */
+/* A write batch that fits in its driver's first run (CACHED_CHUNK keys on a filter in the caches,
+ * STRING_RUN on a larger one: src/core/driver.c) is checked as that run is hashed, before its
+ * kernel runs, not in a pass of its own: a NULL key with a length anywhere in it is refused and
+ * nothing changes, for add, test-and-add and the counting layout's remove. (Longer writes take the
+ * pass of their own: null_keys_anywhere.) */
 static void null_keys_small_writes(void)
 {
     enum { N = 300 };

@@ -55,16 +55,6 @@ uint64_t sbloom_core_run_groups(const sbloom_core *c, uint32_t lines, uint32_t t
                                 uint8_t *results);
 /* dst |= src (or &= when intersect), word by word: same layout and bytes. */
 void sbloom_core_combine(sbloom_core *dst, const sbloom_core *src, int intersect);
-/* The line of a key's block, requested ahead (for_write: owned). */
-static inline void sbloom_core_prefetch(const sbloom_core *c, uint64_t hash, int for_write)
-{
-    const char *line = (const char *)c->blocks + sbk_block_index(hash, c->nblocks) * c->block_bytes;
-    if (for_write)
-        __builtin_prefetch(line, 1, 3);
-    else
-        __builtin_prefetch(line, 0, 3);
-}
-
 /* stats.c: fill, the false-positive rate a random key meets, and the distinct items the fill
  * implies: from every block, or (sampled) from at most 4,096 evenly spaced blocks. */
 void sbloom_core_stats(const sbloom_core *c, int sampled, sbloom_stats *out);

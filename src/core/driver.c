@@ -7,26 +7,27 @@
  * probed, on filters of SBK_PREFETCH_MIN_BYTES and more), except while the window of its size is
  * being fitted to the CPU (prefetch_fit.c): then it goes in timed segments.
  *
- * Strings: keys are hashed one chunk ahead of the kernel, and each key's line is requested right
- * after its hash is computed, so the misses of chunk c+1 overlap the hashing of chunk c+1 and the
- * probing of chunk c. The kernel then takes the chunk in pieces no longer than its own prefetch
- * distance, so it does not prefetch those lines a second time. A filter that lives in the caches
- * has nothing to prefetch: its keys are hashed in longer chunks, each then probed whole.
+ * Strings: keys are hashed a run at a time into a buffer, and each run goes to the hash driver
+ * above. On a filter larger than the caches the run is long (STRING_RUN keys, on the heap), so
+ * that the kernel's window runs on as it does for hashes; one that lives in the caches has
+ * nothing to prefetch, and its runs are shorter (CACHED_CHUNK, on the stack). Hashing 64 keys at a
+ * time and requesting each key's line as its hash was computed (the form before) took 36 ns a
+ * URL line on a 49 MB filter, against 25 this way (docs/notes/kernels-history.md).
  */
 #include <stdlib.h>
 
 #include "../base/alloc.h"
 #include "driver.h"
 
-/* Keys hashed ahead of the kernel on the string path. Build with -DSBLOOM_BATCH_CHUNK=N to
- * retune. */
-#ifndef SBLOOM_BATCH_CHUNK
-#define SBLOOM_BATCH_CHUNK 64
+/* Keys hashed at a time on a filter larger than the caches (a buffer of 8 bytes a key, on the
+ * heap). SBLOOM_BATCH_STRING_RUN=N to retune. */
+#ifndef SBLOOM_BATCH_STRING_RUN
+#define SBLOOM_BATCH_STRING_RUN 8192
 #endif
-#define CHUNK SBLOOM_BATCH_CHUNK
+#define STRING_RUN SBLOOM_BATCH_STRING_RUN
 
-/* The same on filters small enough to need no prefetch (PREFETCH_MIN_BYTES): there the chunk sets
- * no prefetch distance, and a longer one costs fewer passes between the hash loop and the
+/* The same on filters small enough to need no prefetch (PREFETCH_MIN_BYTES), and wherever the
+ * heap has no room for a long run: a longer one costs fewer passes between the hash loop and the
  * kernel's. SBLOOM_BATCH_CACHED_CHUNK=N to retune (its hashes live on the stack: 8 bytes a key). */
 #ifndef SBLOOM_BATCH_CACHED_CHUNK
 #define SBLOOM_BATCH_CACHED_CHUNK 512
@@ -53,19 +54,6 @@ uint64_t sbloom_drive_hashes(const sbloom_runner *r, sbloom_batch_op op, const u
     return r->run(r->ctx, op, hashes, n, results);
 }
 
-/* The chunk function over a chunk whose lines are already requested: in pieces no longer than
- * the kernel's prefetch distance, so that it does not request them again. */
-static uint64_t run_prefetched(const sbloom_runner *r, sbloom_batch_op op, const uint64_t *hashes,
-                               size_t n, uint8_t *results)
-{
-    uint64_t count = 0;
-    for (size_t at = 0; at < n; at += SBK_PREFETCH_AHEAD) {
-        size_t len = n - at < SBK_PREFETCH_AHEAD ? n - at : SBK_PREFETCH_AHEAD;
-        count += r->run(r->ctx, op, hashes + at, len, results ? results + at : NULL);
-    }
-    return count;
-}
-
 /* Keys hashed CACHED_CHUNK at a time, each piece handed whole to the chunk function: a filter
  * that lives in the caches has nothing to prefetch, and a mode of several cores prefetches
  * nothing here. The drivers stop at the first chunk that holds a NULL key with a length, with
@@ -77,7 +65,7 @@ static uint64_t drive_cached(const sbloom_runner *r, sbloom_batch_op op,
     uint64_t count = 0;
     for (size_t start = 0; start < n; start += CACHED_CHUNK) {
         size_t len = n - start < CACHED_CHUNK ? n - start : CACHED_CHUNK;
-        if (!sbloom_hash_source(r->layout, src, start, len, hashes, NULL, 0)) {
+        if (!sbloom_hash_source(r->layout, src, start, len, hashes)) {
             *valid = 0;
             break;
         }
@@ -86,9 +74,32 @@ static uint64_t drive_cached(const sbloom_runner *r, sbloom_batch_op op,
     return count;
 }
 
+/* Keys hashed STRING_RUN at a time into a buffer on the heap, each run handed to the hash driver
+ * (the kernel's window, its fitting); with no room for the buffer, as drive_cached. Stops as
+ * drive_cached does. */
+static uint64_t drive_runs(const sbloom_runner *r, sbloom_batch_op op, const sbloom_key_source *src,
+                           size_t n, uint8_t *results, int *valid)
+{
+    size_t run = n < STRING_RUN ? n : STRING_RUN;
+    uint64_t *hashes = sbloom_malloc(run * sizeof *hashes);
+    if (!hashes)
+        return drive_cached(r, op, src, n, results, valid);
+    uint64_t count = 0;
+    for (size_t start = 0; start < n; start += run) {
+        size_t len = n - start < run ? n - start : run;
+        if (!sbloom_hash_source(r->layout, src, start, len, hashes)) {
+            *valid = 0;
+            break;
+        }
+        count += sbloom_drive_hashes(r, op, hashes, len, results ? results + start : NULL);
+    }
+    free(hashes);
+    return count;
+}
+
 /* Where the keys are checked (a key may be NULL only with length 0): the serial drivers check each
- * chunk as they hash it, before its kernel runs, and stop at one that breaks it. That serves a read
- * and a write that fits in the first chunk. A longer write must not change anything before it finds
+ * run as they hash it, before its kernel runs, and stop at one that breaks it. That serves a read
+ * and a write that fits in the first run. A longer write must not change anything before it finds
  * a bad key, and a parallel batch's workers hash without checking: both take a pass of their own
  * first (sbloom_keys_valid, about 0.15 ns a URL: docs/notes/kernels-history.md). */
 uint64_t sbloom_drive_keys(const sbloom_runner *r, sbloom_batch_op op, const sbloom_key_source *src,
@@ -96,9 +107,9 @@ uint64_t sbloom_drive_keys(const sbloom_runner *r, sbloom_batch_op op, const sbl
 {
     *valid = 1;
     unsigned threads = sbloom_parallel_threads(r, n);
-    int prefetch = !r->core || r->core->bytes < PREFETCH_MIN_BYTES ? 0 : writes(op) ? 2 : 1;
-    size_t first_chunk = prefetch ? CHUNK : CACHED_CHUNK;
-    if (src->keys && (threads > 1 || (writes(op) && n > first_chunk)) &&
+    int cached = !r->core || r->core->bytes < PREFETCH_MIN_BYTES;
+    size_t first_run = cached ? CACHED_CHUNK : STRING_RUN;
+    if (src->keys && (threads > 1 || (writes(op) && n > first_run)) &&
         !sbloom_keys_valid(src->keys, src->lens, n)) {
         *valid = 0;
         return 0;
@@ -113,27 +124,9 @@ uint64_t sbloom_drive_keys(const sbloom_runner *r, sbloom_batch_op op, const sbl
             return count;
         }
     }
-    if (!prefetch)
+    if (cached)
         return drive_cached(r, op, src, n, results, valid);
-    uint64_t buffers[2][CHUNK];
-    uint64_t count = 0;
-    size_t first = n < CHUNK ? n : CHUNK;
-    if (!sbloom_hash_source(r->layout, src, 0, first, buffers[0], r->core, prefetch)) {
-        *valid = 0;
-        return 0;
-    }
-    for (size_t start = 0, c = 0; start < n; start += CHUNK, c ^= 1) {
-        size_t len = n - start < CHUNK ? n - start : CHUNK;
-        size_t next = start + CHUNK;
-        if (next < n &&
-            !sbloom_hash_source(r->layout, src, next, n - next < CHUNK ? n - next : CHUNK,
-                                buffers[c ^ 1], r->core, prefetch)) {
-            *valid = 0;
-            break;
-        }
-        count += run_prefetched(r, op, buffers[c], len, results ? results + start : NULL);
-    }
-    return count;
+    return drive_runs(r, op, src, n, results, valid);
 }
 
 int sbloom_drive_hash_only(const sbloom_runner *r, const sbloom_key_source *src, size_t n,
@@ -146,9 +139,9 @@ int sbloom_drive_hash_only(const sbloom_runner *r, const sbloom_key_source *src,
         sbloom_parallel_hash(r, src, n, out, threads);
         return 1;
     }
-    for (size_t start = 0; start < n; start += CHUNK)
-        if (!sbloom_hash_source(r->layout, src, start, n - start < CHUNK ? n - start : CHUNK,
-                                out + start, NULL, 0))
+    for (size_t start = 0; start < n; start += CACHED_CHUNK)
+        if (!sbloom_hash_source(r->layout, src, start,
+                                n - start < CACHED_CHUNK ? n - start : CACHED_CHUNK, out + start))
             return 0;
     return 1;
 }

@@ -6,10 +6,11 @@
  * which costs less here than in a pass of its own (sbloom_keys_valid: about 0.15 ns a URL,
  * docs/notes/kernels-history.md): a NULL key is hashed as the empty one. Returns 0 if a NULL key
  * had a non-zero length, else 1. One function a hash, each a loop with nothing else live: inside
- * sbloom_hash_source, beside the prefetch's arguments and the choice of hash, gcc 12 kept the
- * loop's pointers on the stack (perf annotate) and sbloom_hash_keys took 6.02 ns a URL against
- * 5.61 before the move to this file; so, 5.89 (100,000 URLs of the peers' sample, best of 40,
- * a program timing the static library of each build alternately, AMD EPYC, pinned to one core). */
+ * sbloom_hash_source, beside the (since removed) prefetch's arguments and the choice of hash, gcc
+ * 12 kept the loop's pointers on the stack (perf annotate) and sbloom_hash_keys took 6.02 ns a URL
+ * against 5.61 before the move to this file; so, 5.89 (100,000 URLs of the peers' sample, best of
+ * 40, a program timing the static library of each build alternately, AMD EPYC, pinned to one core).
+ */
 static inline int hash_strings(int xxh3, const void *const *keys, const size_t *lens, size_t n,
                                uint64_t *out)
 {
@@ -117,7 +118,7 @@ static void hash_spans_of(sbloom_layout layout, const sbloom_key_source *src, si
 }
 
 int sbloom_hash_source(sbloom_layout layout, const sbloom_key_source *src, size_t start, size_t n,
-                       uint64_t *out, const sbloom_core *core, int prefetch)
+                       uint64_t *out)
 {
     int valid = 1;
     /* One loop per hash function, so that the choice is made once per chunk, not per key. */
@@ -134,9 +135,6 @@ int sbloom_hash_source(sbloom_layout layout, const sbloom_key_source *src, size_
     } else {
         valid = hash_strings_xxh3(src->keys + start, src->lens + start, n, out);
     }
-    if (prefetch && core)
-        for (size_t i = 0; i < n; i++)
-            sbloom_core_prefetch(core, out[i], prefetch == 2);
     return valid;
 }
 

@@ -16,11 +16,10 @@ typedef struct sbloom_key_source {
     int wide; /* offsets are int64_t (else int32_t) */
 } sbloom_key_source;
 
-/* out[i] = the hash of key start + i, for n keys, with the layout's hash. With prefetch
- * (0 none, 1 read, 2 write) and a core, each key's line is requested as soon as its hash is known.
- * Returns 0 if a key was NULL with a non-zero length (its hash then is the empty key's), else 1. */
+/* out[i] = the hash of key start + i, for n keys, with the layout's hash. Returns 0 if a key was
+ * NULL with a non-zero length (its hash then is the empty key's), else 1. */
 int sbloom_hash_source(sbloom_layout layout, const sbloom_key_source *src, size_t start, size_t n,
-                       uint64_t *out, const sbloom_core *core, int prefetch);
+                       uint64_t *out);
 /* Offset i of a buffer-and-offsets source. */
 static inline int64_t sbloom_offset_at(const void *offsets, int wide, size_t i)
 {

@@ -75,7 +75,7 @@ static void *hash_thread(void *arg)
 {
     part *p = arg;
     sbloom_hash_source(p->r->layout, p->source, p->key_from, p->key_to - p->key_from,
-                       p->hash_out + p->key_from, NULL, 0);
+                       p->hash_out + p->key_from);
     return NULL;
 }
 
