@@ -270,6 +270,46 @@ static void exercise_save(void)
     free(after);
 }
 
+/* String batches on a filter of 512 KiB and more hash their keys into a run buffer on the heap
+ * (src/core/driver.c); refused, they go on in runs on the stack: the same answers and bits, and a
+ * write longer than one of those runs with a NULL key past the first is still refused before it
+ * changes anything. */
+static void string_runs_without_room(void)
+{
+    enum { N = 1000 }; /* more than the stack runs' 512, fewer than the heap runs' 8,192 */
+    static uint64_t words[2 * N];
+    static const void *keys[2 * N];
+    static size_t lens[2 * N];
+    uint8_t refused[N], granted[N];
+    for (size_t i = 0; i < 2 * N; i++) {
+        words[i] = (i + 7) * 0x9e3779b97f4a7c15u;
+        keys[i] = &words[i];
+        lens[i] = sizeof words[i];
+    }
+    sbloom_t *f, *g;
+    CHECK(sbloom_create_bytes(&f, UINT64_C(1) << 20, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_OK);
+    CHECK(sbloom_create_bytes(&g, UINT64_C(1) << 20, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_OK);
+    sbloom_test_fail_allocation(0);
+    int64_t a = sbloom_add_if_new_keys(f, keys, lens, N, refused);
+    long made = sbloom_test_fail_allocation(-1);
+    int64_t b = sbloom_add_if_new_keys(g, keys, lens, N, granted);
+    CHECK(made >= 1); /* the run buffer was asked for, and refused */
+    CHECK(a == b && a > N - 10 && memcmp(refused, granted, N) == 0);
+    CHECK(memcmp(sbloom_data(f), sbloom_data(g), UINT64_C(1) << 20) == 0);
+    CHECK(sbloom_contains_keys(f, keys, lens, N, NULL) == N);
+
+    keys[N + 900] = NULL; /* claims 8 bytes, in the second stack run of keys not added yet */
+    sbloom_test_fail_allocation(0);
+    CHECK(sbloom_add_keys(f, keys + N, lens + N, N) == SBLOOM_E_NULL);
+    sbloom_test_fail_allocation(-1);
+    CHECK(memcmp(sbloom_data(f), sbloom_data(g), UINT64_C(1) << 20) == 0 &&
+          sbloom_items(f) == sbloom_items(g));
+    keys[N + 900] = &words[N + 900];
+    printf("string batches with their run buffer refused: same answers, bad keys still refused\n");
+    sbloom_free(f);
+    sbloom_free(g);
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
@@ -297,6 +337,7 @@ int main(void)
             exercise(entries[i].name, entries[i].run, 1); /* large: mapped memory */
     }
     exercise_save();
+    string_runs_without_room();
 
     sbloom_allowlist_free(base_list);
     sbloom_free(base);

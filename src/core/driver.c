@@ -75,15 +75,22 @@ static uint64_t drive_cached(const sbloom_runner *r, sbloom_batch_op op,
 }
 
 /* Keys hashed STRING_RUN at a time into a buffer on the heap, each run handed to the hash driver
- * (the kernel's window, its fitting); with no room for the buffer, as drive_cached. Stops as
- * drive_cached does. */
+ * (the kernel's window, its fitting); with no room for the buffer, as drive_cached, a write longer
+ * than its first chunk then checked whole first (see sbloom_drive_keys). Stops as drive_cached
+ * does. */
 static uint64_t drive_runs(const sbloom_runner *r, sbloom_batch_op op, const sbloom_key_source *src,
                            size_t n, uint8_t *results, int *valid)
 {
     size_t run = n < STRING_RUN ? n : STRING_RUN;
     uint64_t *hashes = sbloom_malloc(run * sizeof *hashes);
-    if (!hashes)
+    if (!hashes) {
+        if (src->keys && writes(op) && n > CACHED_CHUNK &&
+            !sbloom_keys_valid(src->keys, src->lens, n)) {
+            *valid = 0;
+            return 0;
+        }
         return drive_cached(r, op, src, n, results, valid);
+    }
     uint64_t count = 0;
     for (size_t start = 0; start < n; start += run) {
         size_t len = n - start < run ? n - start : run;
