@@ -11,8 +11,9 @@
  * above. On a filter larger than the caches the run is long (STRING_RUN keys, on the heap), so
  * that the kernel's window runs on as it does for hashes; one that lives in the caches has
  * nothing to prefetch, and its runs are shorter (CACHED_CHUNK, on the stack). Hashing 64 keys at a
- * time and requesting each key's line as its hash was computed (the form before) took 36 ns a
- * URL line on a 49 MB filter, against 25 this way (docs/notes/kernels-history.md).
+ * time and requesting each key's line as its hash was computed (the form before) took 35-39 ns a
+ * URL line on a 49 MB filter, against 27 this way (this project's Intel Xeon VM, a program over
+ * the static library: docs/notes/kernels-history.md).
  */
 #include <stdlib.h>
 
@@ -55,9 +56,10 @@ uint64_t sbloom_drive_hashes(const sbloom_runner *r, sbloom_batch_op op, const u
 }
 
 /* Keys hashed CACHED_CHUNK at a time, each piece handed whole to the chunk function: a filter
- * that lives in the caches has nothing to prefetch, and a mode of several cores prefetches
- * nothing here. The drivers stop at the first chunk that holds a NULL key with a length, with
- * *valid set to 0 (sbloom_hash_source). */
+ * that lives in the caches has nothing to prefetch, a mode of several cores prefetches nothing
+ * here, and a larger filter comes here when the heap has no room for its runs' buffer. The drivers
+ * stop at the first chunk that holds a NULL key with a length, with *valid set to 0
+ * (sbloom_hash_source). */
 static uint64_t drive_cached(const sbloom_runner *r, sbloom_batch_op op,
                              const sbloom_key_source *src, size_t n, uint8_t *results, int *valid)
 {
@@ -74,66 +76,60 @@ static uint64_t drive_cached(const sbloom_runner *r, sbloom_batch_op op,
     return count;
 }
 
-/* Keys hashed STRING_RUN at a time into a buffer on the heap, each run handed to the hash driver
- * (the kernel's window, its fitting); with no room for the buffer, as drive_cached, a write longer
- * than its first chunk then checked whole first (see sbloom_drive_keys). Stops as drive_cached
+/* Keys hashed `run` at a time into `buffer` (on the heap: STRING_RUN keys or the whole batch),
+ * each run handed to the hash driver (the kernel's window, its fitting). Stops as drive_cached
  * does. */
 static uint64_t drive_runs(const sbloom_runner *r, sbloom_batch_op op, const sbloom_key_source *src,
-                           size_t n, uint8_t *results, int *valid)
+                           size_t n, uint8_t *results, int *valid, uint64_t *buffer, size_t run)
 {
-    size_t run = n < STRING_RUN ? n : STRING_RUN;
-    uint64_t *hashes = sbloom_malloc(run * sizeof *hashes);
-    if (!hashes) {
-        if (src->keys && writes(op) && n > CACHED_CHUNK &&
-            !sbloom_keys_valid(src->keys, src->lens, n)) {
-            *valid = 0;
-            return 0;
-        }
-        return drive_cached(r, op, src, n, results, valid);
-    }
     uint64_t count = 0;
     for (size_t start = 0; start < n; start += run) {
         size_t len = n - start < run ? n - start : run;
-        if (!sbloom_hash_source(r->layout, src, start, len, hashes)) {
+        if (!sbloom_hash_source(r->layout, src, start, len, buffer)) {
             *valid = 0;
             break;
         }
-        count += sbloom_drive_hashes(r, op, hashes, len, results ? results + start : NULL);
+        count += sbloom_drive_hashes(r, op, buffer, len, results ? results + start : NULL);
     }
-    free(hashes);
     return count;
 }
 
 /* Where the keys are checked (a key may be NULL only with length 0): the serial drivers check each
  * run as they hash it, before its kernel runs, and stop at one that breaks it. That serves a read
- * and a write that fits in the first run. A longer write must not change anything before it finds
- * a bad key, and a parallel batch's workers hash without checking: both take a pass of their own
- * first (sbloom_keys_valid, about 0.15 ns a URL: docs/notes/kernels-history.md). */
+ * and a write that fits in the first run (STRING_RUN keys where the heap gave their buffer, else
+ * CACHED_CHUNK). A longer write must not change anything before it finds a bad key, and a
+ * parallel batch's workers hash without checking: both take a pass of their own first
+ * (sbloom_keys_valid, about 0.15 ns a URL: docs/notes/kernels-history.md). */
 uint64_t sbloom_drive_keys(const sbloom_runner *r, sbloom_batch_op op, const sbloom_key_source *src,
                            size_t n, uint8_t *results, int *valid)
 {
     *valid = 1;
     unsigned threads = sbloom_parallel_threads(r, n);
     int cached = !r->core || r->core->bytes < PREFETCH_MIN_BYTES;
-    size_t first_run = cached ? CACHED_CHUNK : STRING_RUN;
+    size_t run = !cached && threads == 1 ? (n < STRING_RUN ? n : STRING_RUN) : 0;
+    uint64_t *buffer = run ? sbloom_malloc(run * sizeof *buffer) : NULL;
+    size_t first_run = buffer ? run : CACHED_CHUNK;
+    uint64_t count = 0;
     if (src->keys && (threads > 1 || (writes(op) && n > first_run)) &&
         !sbloom_keys_valid(src->keys, src->lens, n)) {
         *valid = 0;
-        return 0;
-    }
-    if (threads > 1) {
+    } else if (buffer) {
+        count = drive_runs(r, op, src, n, results, valid, buffer, run);
+    } else if (threads > 1) {
         uint64_t *hashes =
             n <= SIZE_MAX / sizeof *hashes ? sbloom_malloc(n * sizeof *hashes) : NULL;
-        if (hashes) { /* else serially, below */
+        if (hashes) {
             sbloom_parallel_hash(r, src, n, hashes, threads);
-            uint64_t count = sbloom_parallel_run(r, op, hashes, n, results, threads);
+            count = sbloom_parallel_run(r, op, hashes, n, results, threads);
             free(hashes);
-            return count;
+        } else { /* serially, in stack runs: the keys were checked above */
+            count = drive_cached(r, op, src, n, results, valid);
         }
+    } else {
+        count = drive_cached(r, op, src, n, results, valid);
     }
-    if (cached)
-        return drive_cached(r, op, src, n, results, valid);
-    return drive_runs(r, op, src, n, results, valid);
+    free(buffer);
+    return count;
 }
 
 int sbloom_drive_hash_only(const sbloom_runner *r, const sbloom_key_source *src, size_t n,
