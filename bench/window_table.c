@@ -24,6 +24,8 @@
  * "table2" is a second form of it, the first bucket first (below, at table_add2): a key goes to
  * its own bucket while that has room, and a lookup reads the other bucket only when the first is
  * marked as having sent keys there; 15 entries a bucket, sized at load L2 (--load2, default 0.8).
+ * Its ages turn over 15 values and a new period clears a slice of the table, not a generation of
+ * all of it (advance2): --periods at most 14 for it.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <stdio.h>
@@ -64,9 +66,16 @@ typedef struct {
     uint64_t failed;   /* adds that found no room */
     uint64_t moves;    /* entries moved to their other bucket */
     double sweep_s;    /* seconds spent clearing generations */
+    /* the second form's ages (below, at live_ages): a bit per live age, the fingerprint mask
+     * for each age (0 when dead), the next bucket its slices clear */
+    uint32_t live;
+    _Alignas(64) uint32_t keep[16];
+    uint64_t sweep_next;
 } age_table;
 
 /* ---- the prototype ---- */
+
+static void live_ages(age_table *t, uint64_t to);
 
 static int table_init(age_table *t, uint64_t n, uint32_t periods, double load, int primary_first)
 {
@@ -88,6 +97,8 @@ static int table_init(age_table *t, uint64_t n, uint32_t periods, double load, i
 #endif
     t->entries = p;
     memset(t->entries, 0, t->buckets * 64);
+    if (primary_first)
+        live_ages(t, 0);
     return 1;
 }
 
@@ -213,12 +224,56 @@ static int table_add(age_table *t, uint64_t hash)
 /* ---- the second form: the first bucket first ----
  *
  * A key's own bucket (its block index) holds it when it has room; only when that bucket is full
- * does the key go to its other bucket, and the full bucket notes the key's generation in a marker
- * (its 16th entry: a bit per generation, cleared with the generation). A lookup reads the other
- * bucket only when the first lacks the key and its marker is not 0: most keys cost one line, as in
- * a plain filter. An entry: 27 bits of fingerprint, a bit that says it sits in its other bucket,
- * 4 age bits. Moves (both buckets full) keep the markers: an entry moved out of its own bucket
- * marks that bucket. */
+ * does the key go to its other bucket, and the full bucket notes the key's age in a marker (its
+ * 16th entry: a bit per age). A lookup reads the other bucket only when the first lacks the key
+ * and its marker names a live age: most keys cost one line, as in a plain filter. An entry: 27
+ * bits of fingerprint, a bit that says it sits in its other bucket, 4 age bits. Moves (both
+ * buckets full) keep the markers: an entry moved out of its own bucket marks that bucket.
+ *
+ * Ages turn over 15 values (1 + period % 15), not G + 1, and a new period clears nothing at once:
+ * an entry whose age is not one of the window's G + 1 live ones reads as empty (an add may take
+ * its place) and matches nothing, and a marker's dead bits are ignored. Each new period clears
+ * the dead entries and marker bits of a 1 / (15 - G) slice of the table (advance2), so every
+ * bucket is cleared between an age's last live period and its return 15 periods after its first:
+ * G <= 14. (The first version cleared the whole table each period: 2.7-2.9 ns an add at 1M keys
+ * on the dev VM, against 0.2 so.) */
+
+#define AGES 15 /* ages 1 to 15 turn; 0 is an empty entry */
+
+/* The live ages at period `to`: those of periods to - G .. to. keep[a] is FP2_MASK for a live
+ * age a, else 0 (an entry under it keeps its fingerprint only while it lives). */
+static void live_ages(age_table *t, uint64_t to)
+{
+    t->live = 0;
+    for (uint64_t q = to >= t->periods ? to - t->periods : 0; q <= to; q++)
+        t->live |= 1u << (q % AGES + 1);
+    for (uint32_t a = 0; a < 16; a++)
+        t->keep[a] = (t->live >> a) & 1 ? FP2_MASK : 0;
+}
+
+/* One reading of a second-form bucket: a bit per entry among the 15 holding the fingerprint
+ * under a live age, and a bit per entry that is empty or dead into *empty. */
+static inline unsigned bucket_read2(const uint32_t *b, const uint32_t *keep, uint32_t fingerprint,
+                                    unsigned *empty)
+{
+#if defined(__AVX512F__)
+    /* each entry's age (its low 4 bits) picks its lane of keep: its fingerprint mask or 0 */
+    __m512i v = _mm512_load_si512((const void *)b);
+    __m512i k = _mm512_permutexvar_epi32(v, _mm512_load_si512((const void *)keep));
+    *empty = _mm512_mask_testn_epi32_mask((__mmask16)ENTRY_LANES, k, k);
+    return _mm512_mask_cmpeq_epi32_mask((__mmask16)ENTRY_LANES, _mm512_and_si512(v, k),
+                                        _mm512_set1_epi32((int)fingerprint));
+#else
+    unsigned hits = 0, free_bits = 0;
+    for (int i = 0; i < SLOTS; i++) {
+        uint32_t k = keep[b[i] & AGE_MASK];
+        hits |= (unsigned)((b[i] & k) == fingerprint) << i;
+        free_bits |= (unsigned)(k == 0) << i;
+    }
+    *empty = free_bits;
+    return hits;
+#endif
+}
 
 static uint32_t fingerprint2_of(uint64_t hash)
 {
@@ -226,10 +281,18 @@ static uint32_t fingerprint2_of(uint64_t hash)
     return fp ? fp : 1u << 5;
 }
 
-/* bucket_read for the second form: 15 entries, fingerprints without the SECOND bit. */
-static int bucket_read2(const uint32_t *b, uint32_t fingerprint, unsigned *empty)
+/* The addresses of keys[0, n), computed before their probes (one pass, vectorized by the
+ * compiler): first buckets, other buckets, fingerprints. */
+static void key_places2(const age_table *t, const uint64_t *keys, size_t n, uint32_t *firsts,
+                        uint32_t *others, uint32_t *fingerprints)
 {
-    return bucket_match(b, fingerprint, FP2_MASK, ENTRY_LANES, empty);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t fp = fingerprint2_of(keys[i]);
+        uint64_t b1 = first_bucket(t, keys[i]);
+        firsts[i] = (uint32_t)b1;
+        others[i] = (uint32_t)other_bucket(t, b1, fp);
+        fingerprints[i] = fp;
+    }
 }
 
 /* a when `cond` is 0, else b, without a branch: gcc 12 compiles `cond ? b : a` on a marker read
@@ -242,78 +305,155 @@ static inline uint64_t select_if(uint64_t cond, uint64_t a, uint64_t b)
     return a ^ ((a ^ b) & all);
 }
 
-/* A lookup, the second form, given the key's two buckets: the other one is read when the first is
- * marked, else the first again (in the cache), chosen without a branch (select_if). The first
- * bucket's empty entries into *first_empty. */
-static int table_held2_at(const age_table *t, uint64_t hash, uint64_t b1, uint64_t b2,
-                          unsigned *first_empty)
+/* What a batch of the second form reads of its table, copied once so that the compiler keeps it
+ * in registers across the entries' stores (read through the table's own fields, the ages and the
+ * masks were loaded again after each store). */
+typedef struct {
+    uint32_t *entries;
+    uint32_t live, age;
+    _Alignas(64) uint32_t keep[16];
+} view2;
+
+static inline void view2_of(const age_table *t, view2 *v)
 {
-    uint32_t fp = fingerprint2_of(hash);
-    const uint32_t *first = bucket_at(t, b1);
+    v->entries = t->entries;
+    v->live = t->live;
+    v->age = t->age;
+    memcpy(v->keep, t->keep, sizeof v->keep);
+}
+
+/* A lookup, the second form: the other bucket is read when the first is marked, else the first
+ * again (in the cache), chosen without a branch (select_if). */
+static inline int table_held2_at(const view2 *v, uint32_t fp, uint64_t b1, uint64_t b2)
+{
+    const uint32_t *first = v->entries + b1 * ENTRIES;
     unsigned empty;
-    int hit = bucket_read2(first, fp, first_empty);
-    uint32_t marked = first[SLOTS];
-    return hit |
-           ((marked != 0) & bucket_read2(bucket_at(t, select_if(marked, b1, b2)), fp, &empty));
+    unsigned hit = bucket_read2(first, v->keep, fp, &empty);
+    uint32_t marked = first[SLOTS] & v->live;
+    unsigned hit2 =
+        bucket_read2(v->entries + select_if(marked, b1, b2) * ENTRIES, v->keep, fp, &empty);
+    return (hit | (hit2 & -(unsigned)(marked != 0))) != 0;
 }
 
 static int table_held2(const age_table *t, uint64_t hash)
 {
-    uint64_t b1 = first_bucket(t, hash);
-    unsigned empty;
-    return table_held2_at(t, hash, b1, other_bucket(t, b1, fingerprint2_of(hash)), &empty);
+    uint32_t b1, b2, fp;
+    key_places2(t, &hash, 1, &b1, &b2, &fp);
+    view2 v;
+    view2_of(t, &v);
+    return table_held2_at(&v, fp, b1, b2);
 }
 
-/* Test-and-add, the second form, given the key's two buckets. */
-static int table_add2(age_table *t, uint64_t hash, uint64_t b1, uint64_t b2)
+/* Both buckets full: entries moved on to their other buckets (a dead entry taken ends it). */
+static int make_room2(age_table *t, uint64_t b2, uint32_t entry)
 {
-    unsigned empty1;
-    if (table_held2_at(t, hash, b1, b2, &empty1))
-        return 0;
-    uint32_t fp = fingerprint2_of(hash);
-    uint32_t *first = bucket_at(t, b1), *second = bucket_at(t, b2);
-    uint32_t entry = fp | t->age;
-    if (empty1) {
-        first[__builtin_ctz(empty1)] = entry;
-        return 1;
-    }
-    first[SLOTS] |= 1u << t->age; /* a key of this bucket now lives in its other one */
-    entry |= SECOND;
-    if (bucket_put(second, entry, ENTRY_LANES))
-        return 1;
     uint64_t b = b2;
     for (int move = 0; move < MAX_MOVES; move++) {
         uint32_t *at = bucket_at(t, b) + t->victim++ % SLOTS;
         uint32_t moved = *at;
         t->moves++;
         *at = entry;
-        if (!(moved & SECOND)) /* leaves its own bucket b: b marks its generation */
+        if (!t->keep[moved & AGE_MASK])
+            return 1;
+        if (!(moved & SECOND)) /* leaves its own bucket b: b marks its age */
             bucket_at(t, b)[SLOTS] |= 1u << (moved & AGE_MASK);
         entry = moved ^ SECOND;
         b = other_bucket(t, b, moved & FP2_MASK);
-        if (bucket_put(bucket_at(t, b), entry, ENTRY_LANES))
+        unsigned empty;
+        bucket_read2(bucket_at(t, b), t->keep, 0, &empty);
+        if (empty) {
+            bucket_at(t, b)[__builtin_ctz(empty)] = entry;
             return 1;
+        }
     }
     t->failed++;
     return 1;
 }
 
-/* The clock moved to period `to`: the generations of the periods that begin are cleared. */
-static void table_advance(age_table *t, uint64_t to)
+/* Test-and-add, the second form. The other bucket is read when the first is marked (else the
+ * first again, chosen by a mask), and again when the first is full; the entry goes to the first
+ * while it has room. A branch-free form (the second line chosen by "marked or full", the entry's
+ * place and the marker by masks) took 18.5-19.3 ns an add at 100K keys against 14.2-14.4 for this
+ * one (the dev VM, alternated; docs/notes/window.md). */
+static inline int table_add2(age_table *t, const view2 *v, uint32_t fp, uint64_t b1, uint64_t b2)
+{
+    uint32_t *first = v->entries + b1 * ENTRIES;
+    unsigned empty1, empty2;
+    unsigned hit1 = bucket_read2(first, v->keep, fp, &empty1);
+    uint32_t marked = first[SLOTS] & v->live;
+    uint32_t *second = v->entries + select_if(marked, b1, b2) * ENTRIES;
+    unsigned hit2 = bucket_read2(second, v->keep, fp, &empty2);
+    if (hit1 | (hit2 & -(unsigned)(marked != 0)))
+        return 0;
+    uint32_t entry = fp | v->age;
+    if (empty1) {
+        first[__builtin_ctz(empty1)] = entry;
+        return 1;
+    }
+    first[SLOTS] |= 1u << v->age; /* a key of this bucket now lives in its other one */
+    second = v->entries + b2 * ENTRIES;
+    bucket_read2(second, v->keep, 0, &empty2);
+    if (empty2) {
+        second[__builtin_ctz(empty2)] = entry | SECOND;
+        return 1;
+    }
+    return make_room2(t, b2, entry | SECOND);
+}
+
+/* The clock moved to period `to`: the live ages move, and a slice of the table a period (all of
+ * it after 15 - G periods or more) loses its dead entries and marker bits. */
+static void advance2(age_table *t, uint64_t to)
 {
     if (to <= t->period)
         return;
     double start = now();
+    uint64_t slices = AGES - t->periods, steps = to - t->period;
+    uint64_t slice = (t->buckets + slices - 1) / slices;
+    uint64_t count = steps >= slices ? t->buckets : steps * slice;
+    count = count < t->buckets ? count : t->buckets;
+    t->period = to;
+    t->age = (uint32_t)(to % AGES + 1);
+    live_ages(t, to);
+    /* what the slices keep: the live ages but the new period's own, whose entries so far are
+     * 15 periods old (G = 14 has no other time to clear them) */
+    _Alignas(64) uint32_t keep[16];
+    memcpy(keep, t->keep, sizeof keep);
+    keep[t->age] = 0;
+    uint32_t live = t->live & ~(1u << t->age);
+    for (uint64_t i = 0; i < count; i++) {
+        uint32_t *bucket = bucket_at(t, t->sweep_next);
+        unsigned dead; /* what reads as empty becomes empty */
+        bucket_read2(bucket, keep, 0, &dead);
+#if defined(__AVX512F__)
+        _mm512_mask_storeu_epi32(bucket, (__mmask16)dead, _mm512_setzero_si512());
+#else
+        for (; dead; dead &= dead - 1)
+            bucket[__builtin_ctz(dead)] = 0;
+#endif
+        bucket[SLOTS] &= live;
+        t->sweep_next = t->sweep_next + 1 == t->buckets ? 0 : t->sweep_next + 1;
+    }
+    t->sweep_s += now() - start;
+}
+
+/* The clock moved to period `to`: the generations of the periods that begin are cleared (the
+ * first form; the second's at advance2). */
+static void table_advance(age_table *t, uint64_t to)
+{
+    if (t->primary_first) {
+        advance2(t, to);
+        return;
+    }
+    if (to <= t->period)
+        return;
+    double start = now();
     uint64_t from = to - t->period > t->generations ? to - t->generations + 1 : t->period + 1;
-    int entries = t->primary_first ? SLOTS : ENTRIES; /* the second form's 16th: its marker */
     for (uint64_t q = from; q <= to; q++) {
         uint32_t age = (uint32_t)(q % t->generations + 1);
         for (uint64_t b = 0; b < t->buckets; b++) {
             uint32_t *bucket = bucket_at(t, b);
-            for (int i = 0; i < entries; i++)
+            for (int i = 0; i < ENTRIES; i++)
                 bucket[i] = (bucket[i] & AGE_MASK) == age ? 0 : bucket[i];
-            if (t->primary_first) /* the marker loses the generation */
-                bucket[SLOTS] &= ~(1u << age);
         }
     }
     t->period = to;
@@ -339,35 +479,28 @@ static uint64_t table_batch(age_table *t, int add, const uint64_t *keys, size_t 
     uint64_t count = 0;
     if (t->primary_first) {
         /* the second form: the first bucket FIRST_AHEAD keys ahead; SECOND_AHEAD keys ahead,
-         * where its marker (by then in the cache) says so, the other bucket (else the first
-         * again). Each key's two buckets are computed once and kept in a ring until its turn
-         * (computing them at each stage: lookups at 1M keys 15.0 ns, against 12.5 so);
-         * whether the other is read is decided at the key's turn, by the marker then. */
-        enum { RING = 64 }; /* more than FIRST_AHEAD */
-        uint64_t first_of[RING], other_of[RING];
-        for (size_t k = 0; k < n && k < FIRST_AHEAD; k++) {
-            first_of[k % RING] = first_bucket(t, keys[k]);
-            __builtin_prefetch(bucket_at(t, first_of[k % RING]), 0, 3);
-        }
-        for (size_t k = 0; k < n && k < SECOND_AHEAD; k++)
-            other_of[k % RING] = other_bucket(t, first_of[k % RING], fingerprint2_of(keys[k]));
+         * where its marker (by then in the cache) names a live age, the other bucket (else the
+         * first again). The batch's buckets and fingerprints are computed first, in one pass
+         * (before, in a ring of 64 as each key was first requested); whether the other is read
+         * is decided at the key's turn, by the marker then. */
+        static uint32_t firsts[BATCH], others[BATCH], fingerprints[BATCH];
+        key_places2(t, keys, n, firsts, others, fingerprints);
+        view2 v;
+        view2_of(t, &v);
+        for (size_t k = 0; k < n && k < FIRST_AHEAD; k++)
+            __builtin_prefetch(v.entries + (uint64_t)firsts[k] * ENTRIES, 0, 3);
         for (size_t j = 0; j < n; j++) {
             size_t k = j + FIRST_AHEAD;
-            if (k < n) {
-                first_of[k % RING] = first_bucket(t, keys[k]);
-                __builtin_prefetch(bucket_at(t, first_of[k % RING]), 0, 3);
-            }
+            if (k < n)
+                __builtin_prefetch(v.entries + (uint64_t)firsts[k] * ENTRIES, 0, 3);
             k = j + SECOND_AHEAD;
             if (k < n) {
-                uint64_t b1 = first_of[k % RING];
-                uint64_t b2 = other_bucket(t, b1, fingerprint2_of(keys[k]));
-                other_of[k % RING] = b2;
-                __builtin_prefetch(bucket_at(t, select_if(bucket_at(t, b1)[SLOTS], b1, b2)), 0, 3);
+                uint64_t b1 = firsts[k];
+                uint32_t marked = v.entries[b1 * ENTRIES + SLOTS] & v.live;
+                __builtin_prefetch(v.entries + select_if(marked, b1, others[k]) * ENTRIES, 0, 3);
             }
-            uint64_t b1 = first_of[j % RING], b2 = other_of[j % RING];
-            unsigned empty;
-            int answer =
-                add ? table_add2(t, keys[j], b1, b2) : table_held2_at(t, keys[j], b1, b2, &empty);
+            int answer = add ? table_add2(t, &v, fingerprints[j], firsts[j], others[j])
+                             : table_held2_at(&v, fingerprints[j], firsts[j], others[j]);
             results[j] = (uint8_t)answer;
             count += (uint64_t)answer;
         }
@@ -503,7 +636,7 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p, double loa
     double adds = 2.0 * (double)n * reps; /* the table's adds: two windows a repetition */
     uint64_t marked = 0; /* the second form's buckets whose keys may be in their other one */
     for (uint64_t b = 0; b < f.table[1].buckets; b++)
-        marked += bucket_at(&f.table[1], b)[SLOTS] != 0;
+        marked += (bucket_at(&f.table[1], b)[SLOTS] & f.table[1].live) != 0;
     for (int k = 0; k < 2; k++)
         printf("%11s  %s: %.2f moves an add, clearing %.2f ns an add; %llu adds found no room, "
                "%llu keys reported new not found (must be 0)\n",
