@@ -24,8 +24,8 @@
  * "table2" is a second form of it, the first bucket first (below, at table_add2): a key goes to
  * its own bucket while that has room, and a lookup reads the other bucket only when the first is
  * marked as having sent keys there; 15 entries a bucket, sized at load L2 (--load2, default 0.8).
- * Its ages turn over 15 values and a new period clears a slice of the table, not a generation of
- * all of it (advance2): --periods at most 14 for it.
+ * Its ages turn over 16 values and a new period clears a slice of the table, not a generation of
+ * all of it (advance2).
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, madvise */
 #include <stdio.h>
@@ -48,11 +48,20 @@
 #define AHEAD 16      /* keys whose two buckets are requested ahead */
 #define AGE_BITS 4    /* 1 + generation, 0 for an empty entry: up to 15 generations */
 #define AGE_MASK ((1u << AGE_BITS) - 1)
-#define FIRST_AHEAD 48  /* table2: keys whose first bucket is requested ahead (16 and 8: */
-#define SECOND_AHEAD 16 /* 29.5 / 26.0 ns at 100M keys, against 27.5 / 22.0) */
-#define SLOTS 15        /* entries a bucket; entry 15 is the marker */
-#define SECOND 0x10u    /* in its other bucket */
+#define FIRST_FORM_PERIODS 14 /* the first form's ages: 1 + generation, G + 1 of them */
+#define FIRST_AHEAD 48        /* table2: keys whose first bucket is requested ahead (16 and 8: */
+#define SECOND_AHEAD 16       /* 29.5 / 26.0 ns at 100M keys, against 27.5 / 22.0) */
+#define SLOTS 15              /* entries a bucket; entry 15 is the marker */
+#define SECOND 0x10u          /* in its other bucket */
 #define FP2_MASK 0xFFFFFFE0u
+
+/* The second form's live ages (at live_ages): keep[a] is the fingerprint mask for a live age a,
+ * else 0; the live ages are also `count` ones from `oldest` on, turning over 16 (the SSE2 form's
+ * reading of them). */
+typedef struct {
+    _Alignas(64) uint32_t keep[16];
+    uint32_t oldest, count;
+} live_set;
 
 typedef struct {
     uint32_t *restrict entries; /* buckets x ENTRIES (restrict: the counters below are not
@@ -69,7 +78,7 @@ typedef struct {
     /* the second form's ages (below, at live_ages): a bit per live age, the fingerprint mask
      * for each age (0 when dead), the next bucket its slices clear */
     uint32_t live;
-    _Alignas(64) uint32_t keep[16];
+    live_set ages;
     uint64_t sweep_next;
 } age_table;
 
@@ -98,7 +107,7 @@ static int table_init(age_table *t, uint64_t n, uint32_t periods, double load, i
     t->entries = p;
     memset(t->entries, 0, t->buckets * 64);
     if (primary_first)
-        live_ages(t, 0);
+        t->age = 0, live_ages(t, 0); /* the second form's period 0 has age 0 */
     return 1;
 }
 
@@ -227,48 +236,79 @@ static int table_add(age_table *t, uint64_t hash)
  * does the key go to its other bucket, and the full bucket notes the key's age in a marker (its
  * 16th entry: a bit per age). A lookup reads the other bucket only when the first lacks the key
  * and its marker names a live age: most keys cost one line, as in a plain filter. An entry: 27
- * bits of fingerprint, a bit that says it sits in its other bucket, 4 age bits. Moves (both
- * buckets full) keep the markers: an entry moved out of its own bucket marks that bucket.
+ * bits of fingerprint, a bit that says it sits in its other bucket, 4 age bits; an empty entry is
+ * 0 (no fingerprint is). Moves (both buckets full) keep the markers: an entry moved out of its
+ * own bucket marks that bucket.
  *
- * Ages turn over 15 values (1 + period % 15), not G + 1, and a new period clears nothing at once:
- * an entry whose age is not one of the window's G + 1 live ones reads as empty (an add may take
- * its place) and matches nothing, and a marker's dead bits are ignored. Each new period clears
- * the dead entries and marker bits of a 1 / (15 - G) slice of the table (advance2), so every
- * bucket is cleared between an age's last live period and its return 15 periods after its first:
- * G <= 14. (The first version cleared the whole table each period: 2.7-2.9 ns an add at 1M keys
- * on the dev VM, against 0.2 so.) */
+ * Ages turn over 16 values (period % 16), not G + 1, and a new period clears nothing at once: an
+ * entry whose age is not one of the window's G + 1 live ones reads as empty (an add may take its
+ * place) and matches nothing, and a marker's dead bits are ignored. Each new period clears the
+ * dead entries and marker bits of a 1 / (16 - G) slice of the table (advance2), so every bucket
+ * is cleared between an age's last live period and its return 16 periods after its first: G <=
+ * 15. (The first version cleared the whole table each period: 1.4-2.9 ns an add at 1M keys on
+ * the dev VM, against 0.2-0.3 so.) */
 
-#define AGES 15 /* ages 1 to 15 turn; 0 is an empty entry */
+#define AGES 16 /* ages 0 to 15 turn */
 
-/* The live ages at period `to`: those of periods to - G .. to. keep[a] is FP2_MASK for a live
- * age a, else 0 (an entry under it keeps its fingerprint only while it lives). */
+/* The ages of periods from .. to (from <= to, at most AGES of them) as a live set. */
+static void live_set_of(live_set *ls, uint64_t from, uint64_t to)
+{
+    uint32_t bits = 0;
+    for (uint64_t q = from; q <= to; q++)
+        bits |= 1u << (q % AGES);
+    for (uint32_t a = 0; a < 16; a++)
+        ls->keep[a] = (bits >> a) & 1 ? FP2_MASK : 0;
+    ls->oldest = (uint32_t)(from % AGES);
+    ls->count = (uint32_t)(to - from + 1);
+}
+
+/* The live ages at period `to`: those of periods to - G .. to. */
 static void live_ages(age_table *t, uint64_t to)
 {
+    uint64_t from = to >= t->periods ? to - t->periods : 0;
     t->live = 0;
-    for (uint64_t q = to >= t->periods ? to - t->periods : 0; q <= to; q++)
-        t->live |= 1u << (q % AGES + 1);
-    for (uint32_t a = 0; a < 16; a++)
-        t->keep[a] = (t->live >> a) & 1 ? FP2_MASK : 0;
+    for (uint64_t q = from; q <= to; q++)
+        t->live |= 1u << (q % AGES);
+    live_set_of(&t->ages, from, to);
 }
 
 /* One reading of a second-form bucket: a bit per entry among the 15 holding the fingerprint
  * under a live age, and a bit per entry that is empty or dead into *empty. */
-static inline unsigned bucket_read2(const uint32_t *b, const uint32_t *keep, uint32_t fingerprint,
+static inline unsigned bucket_read2(const uint32_t *b, const live_set *ls, uint32_t fingerprint,
                                     unsigned *empty)
 {
 #if defined(__AVX512F__)
-    /* each entry's age (its low 4 bits) picks its lane of keep: its fingerprint mask or 0 */
+    /* each entry's age (its low 4 bits) picks its lane of keep: its fingerprint mask or 0; an
+     * empty entry (0) or a dead one leaves 0 */
     __m512i v = _mm512_load_si512((const void *)b);
-    __m512i k = _mm512_permutexvar_epi32(v, _mm512_load_si512((const void *)keep));
-    *empty = _mm512_mask_testn_epi32_mask((__mmask16)ENTRY_LANES, k, k);
-    return _mm512_mask_cmpeq_epi32_mask((__mmask16)ENTRY_LANES, _mm512_and_si512(v, k),
+    __m512i held =
+        _mm512_and_si512(v, _mm512_permutexvar_epi32(v, _mm512_load_si512((const void *)ls->keep)));
+    *empty = _mm512_mask_testn_epi32_mask((__mmask16)ENTRY_LANES, held, held);
+    return _mm512_mask_cmpeq_epi32_mask((__mmask16)ENTRY_LANES, held,
                                         _mm512_set1_epi32((int)fingerprint));
+#elif defined(__SSE2__)
+    /* four entries a step: an entry is live when it is not 0 and (its age - oldest) mod 16 <
+     * count (the subtraction's borrow runs into the fingerprint's bits, masked off) */
+    const __m128i ages = _mm_set1_epi32(AGE_MASK), oldest = _mm_set1_epi32((int)ls->oldest),
+                  count = _mm_set1_epi32((int)ls->count), fp_mask = _mm_set1_epi32((int)FP2_MASK),
+                  want = _mm_set1_epi32((int)fingerprint), zero = _mm_setzero_si128();
+    unsigned hits = 0, live_bits = 0;
+    for (int i = 0; i < ENTRIES; i += 4) {
+        __m128i v = _mm_load_si128((const __m128i *)(b + i));
+        __m128i since = _mm_and_si128(_mm_sub_epi32(v, oldest), ages);
+        __m128i live = _mm_andnot_si128(_mm_cmpeq_epi32(v, zero), _mm_cmplt_epi32(since, count));
+        __m128i hit = _mm_cmpeq_epi32(_mm_and_si128(v, _mm_and_si128(live, fp_mask)), want);
+        hits |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(hit)) << i;
+        live_bits |= (unsigned)_mm_movemask_ps(_mm_castsi128_ps(live)) << i;
+    }
+    *empty = ~live_bits & ENTRY_LANES;
+    return hits & ENTRY_LANES;
 #else
     unsigned hits = 0, free_bits = 0;
     for (int i = 0; i < SLOTS; i++) {
-        uint32_t k = keep[b[i] & AGE_MASK];
-        hits |= (unsigned)((b[i] & k) == fingerprint) << i;
-        free_bits |= (unsigned)(k == 0) << i;
+        uint32_t held = b[i] & ls->keep[b[i] & AGE_MASK];
+        hits |= (unsigned)(held == fingerprint) << i;
+        free_bits |= (unsigned)(held == 0) << i;
     }
     *empty = free_bits;
     return hits;
@@ -311,7 +351,7 @@ static inline uint64_t select_if(uint64_t cond, uint64_t a, uint64_t b)
 typedef struct {
     uint32_t *entries;
     uint32_t live, age;
-    _Alignas(64) uint32_t keep[16];
+    live_set ages;
 } view2;
 
 static inline void view2_of(const age_table *t, view2 *v)
@@ -319,7 +359,7 @@ static inline void view2_of(const age_table *t, view2 *v)
     v->entries = t->entries;
     v->live = t->live;
     v->age = t->age;
-    memcpy(v->keep, t->keep, sizeof v->keep);
+    v->ages = t->ages;
 }
 
 /* A lookup, the second form: the other bucket is read when the first is marked, else the first
@@ -328,10 +368,10 @@ static inline int table_held2_at(const view2 *v, uint32_t fp, uint64_t b1, uint6
 {
     const uint32_t *first = v->entries + b1 * ENTRIES;
     unsigned empty;
-    unsigned hit = bucket_read2(first, v->keep, fp, &empty);
+    unsigned hit = bucket_read2(first, &v->ages, fp, &empty);
     uint32_t marked = first[SLOTS] & v->live;
     unsigned hit2 =
-        bucket_read2(v->entries + select_if(marked, b1, b2) * ENTRIES, v->keep, fp, &empty);
+        bucket_read2(v->entries + select_if(marked, b1, b2) * ENTRIES, &v->ages, fp, &empty);
     return (hit | (hit2 & -(unsigned)(marked != 0))) != 0;
 }
 
@@ -353,14 +393,14 @@ static int make_room2(age_table *t, uint64_t b2, uint32_t entry)
         uint32_t moved = *at;
         t->moves++;
         *at = entry;
-        if (!t->keep[moved & AGE_MASK])
+        if (!(moved & t->ages.keep[moved & AGE_MASK])) /* empty or dead */
             return 1;
         if (!(moved & SECOND)) /* leaves its own bucket b: b marks its age */
             bucket_at(t, b)[SLOTS] |= 1u << (moved & AGE_MASK);
         entry = moved ^ SECOND;
         b = other_bucket(t, b, moved & FP2_MASK);
         unsigned empty;
-        bucket_read2(bucket_at(t, b), t->keep, 0, &empty);
+        bucket_read2(bucket_at(t, b), &t->ages, 0, &empty);
         if (empty) {
             bucket_at(t, b)[__builtin_ctz(empty)] = entry;
             return 1;
@@ -379,10 +419,10 @@ static inline int table_add2(age_table *t, const view2 *v, uint32_t fp, uint64_t
 {
     uint32_t *first = v->entries + b1 * ENTRIES;
     unsigned empty1, empty2;
-    unsigned hit1 = bucket_read2(first, v->keep, fp, &empty1);
+    unsigned hit1 = bucket_read2(first, &v->ages, fp, &empty1);
     uint32_t marked = first[SLOTS] & v->live;
     uint32_t *second = v->entries + select_if(marked, b1, b2) * ENTRIES;
-    unsigned hit2 = bucket_read2(second, v->keep, fp, &empty2);
+    unsigned hit2 = bucket_read2(second, &v->ages, fp, &empty2);
     if (hit1 | (hit2 & -(unsigned)(marked != 0)))
         return 0;
     uint32_t entry = fp | v->age;
@@ -392,7 +432,7 @@ static inline int table_add2(age_table *t, const view2 *v, uint32_t fp, uint64_t
     }
     first[SLOTS] |= 1u << v->age; /* a key of this bucket now lives in its other one */
     second = v->entries + b2 * ENTRIES;
-    bucket_read2(second, v->keep, 0, &empty2);
+    bucket_read2(second, &v->ages, 0, &empty2);
     if (empty2) {
         second[__builtin_ctz(empty2)] = entry | SECOND;
         return 1;
@@ -412,18 +452,17 @@ static void advance2(age_table *t, uint64_t to)
     uint64_t count = steps >= slices ? t->buckets : steps * slice;
     count = count < t->buckets ? count : t->buckets;
     t->period = to;
-    t->age = (uint32_t)(to % AGES + 1);
+    t->age = (uint32_t)(to % AGES);
     live_ages(t, to);
     /* what the slices keep: the live ages but the new period's own, whose entries so far are
-     * 15 periods old (G = 14 has no other time to clear them) */
-    _Alignas(64) uint32_t keep[16];
-    memcpy(keep, t->keep, sizeof keep);
-    keep[t->age] = 0;
+     * 16 periods old (G = 15 has no other time to clear them) */
+    live_set keep;
+    live_set_of(&keep, to >= t->periods ? to - t->periods : 0, to - 1);
     uint32_t live = t->live & ~(1u << t->age);
     for (uint64_t i = 0; i < count; i++) {
         uint32_t *bucket = bucket_at(t, t->sweep_next);
         unsigned dead; /* what reads as empty becomes empty */
-        bucket_read2(bucket, keep, 0, &dead);
+        bucket_read2(bucket, &keep, 0, &dead);
 #if defined(__AVX512F__)
         _mm512_mask_storeu_epi32(bucket, (__mmask16)dead, _mm512_setzero_si512());
 #else
@@ -589,7 +628,7 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p, double loa
     filters f = {0};
     if (!fresh || !absent || !is_new || sbloom_create(&f.plain, n, p) != SBLOOM_OK ||
         sbloom_create_windowed(&f.window, n, p, periods, 1, 0) != SBLOOM_OK ||
-        !table_init(&f.table[0], n, periods, load, 0) ||
+        (periods <= FIRST_FORM_PERIODS && !table_init(&f.table[0], n, periods, load, 0)) ||
         !table_init(&f.table[1], n, periods, load2, 1)) {
         fprintf(stderr, "simdbloom-bench-window-table: out of memory at %llu keys\n",
                 (unsigned long long)n);
@@ -602,6 +641,8 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p, double loa
     uint64_t clock[KINDS] = {0}, missed[2] = {0, 0}, absent_found[KINDS] = {0};
     for (int rep = 0; rep < reps; rep++) {
         for (int kind = 0; kind < KINDS; kind++) {
+            if (kind == TABLE && !f.table[0].entries)
+                continue; /* more periods than the first form holds */
             double t;
             if (kind == PLAIN) {
                 fill_keys(fresh, n, 1000 * (uint64_t)rep + 2);
@@ -629,15 +670,17 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p, double loa
     double bytes[KINDS] = {(double)sbloom_bytes(f.plain), (double)sbloom_bytes(f.window),
                            (double)f.table[0].buckets * 64, (double)f.table[1].buckets * 64};
     for (int k = 0; k < KINDS; k++)
-        printf("%11llu  %-7s %7.2f  %5.2fx  %7.2f  %5.2fx  %6.2fx  %9.1f  %12.3g\n",
-               (unsigned long long)n, kind_names[k], best[k][0] * ns, best[k][0] / best[PLAIN][0],
-               best[k][1] * ns, best[k][1] / best[PLAIN][1], bytes[k] / bytes[PLAIN],
-               bytes[k] * 8 / (double)n, (double)absent_found[k] / ((double)n * (double)reps));
+        if (k != TABLE || f.table[0].entries)
+            printf("%11llu  %-7s %7.2f  %5.2fx  %7.2f  %5.2fx  %6.2fx  %9.1f  %12.3g\n",
+                   (unsigned long long)n, kind_names[k], best[k][0] * ns,
+                   best[k][0] / best[PLAIN][0], best[k][1] * ns, best[k][1] / best[PLAIN][1],
+                   bytes[k] / bytes[PLAIN], bytes[k] * 8 / (double)n,
+                   (double)absent_found[k] / ((double)n * (double)reps));
     double adds = 2.0 * (double)n * reps; /* the table's adds: two windows a repetition */
     uint64_t marked = 0; /* the second form's buckets whose keys may be in their other one */
     for (uint64_t b = 0; b < f.table[1].buckets; b++)
         marked += (bucket_at(&f.table[1], b)[SLOTS] & f.table[1].live) != 0;
-    for (int k = 0; k < 2; k++)
+    for (int k = !f.table[0].entries; k < 2; k++)
         printf("%11s  %s: %.2f moves an add, clearing %.2f ns an add; %llu adds found no room, "
                "%llu keys reported new not found (must be 0)\n",
                "", kind_names[TABLE + k], (double)f.table[k].moves / adds,
@@ -649,7 +692,8 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p, double loa
     sbloom_free(f.plain);
     sbloom_free(f.window);
     for (int k = 0; k < 2; k++)
-        munmap(f.table[k].entries, f.table[k].buckets * 64);
+        if (f.table[k].entries)
+            munmap(f.table[k].entries, f.table[k].buckets * 64);
     free(fresh);
     free(absent);
     free(is_new);
@@ -663,7 +707,9 @@ static void usage(FILE *to)
             "[--fpp P]\n                                    [--load L] [--load2 L2]\n"
             "  a design measurement: a fingerprint-and-age table in two forms (prototypes, not\n"
             "  in the library) beside the windowed and the plain filter (defaults: --keys "
-            "1000000,100000000\n  --periods 3 --reps 5 --fpp 1e-6 --load 0.9 --load2 0.8)\n");
+            "1000000,100000000\n  --periods 3 --reps 5 --fpp 1e-6 --load 0.9 --load2 0.8); "
+            "--periods at most 15,\n"
+            "  the first form at most 14\n");
 }
 
 int main(int argc, char **argv)
@@ -699,7 +745,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (periods < 1 || periods > 14 || reps < 1 || !(p > 0 && p < 1) || !(load > 0.1 && load < 1) ||
+    if (periods < 1 || periods > 15 || reps < 1 || !(p > 0 && p < 1) || !(load > 0.1 && load < 1) ||
         !(load2 > 0.1 && load2 < 1)) {
         usage(stderr);
         return 2;
