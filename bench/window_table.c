@@ -321,8 +321,8 @@ static uint32_t fingerprint2_of(uint64_t hash)
     return fp ? fp : 1u << 5;
 }
 
-/* The addresses of keys[0, n), computed before their probes (one pass, vectorized by the
- * compiler): first buckets, other buckets, fingerprints. */
+/* The addresses of keys[0, n), computed before their probes (one pass; an AVX-512 form of it
+ * measured no faster, docs/notes/window.md): first buckets, other buckets, fingerprints. */
 static void key_places2(const age_table *t, const uint64_t *keys, size_t n, uint32_t *firsts,
                         uint32_t *others, uint32_t *fingerprints)
 {
