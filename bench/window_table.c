@@ -33,7 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #elif defined(__SSE2__)
 #include <emmintrin.h>
@@ -286,9 +286,28 @@ static inline unsigned bucket_read2(const uint32_t *b, const live_set *ls, uint3
     *empty = _mm512_mask_testn_epi32_mask((__mmask16)ENTRY_LANES, held, held);
     return _mm512_mask_cmpeq_epi32_mask((__mmask16)ENTRY_LANES, held,
                                         _mm512_set1_epi32((int)fingerprint));
-#elif defined(__SSE2__)
-    /* four entries a step: an entry is live when it is not 0 and (its age - oldest) mod 16 <
+#elif defined(__AVX2__)
+    /* eight entries a step: an entry is live when it is not 0 and (its age - oldest) mod 16 <
      * count (the subtraction's borrow runs into the fingerprint's bits, masked off) */
+    const __m256i ages = _mm256_set1_epi32(AGE_MASK), oldest = _mm256_set1_epi32((int)ls->oldest),
+                  count = _mm256_set1_epi32((int)ls->count),
+                  fp_mask = _mm256_set1_epi32((int)FP2_MASK),
+                  want = _mm256_set1_epi32((int)fingerprint), zero = _mm256_setzero_si256();
+    unsigned hits = 0, live_bits = 0;
+    for (int i = 0; i < ENTRIES; i += 8) {
+        __m256i v = _mm256_load_si256((const __m256i *)(b + i));
+        __m256i since = _mm256_and_si256(_mm256_sub_epi32(v, oldest), ages);
+        __m256i live =
+            _mm256_andnot_si256(_mm256_cmpeq_epi32(v, zero), _mm256_cmpgt_epi32(count, since));
+        __m256i hit =
+            _mm256_cmpeq_epi32(_mm256_and_si256(v, _mm256_and_si256(live, fp_mask)), want);
+        hits |= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(hit)) << i;
+        live_bits |= (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(live)) << i;
+    }
+    *empty = ~live_bits & ENTRY_LANES;
+    return hits & ENTRY_LANES;
+#elif defined(__SSE2__)
+    /* four entries a step, as above */
     const __m128i ages = _mm_set1_epi32(AGE_MASK), oldest = _mm_set1_epi32((int)ls->oldest),
                   count = _mm_set1_epi32((int)ls->count), fp_mask = _mm_set1_epi32((int)FP2_MASK),
                   want = _mm_set1_epi32((int)fingerprint), zero = _mm_setzero_si128();
