@@ -61,6 +61,7 @@
 typedef struct {
     _Alignas(64) uint32_t keep[16];
     uint32_t oldest, count;
+    uint32_t bits; /* a bit per live age, as the markers hold them */
 } live_set;
 
 typedef struct {
@@ -75,9 +76,7 @@ typedef struct {
     uint64_t failed;   /* adds that found no room */
     uint64_t moves;    /* entries moved to their other bucket */
     double sweep_s;    /* seconds spent clearing generations */
-    /* the second form's ages (below, at live_ages): a bit per live age, the fingerprint mask
-     * for each age (0 when dead), the next bucket its slices clear */
-    uint32_t live;
+    /* the second form's live ages (below, at live_ages), the next bucket its slices clear */
     live_set ages;
     uint64_t sweep_next;
 } age_table;
@@ -260,16 +259,13 @@ static void live_set_of(live_set *ls, uint64_t from, uint64_t to)
         ls->keep[a] = (bits >> a) & 1 ? FP2_MASK : 0;
     ls->oldest = (uint32_t)(from % AGES);
     ls->count = (uint32_t)(to - from + 1);
+    ls->bits = bits;
 }
 
 /* The live ages at period `to`: those of periods to - G .. to. */
 static void live_ages(age_table *t, uint64_t to)
 {
-    uint64_t from = to >= t->periods ? to - t->periods : 0;
-    t->live = 0;
-    for (uint64_t q = from; q <= to; q++)
-        t->live |= 1u << (q % AGES);
-    live_set_of(&t->ages, from, to);
+    live_set_of(&t->ages, to >= t->periods ? to - t->periods : 0, to);
 }
 
 /* One reading of a second-form bucket: a bit per entry among the 15 holding the fingerprint
@@ -369,14 +365,13 @@ static inline uint64_t select_if(uint64_t cond, uint64_t a, uint64_t b)
  * masks were loaded again after each store). */
 typedef struct {
     uint32_t *entries;
-    uint32_t live, age;
+    uint32_t age;
     live_set ages;
 } view2;
 
 static inline void view2_of(const age_table *t, view2 *v)
 {
     v->entries = t->entries;
-    v->live = t->live;
     v->age = t->age;
     v->ages = t->ages;
 }
@@ -388,7 +383,7 @@ static inline int table_held2_at(const view2 *v, uint32_t fp, uint64_t b1, uint6
     const uint32_t *first = v->entries + b1 * ENTRIES;
     unsigned empty;
     unsigned hit = bucket_read2(first, &v->ages, fp, &empty);
-    uint32_t marked = first[SLOTS] & v->live;
+    uint32_t marked = first[SLOTS] & v->ages.bits;
     unsigned hit2 =
         bucket_read2(v->entries + select_if(marked, b1, b2) * ENTRIES, &v->ages, fp, &empty);
     return (hit | (hit2 & -(unsigned)(marked != 0))) != 0;
@@ -439,7 +434,7 @@ static inline int table_add2(age_table *t, const view2 *v, uint32_t fp, uint64_t
     uint32_t *first = v->entries + b1 * ENTRIES;
     unsigned empty1, empty2;
     unsigned hit1 = bucket_read2(first, &v->ages, fp, &empty1);
-    uint32_t marked = first[SLOTS] & v->live;
+    uint32_t marked = first[SLOTS] & v->ages.bits;
     uint32_t *second = v->entries + select_if(marked, b1, b2) * ENTRIES;
     unsigned hit2 = bucket_read2(second, &v->ages, fp, &empty2);
     if (hit1 | (hit2 & -(unsigned)(marked != 0)))
@@ -477,7 +472,6 @@ static void advance2(age_table *t, uint64_t to)
      * 16 periods old (G = 15 has no other time to clear them) */
     live_set keep;
     live_set_of(&keep, to >= t->periods ? to - t->periods : 0, to - 1);
-    uint32_t live = t->live & ~(1u << t->age);
     for (uint64_t i = 0; i < count; i++) {
         uint32_t *bucket = bucket_at(t, t->sweep_next);
         unsigned dead; /* what reads as empty becomes empty */
@@ -488,7 +482,7 @@ static void advance2(age_table *t, uint64_t to)
         for (; dead; dead &= dead - 1)
             bucket[__builtin_ctz(dead)] = 0;
 #endif
-        bucket[SLOTS] &= live;
+        bucket[SLOTS] &= keep.bits;
         t->sweep_next = t->sweep_next + 1 == t->buckets ? 0 : t->sweep_next + 1;
     }
     t->sweep_s += now() - start;
@@ -554,7 +548,7 @@ static uint64_t table_batch(age_table *t, int add, const uint64_t *keys, size_t 
             k = j + SECOND_AHEAD;
             if (k < n) {
                 uint64_t b1 = firsts[k];
-                uint32_t marked = v.entries[b1 * ENTRIES + SLOTS] & v.live;
+                uint32_t marked = v.entries[b1 * ENTRIES + SLOTS] & v.ages.bits;
                 __builtin_prefetch(v.entries + select_if(marked, b1, others[k]) * ENTRIES, 0, 3);
             }
             int answer = add ? table_add2(t, &v, fingerprints[j], firsts[j], others[j])
@@ -698,7 +692,7 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p, double loa
     double adds = 2.0 * (double)n * reps; /* the table's adds: two windows a repetition */
     uint64_t marked = 0; /* the second form's buckets whose keys may be in their other one */
     for (uint64_t b = 0; b < f.table[1].buckets; b++)
-        marked += (bucket_at(&f.table[1], b)[SLOTS] & f.table[1].live) != 0;
+        marked += (bucket_at(&f.table[1], b)[SLOTS] & f.table[1].ages.bits) != 0;
     for (int k = !f.table[0].entries; k < 2; k++)
         printf("%11s  %s: %.2f moves an add, clearing %.2f ns an add; %llu adds found no room, "
                "%llu keys reported new not found (must be 0)\n",
