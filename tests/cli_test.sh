@@ -188,6 +188,11 @@ check "bench --size 1MiB is 2^20 bytes" bash -c "grep -q '\"filter_bytes\": 1048
 check "bench --json: the many writers measured at that size, every speed above 0" \
   jq -e '.writers.filter_bytes == 1048576 and .writers.threads >= 1 and
          ([.writers.add[], .writers.add_if_new[]] | length == 6 and all(. > 0))' "$tmp/bench.json"
+check "bench --json: the windowed row (1M keys a window only, with --size), speeds above 0, more memory than plain" \
+  jq -e '.window.periods == 3 and .window.isa == "scalar" and (.window.rows | length == 1) and
+         .window.rows[0].keys == 1000000 and .window.rows[0].memory_ratio > 1 and
+         ([.window.rows[0] | .plain_add_if_new_ns, .window_add_if_new_ns, .plain_contains_ns,
+           .window_contains_ns] | all(. > 0))' "$tmp/bench.json"
 "$bin" bench --quick --size 1MiB --isa scalar --layout counting512 --json >"$tmp/bench.json" 2>/dev/null
 check "bench --json, counting512: a whole document, no writers (its counters take one writer)" \
   jq -e '(.results | length > 0) and .writers == null' "$tmp/bench.json"

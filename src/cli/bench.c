@@ -30,10 +30,14 @@ static const char bench_help[] =
     "line-read limit (one random cache line per key, the best of 16 to 256 keys prefetched\n"
     "ahead: CPUs with many miss buffers need the deep windows); then, at the largest size, adds\n"
     "of new keys and test-and-adds by many writers: the plain filter on one thread against the\n"
-    "concurrent mode on one thread and on every CPU. About 20 seconds.\n"
-    "  --quick       two sizes (half of L2, and 64 MiB), fewer keys: a few seconds\n"
-    "  --size BYTES  one filter size instead of the cache-based sizes: k, M, G are powers of\n"
-    "                1000 (1M = 10^6 bytes), KiB, MiB, GiB of 1024 (1MiB = 2^20 bytes)\n"
+    "concurrent mode on one thread and on every CPU; last, the windowed filter (3 periods: 4\n"
+    "generations, 1% over the window) against a plain filter for the window's keys, test-and-add\n"
+    "of new keys and lookups of absent ones, at 1M and 100M keys a window. About 30 seconds.\n"
+    "  --quick       two sizes (half of L2, and 64 MiB), fewer keys, the window at 1M keys\n"
+    "                only: a few seconds\n"
+    "  --size BYTES  one filter size instead of the cache-based sizes (the window at 1M keys\n"
+    "                only): k, M, G are powers of 1000 (1M = 10^6 bytes), KiB, MiB, GiB of 1024\n"
+    "                (1MiB = 2^20 bytes)\n"
     "  --isa NAME    one instruction set (see simdbloom --version)\n"
     "  --layout L    another layout than block512-k8 (counting512 adds a remove row)\n"
     "  --urls FILE   URL strings from FILE (one per line) instead of generated ones\n"
@@ -343,6 +347,53 @@ static void print_writers(const bench_config *c, uint64_t bytes, size_t n, int r
             1e3 / rows[op][2], rows[op][1] / rows[op][2]);
 }
 
+/* The windowed rows (bench_window.c) on the default instruction set: WINDOW_PERIODS periods at
+ * WINDOW_FPP, 1M keys a window, and 100M in a full run (one repetition: about 500M operations);
+ * in JSON, the document's "window" member. */
+#define WINDOW_PERIODS 3
+#define WINDOW_FPP 0.01
+static void print_window(const bench_config *c, int reps)
+{
+    static const uint64_t keys[2] = {1000000, 100000000};
+    int rows = c->quick || c->size ? 1 : 2;
+    sbloom_set_isa(c->isa);
+    if (c->json)
+        printf(", \"window\": {\"periods\": %d, \"fpp\": %g, \"isa\": \"%s\", \"rows\": [",
+               WINDOW_PERIODS, WINDOW_FPP, sbloom_isa());
+    else
+        printf(
+            "windowed filter, %d periods (%d generations), %g%% over the window, against a "
+            "plain filter for the window's keys:\ntest-and-add of new keys and lookups of absent "
+            "ones, ns a key, best of %d (100M keys: one run)\n%14s %11s %7s %6s %13s %7s %6s %7s\n",
+            WINDOW_PERIODS, WINDOW_PERIODS + 1, WINDOW_FPP * 100, reps, "keys a window",
+            "add plain", "window", "ratio", "lookup plain", "window", "ratio", "memory");
+    for (int r = 0; r < rows; r++) {
+        window_speeds w;
+        int ok = bench_window(keys[r], WINDOW_FPP, WINDOW_PERIODS, r ? 1 : reps, &w) == 0;
+        if (c->json) {
+            if (ok)
+                printf("%s{\"keys\": %llu, \"plain_add_if_new_ns\": %.3f, "
+                       "\"window_add_if_new_ns\": %.3f, \"plain_contains_ns\": %.3f, "
+                       "\"window_contains_ns\": %.3f, \"memory_ratio\": %.3f}",
+                       r ? ", " : "", (unsigned long long)keys[r], w.add_if_new[0], w.add_if_new[1],
+                       w.contains[0], w.contains[1], w.memory_ratio);
+            else
+                printf("%snull", r ? ", " : "");
+        } else if (ok) {
+            printf("%14llu %11.2f %7.2f %5.2fx %13.2f %7.2f %5.2fx %6.2fx\n",
+                   (unsigned long long)keys[r], w.add_if_new[0], w.add_if_new[1],
+                   w.add_if_new[1] / w.add_if_new[0], w.contains[0], w.contains[1],
+                   w.contains[1] / w.contains[0], w.memory_ratio);
+        } else {
+            printf("%14llu not measured (no memory for the filters)\n",
+                   (unsigned long long)keys[r]);
+        }
+        fflush(stdout);
+    }
+    if (c->json)
+        printf("]}");
+}
+
 int cmd_bench(int argc, char **argv)
 {
     bench_config c;
@@ -466,6 +517,8 @@ int cmd_bench(int argc, char **argv)
         printf("\n]"); /* the results */
     if (writers)
         print_writers(&c, sizes[nsizes - 1], n, reps);
+    if (rc == EXIT_OK)
+        print_window(&c, reps);
     if (c.json)
         printf("}\n");
 done:
