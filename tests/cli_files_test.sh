@@ -24,6 +24,25 @@ absent=$(wc -l <"$tmp/absent"); others=$(wc -l <"$tmp/b")
 check "lines never added are absent but for false positives ($absent of $others)" \
   bash -c "[ $((others - absent)) -le 20 ]"
 
+# query over a mapped file writes each run of chosen lines from where it lies in the file; over a
+# pipe it copies them. Lines present and absent interleaved, every third with a CR (the key drops
+# it, the output keeps it): the same answers both ways, and the present and absent lines are
+# the input, each exactly once.
+paste -d '\n' "$tmp/a" "$tmp/b" | awk 'NR % 3 == 0 { printf "%s\r\n", $0; next } { print }' \
+  >"$tmp/mixed"
+"$bin" query --quiet "$tmp/a.sbloom" "$tmp/mixed" >"$tmp/qp"
+"$bin" query --quiet --absent "$tmp/a.sbloom" "$tmp/mixed" >"$tmp/qa"
+cat "$tmp/mixed" | "$bin" query --quiet "$tmp/a.sbloom" >"$tmp/qp_pipe"
+cat "$tmp/mixed" | "$bin" query --quiet --absent "$tmp/a.sbloom" >"$tmp/qa_pipe"
+check "query over a mapped file answers as over a pipe (present lines)" cmp -s "$tmp/qp" "$tmp/qp_pipe"
+check "query over a mapped file answers as over a pipe (absent lines)" cmp -s "$tmp/qa" "$tmp/qa_pipe"
+check "present and absent lines are the input, each once" \
+  bash -c "sort '$tmp/qp' '$tmp/qa' | cmp -s - <(sort '$tmp/mixed')"
+awk 'NR % 2 == 1' "$tmp/mixed" >"$tmp/mixed_a" # a's lines, CRs and all
+check "every added line is present, in order, its CR kept" \
+  awk 'NR == FNR { want[++n] = $0; next } $0 == want[i + 1] { i++ } END { exit i != n }' \
+  "$tmp/mixed_a" "$tmp/qp"
+
 # info: the fields a user asks for, and a damaged file is refused.
 "$bin" info "$tmp/a.sbloom" >"$tmp/info"
 for field in layout size 'items added' fill 'estimated items' planned 'fpp now' checksums isa; do

@@ -352,6 +352,13 @@ int line_writer_put(line_writer *w, const char *line, size_t len);
 int line_writer_put_mapped(line_writer *w, const char *line, size_t len);
 /* The same for whole lines, each with its newline, lying one after another in data[0, bytes). */
 int line_writer_put_mapped_run(line_writer *w, const char *data, size_t bytes);
+/* The lines of batch b whose flag says `want` ((flags[i] != 0) == want), in order; the count
+ * written, or -1 once a write has failed. Lines in place (b->in_place) lie one after another in
+ * the mapped file, so each run of chosen lines is one piece, found from a 64-bit mask of 64
+ * lines' flags: a branch a run instead of one a line, whose outcome (new or not, present or
+ * not) the CPU cannot predict. The caller flushes before its batch function returns. Other
+ * lines are copied a line at a time. */
+int64_t line_writer_put_chosen(line_writer *w, const line_batch *b, const uint8_t *flags, int want);
 /* Writes what is buffered; 0 or -1. */
 int line_writer_flush(line_writer *w);
 /* For stream_state.idle (ctx: the writer): input would block, so what is buffered goes out. */

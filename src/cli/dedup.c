@@ -163,37 +163,6 @@ static int put_line(dedup_run *r, const line_batch *b, size_t i)
                        : line_writer_put(&r->out, b->lines[i], b->lens[i]);
 }
 
-/* The batch's new lines (r->is_new) to the output, in order. Lines in place lie one after another
- * in the mapped file, so each run of new lines goes out as one piece: the runs are read from a
- * 64-bit mask of 64 lines' is_new, which branches once a run instead of once a line (whether a
- * line is new is a coin toss the CPU cannot predict). 0, or -1 once the output failed. */
-static int put_new_lines(dedup_run *r, const line_batch *b)
-{
-    const uint8_t *is_new = r->is_new;
-    if (!b->in_place) { /* copied, a line at a time */
-        for (size_t i = 0; i < b->n; i++)
-            if (is_new[i] && put_line(r, b, i) < 0)
-                return -1;
-        return 0;
-    }
-    for (size_t at = 0; at < b->n; at += 64) {
-        size_t count = b->n - at < 64 ? b->n - at : 64;
-        uint64_t fresh = 0;
-        for (size_t i = 0; i < count; i++)
-            fresh |= (uint64_t)(is_new[at + i] != 0) << i;
-        uint64_t first = fresh & ~(fresh << 1), last = fresh & ~(fresh >> 1);
-        for (; first; first &= first - 1, last &= last - 1) {
-            size_t from = at + (size_t)__builtin_ctzll(first),
-                   to = at + (size_t)__builtin_ctzll(last);
-            const char *end = b->lines[to] + b->lens[to] + 1; /* after the run's last newline */
-            if (line_writer_put_mapped_run(&r->out, b->lines[from],
-                                           (size_t)(end - b->lines[from])) < 0)
-                return -1;
-        }
-    }
-    return 0;
-}
-
 static int journal_failed(void)
 {
     fprintf(stderr, "simdbloom: cannot write the claims journal: %s\n", strerror(errno));
@@ -310,7 +279,7 @@ static int dedup_batch(void *ctx, const line_batch *b)
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
         return EXIT_RUNTIME;
     }
-    if (put_new_lines(r, b) < 0)
+    if (line_writer_put_chosen(&r->out, b, r->is_new, 1) < 0)
         return EXIT_RUNTIME;
     if (b->in_place && line_writer_flush(&r->out) < 0) /* out before the mapped input goes */
         return EXIT_RUNTIME;

@@ -7,7 +7,8 @@
  * What is pending is a list of pieces (iovecs) written by one writev(2): lines copied into the
  * buffer (line_writer_put), and lines of a mapped input file written from where they lie, with
  * the newline after them (line_writer_put_mapped: no copy; a run of such lines next to each
- * other in the file is one piece).
+ * other in the file is one piece). line_writer_put_chosen writes the lines of a batch that its
+ * command chose (dedup: the new ones; query: the present, or the absent, ones) either way.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -127,6 +128,37 @@ int line_writer_put_mapped(line_writer *w, const char *line, size_t len)
 int line_writer_put_mapped_run(line_writer *w, const char *data, size_t bytes)
 {
     return w->failed ? -1 : add_piece(w, data, bytes);
+}
+
+int64_t line_writer_put_chosen(line_writer *w, const line_batch *b, const uint8_t *flags, int want)
+{
+    int64_t written = 0;
+    if (!b->in_place) { /* copied, a line at a time */
+        for (size_t i = 0; i < b->n; i++) {
+            if ((flags[i] != 0) != want)
+                continue;
+            if (line_writer_put(w, b->lines[i], b->lens[i]) < 0)
+                return -1;
+            written++;
+        }
+        return written;
+    }
+    for (size_t at = 0; at < b->n; at += 64) {
+        size_t count = b->n - at < 64 ? b->n - at : 64;
+        uint64_t chosen = 0;
+        for (size_t i = 0; i < count; i++)
+            chosen |= (uint64_t)((flags[at + i] != 0) == want) << i;
+        written += __builtin_popcountll(chosen);
+        uint64_t first = chosen & ~(chosen << 1), last = chosen & ~(chosen >> 1);
+        for (; first; first &= first - 1, last &= last - 1) {
+            size_t from = at + (size_t)__builtin_ctzll(first),
+                   to = at + (size_t)__builtin_ctzll(last);
+            const char *end = b->lines[to] + b->lens[to] + 1; /* after the run's last newline */
+            if (line_writer_put_mapped_run(w, b->lines[from], (size_t)(end - b->lines[from])) < 0)
+                return -1;
+        }
+    }
+    return written;
 }
 
 int line_writer_sync(line_writer *w)

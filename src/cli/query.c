@@ -34,8 +34,6 @@ typedef struct query_run {
 static int query_batch(void *ctx, const line_batch *b)
 {
     query_run *r = ctx;
-    const char **lines = b->lines;
-    const size_t *lens = b->lens;
     size_t n = b->n;
     if (sbloom_contains_hashes(r->filter, b->hashes, n, r->present) < 0)
         return EXIT_RUNTIME;
@@ -44,13 +42,12 @@ static int query_batch(void *ctx, const line_batch *b)
             if (r->present[i] &&
                 sbloom_allowlist_contains(r->allow, b->keys[i], b->key_lens[i]) == 1)
                 r->present[i] = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (r->present[i] != r->absent) {
-            if (line_writer_put(&r->out, lines[i], lens[i]) < 0)
-                return EXIT_RUNTIME;
-            r->printed++;
-        }
-    }
+    int64_t printed = line_writer_put_chosen(&r->out, b, r->present, !r->absent);
+    if (printed < 0)
+        return EXIT_RUNTIME;
+    r->printed += (uint64_t)printed;
+    if (b->in_place && line_writer_flush(&r->out) < 0) /* out before the mapped input goes */
+        return EXIT_RUNTIME;
     return EXIT_OK;
 }
 
