@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "flag_bits.h"
 
 int line_writer_open(line_writer *w, int fd, size_t cap)
 {
@@ -145,9 +146,9 @@ int64_t line_writer_put_chosen(line_writer *w, const line_batch *b, const uint8_
     }
     for (size_t at = 0; at < b->n; at += 64) {
         size_t count = b->n - at < 64 ? b->n - at : 64;
-        uint64_t chosen = 0;
-        for (size_t i = 0; i < count; i++)
-            chosen |= (uint64_t)((flags[at + i] != 0) == want) << i;
+        uint64_t lines = count == 64 ? ~UINT64_C(0) : (UINT64_C(1) << count) - 1;
+        uint64_t chosen =
+            want ? flag_bits(flags + at, count) : ~flag_bits(flags + at, count) & lines;
         written += __builtin_popcountll(chosen);
         uint64_t first = chosen & ~(chosen << 1), last = chosen & ~(chosen >> 1);
         for (; first; first &= first - 1, last &= last - 1) {
