@@ -38,6 +38,16 @@ check "query over a mapped file answers as over a pipe (present lines)" cmp -s "
 check "query over a mapped file answers as over a pipe (absent lines)" cmp -s "$tmp/qa" "$tmp/qa_pipe"
 check "present and absent lines are the input, each once" \
   bash -c "sort '$tmp/qp' '$tmp/qa' | cmp -s - <(sort '$tmp/mixed')"
+lines=$(wc -l <"$tmp/mixed") present=$(wc -l <"$tmp/qp") absent=$(wc -l <"$tmp/qa")
+"$bin" query -v "$tmp/a.sbloom" "$tmp/mixed" 2>"$tmp/err" >/dev/null
+check "query's summary counts the present lines it wrote (mapped)" \
+  grep -qx "simdbloom query: $lines lines, $present present" "$tmp/err"
+cat "$tmp/mixed" | "$bin" query -v --absent "$tmp/a.sbloom" 2>"$tmp/err" >/dev/null
+check "query's summary counts the absent lines it wrote (pipe)" \
+  grep -qx "simdbloom query: $lines lines, $absent absent" "$tmp/err"
+"$bin" query -v --absent "$tmp/a.sbloom" "$tmp/mixed" 2>"$tmp/err" >/dev/null
+check "query's summary counts the absent lines it wrote (mapped)" \
+  grep -qx "simdbloom query: $lines lines, $absent absent" "$tmp/err"
 awk 'NR % 2 == 1' "$tmp/mixed" >"$tmp/mixed_a" # a's lines, CRs and all
 check "every added line is present, in order, its CR kept" \
   awk 'NR == FNR { want[++n] = $0; next } $0 == want[i + 1] { i++ } END { exit i != n }' \

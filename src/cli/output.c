@@ -134,6 +134,7 @@ int line_writer_put_mapped_run(line_writer *w, const char *data, size_t bytes)
 int64_t line_writer_put_chosen(line_writer *w, const line_batch *b, const uint8_t *flags, int want)
 {
     int64_t written = 0;
+    want = want != 0;
     if (!b->in_place) { /* copied, a line at a time */
         for (size_t i = 0; i < b->n; i++) {
             if ((flags[i] != 0) != want)
@@ -149,7 +150,6 @@ int64_t line_writer_put_chosen(line_writer *w, const line_batch *b, const uint8_
         uint64_t lines = count == 64 ? ~UINT64_C(0) : (UINT64_C(1) << count) - 1;
         uint64_t chosen =
             want ? flag_bits(flags + at, count) : ~flag_bits(flags + at, count) & lines;
-        written += __builtin_popcountll(chosen);
         uint64_t first = chosen & ~(chosen << 1), last = chosen & ~(chosen >> 1);
         for (; first; first &= first - 1, last &= last - 1) {
             size_t from = at + (size_t)__builtin_ctzll(first),
@@ -157,6 +157,7 @@ int64_t line_writer_put_chosen(line_writer *w, const line_batch *b, const uint8_
             const char *end = b->lines[to] + b->lens[to] + 1; /* after the run's last newline */
             if (line_writer_put_mapped_run(w, b->lines[from], (size_t)(end - b->lines[from])) < 0)
                 return -1;
+            written += (int64_t)(to - from + 1);
         }
     }
     return written;
