@@ -160,6 +160,12 @@ typedef int (*sbk_window_transaction_fn)(void *blocks, uint64_t groups, uint32_t
                                          const uint32_t *stripes, uint64_t per_stripe,
                                          uint8_t *results);
 
+/* The generation slots' rotation (the counting layout's entry, NULL for the others): `count`
+ * 64-bit words from a 64-byte aligned start, each ANDed with `keep` (one generation's bit cleared
+ * in every slot: src/modes/windowed.c). Every table's is the same loop (kernel_loops.h), compiled
+ * for its instruction set. */
+typedef void (*sbk_window_clear_fn)(uint64_t *words, uint64_t count, uint64_t keep);
+
 typedef struct sbloom_layout_kernels {
     sbk_batch_fn insert;
     sbk_probe_fn contains;
@@ -182,6 +188,7 @@ typedef struct sbloom_layout_kernels {
     sbk_window_fn window_contains;
     sbk_transaction_fn insert_transaction; /* (above) */
     sbk_window_transaction_fn window_transaction;
+    sbk_window_clear_fn window_clear; /* (above) */
 } sbloom_layout_kernels;
 
 #define SBK_COUNTER_MAX 15

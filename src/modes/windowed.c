@@ -53,14 +53,12 @@
 /* ---- Generations in the lines: cleared ---- */
 
 /* Generation `slot` emptied in groups [from, to): its lines zeroed, or its bit cleared in every
- * slot. */
+ * slot (by the kernel table's loop, vectorized for the CPU). */
 static void clear_groups(windowed *w, uint32_t slot, uint64_t from, uint64_t to)
 {
     if (slots_form(w)) {
-        uint64_t *restrict words = words_of(w) + from * 8;
         const uint64_t keep = ~(SLOT_BIT0 << slot), count = (to - from) * 8;
-        for (uint64_t i = 0; i < count; i++) /* locals only: the compiler vectorizes it */
-            words[i] &= keep;
+        w->lines.kern->window_clear(words_of(w) + from * 8, count, keep);
     } else {
         for (uint64_t b = from; b < to; b++)
             memset(line_of(w, b, slot), 0, 64);
