@@ -10,9 +10,11 @@
  *   - test-and-add of N fresh keys: the plain filter from empty; the windowed filter in its
  *     steady state (a window already behind it), N / G keys a period with sbloom_advance between
  *     the periods (its rotations are in the time);
- *   - lookups of N absent keys in the filters those adds left.
- * It prints ns a key, the windowed / plain ratios and the memory ratio. Pre-hashed 64-bit keys,
- * batches of 4,096 (what the CLI's dedup hands the library).
+ *   - lookups of N absent keys in the filters those adds left;
+ *   - a rotation alone (sbloom_advance by one period, which empties the generation it reuses), in
+ *     milliseconds: the pause an add meets once a period (its share of the test-and-add above).
+ * It prints ns a key, the windowed / plain ratios, the rotation and the memory ratio. Pre-hashed
+ * 64-bit keys, batches of 4,096 (what the CLI's dedup hands the library).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -62,7 +64,7 @@ static void usage(FILE *to)
                 "  the windowed filter's test-and-add and lookups against a plain filter planned "
                 "for\n  the window's keys, alternated in one run (defaults: --keys 1000000,"
                 "100000000\n  --periods 3 --reps 5 --fpp 0.01); --concurrent: both filters in "
-                "concurrent mode\n");
+                "concurrent mode;\n  'rotate ms': one sbloom_advance by a period, alone\n");
 }
 
 static int run_size(uint64_t n, uint32_t periods, int reps, double p)
@@ -82,7 +84,7 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
         return 1;
     }
     fill_keys(absent, n, 0xAB5E47 + n);
-    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}};
+    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}}, rotation = 1e30;
     uint64_t clock = 0;
     for (int rep = 0; rep < reps; rep++) {
         /* the windowed filter's steady state: one window of other keys behind it */
@@ -95,6 +97,12 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
         best[1][0] = t < best[1][0] ? t : best[1][0];
         t = look_up(window, absent, n, results);
         best[1][1] = t < best[1][1] ? t : best[1][1];
+        for (uint32_t q = 0; q < periods; q++, clock++) {
+            t = now();
+            sbloom_advance(window, clock);
+            t = now() - t;
+            rotation = t < rotation ? t : rotation;
+        }
 
         sbloom_clear(plain);
         t = add_keys(plain, fresh, n, results, 1, 0);
@@ -103,10 +111,10 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
         best[0][1] = t < best[0][1] ? t : best[0][1];
     }
     double ns = 1e9 / (double)n;
-    printf("%11llu  %-10s %6.2f  %6.2f  %5.2fx  %6.2f  %6.2f  %5.2fx  %5.2fx\n",
+    printf("%11llu  %-10s %6.2f  %6.2f  %5.2fx  %6.2f  %6.2f  %5.2fx  %8.3f  %5.2fx\n",
            (unsigned long long)n, sbloom_isa(), best[0][0] * ns, best[1][0] * ns,
            best[1][0] / best[0][0], best[0][1] * ns, best[1][1] * ns, best[1][1] / best[0][1],
-           (double)sbloom_bytes(window) / (double)sbloom_bytes(plain));
+           rotation * 1e3, (double)sbloom_bytes(window) / (double)sbloom_bytes(plain));
     fflush(stdout);
     sbloom_free(plain);
     sbloom_free(window);
@@ -156,8 +164,8 @@ int main(int argc, char **argv)
     printf("windowed (%u periods) against plain%s, test-and-add of fresh keys and lookups of "
            "absent ones, ns a key, best of %d, rate %g\n",
            periods, concurrent ? ", both concurrent" : "", reps, p);
-    printf("%11s  %-10s %6s  %6s  %6s  %6s  %6s  %6s  %6s\n", "keys", "isa", "add", "w.add",
-           "ratio", "miss", "w.miss", "ratio", "memory");
+    printf("%11s  %-10s %6s  %6s  %6s  %6s  %6s  %6s  %8s  %6s\n", "keys", "isa", "add", "w.add",
+           "ratio", "miss", "w.miss", "ratio", "rotate ms", "memory");
     for (const char *s = sizes; *s;) {
         char *end;
         uint64_t n = strtoull(s, &end, 10);

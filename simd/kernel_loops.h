@@ -434,9 +434,10 @@ static inline uint64_t sbk_count_answers(const uint8_t *results, size_t n)
 
 /* The generation slots' rotation (kernels.h, window_clear): a plain loop, which each instruction
  * set's file compiles with its own flags, so that the compiler vectorizes it at that width (the
- * portable layer's build vectorizes with SSE2 only). On the project's Intel Xeon VM, sbloom_advance
- * of a 3-period window took 0.117 ms for 1M keys (2.6 MB) against 0.134 from the portable layer,
- * 26 ms for 100M (263 MB) against 32.5 (medians, the builds alternated; docs/notes/window.md). */
+ * portable layer's build vectorizes with SSE2 only). On the project's Intel Xeon VM a rotation of a
+ * 1M-key window (2.6 MB) took 0.094-0.108 ms against 0.100-0.145 from the portable layer
+ * (`simdbloom-bench-window --keys 1000000`, "rotate ms", the builds alternated 8 times;
+ * docs/notes/window.md). */
 static inline void sbk_window_clear(uint64_t *restrict words, uint64_t count, uint64_t keep)
 {
     for (uint64_t i = 0; i < count; i++)
