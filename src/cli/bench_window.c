@@ -25,8 +25,11 @@ static double pass(sbloom_t *f, uint64_t n, uint64_t *state, uint32_t periods, u
     double spent = 0;
     uint32_t shares = periods ? periods : 1;
     for (uint32_t q = 0; q < shares; q++) {
-        if (periods)
+        if (periods) { /* a rotation, timed: the pause an add meets once a period */
+            double t0 = now_seconds();
             sbloom_advance(f, clock + q);
+            spent += now_seconds() - t0;
+        }
         uint64_t from = n * q / shares, to = n * (q + 1) / shares;
         for (uint64_t at = from; at < to; at += BATCH) {
             size_t len = to - at < BATCH ? (size_t)(to - at) : BATCH;
