@@ -113,7 +113,7 @@ int main(int argc, char **argv)
     size_t ahead = 64, n = 4000000;
     int reps = 5;
     unsigned works[MAX_WORKS] = {0, 2, 4, 8, 16, 32}, nworks = 6;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* each option and its value */
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
@@ -144,7 +144,6 @@ int main(int argc, char **argv)
             return usage(stderr, 2);
         if (!end || *end != '\0')
             return usage(stderr, 2);
-        i++;
     }
     if (bytes < 64 * SMALL_LINES || n == 0 || reps < 1 || ahead > 4096)
         return usage(stderr, 2);
