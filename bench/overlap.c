@@ -20,26 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
+
+#include "window_keys.h" /* now(), mix(), fill_keys() */
 
 #define HUGE_PAGE ((size_t)2 << 20)
 #define SMALL_LINES 256 /* 16 KiB: the work alone */
 #define MAX_WORKS 16
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t splitmix(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
 
 /* The line of hash h among `lines` lines: the multiply-high of its top 32 bits, as the filters'. */
 static inline const uint64_t *line_of(const uint64_t *array, uint64_t lines, uint64_t h)
@@ -91,7 +77,7 @@ static uint64_t *lines_alloc(uint64_t lines)
 #endif
     uint64_t state = 7;
     for (size_t i = 0; i < rounded / 8; i++)
-        array[i] = splitmix(&state);
+        array[i] = mix(&state);
     return array;
 }
 
@@ -156,9 +142,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "simdbloom-bench-overlap: out of memory\n");
         return 1;
     }
-    uint64_t state = 1, sink = 0;
-    for (size_t i = 0; i < n; i++)
-        keys[i] = splitmix(&state);
+    uint64_t sink = 0;
+    fill_keys(keys, n, 1);
     printf("random line reads over %llu bytes, %zu keys ahead, %zu keys a pass, best of %d; "
            "ns a key\n",
            (unsigned long long)bytes, ahead, n, reps);

@@ -1,6 +1,6 @@
 /*
- * What the two windowed benchmarks share (window.c, window_table.c): a monotonic clock in
- * seconds, and pre-hashed keys from a seed (splitmix64, so each run's keys are the same).
+ * What the two windowed benchmarks (window.c, window_table.c) and overlap.c share: a monotonic
+ * clock in seconds, and pre-hashed keys from a seed (splitmix64, so each run's keys are the same).
  */
 #ifndef SIMDBLOOM_BENCH_WINDOW_KEYS_H
 #define SIMDBLOOM_BENCH_WINDOW_KEYS_H
