@@ -93,7 +93,12 @@ enum {
                                     big-endian host) */
     SBLOOM_E_ABSENT = -15, /* remove refused: a counter of the key is zero, so it was never added */
     SBLOOM_E_NOT_REGULAR = -16, /* the path is a directory, FIFO, device or socket, not a file */
-    SBLOOM_E_FACTOR = -17       /* a fold factor that does not divide the block count */
+    SBLOOM_E_FACTOR = -17,      /* a fold factor that does not divide the block count */
+    SBLOOM_E_LOCKED = -18 /* another process sharing the filter's locks kept one too long (it is
+                             stopped or stuck), or a signal came while waiting for it; the
+                             detail names it. A batch that fails so may have added some of its
+                             keys: is_new says exactly which (0 for the others, which are then
+                             present already or still absent) */
 };
 
 /* A short, static, human-readable description of an error code (never NULL). */
@@ -651,8 +656,16 @@ SBLOOM_API int sbloom_create_windowed(sbloom_t **out, uint64_t n, double p, uint
 SBLOOM_API int sbloom_create_windowed_scalable(sbloom_t **out, uint64_t first_n, double p,
                                                uint32_t periods, uint64_t period, uint64_t now);
 /* Moves the filter's clock to `now` (a time before the current period changes nothing):
- * SBLOOM_OK, or SBLOOM_E_LAYOUT for a filter that is not windowed. */
+ * SBLOOM_OK, or SBLOOM_E_LAYOUT for a filter that is not windowed. A clock that goes back leaves
+ * the window where it was: nothing is forgotten until the clock reaches it again (compare `now`
+ * with sbloom_get_window's to see it; sbloom_rewind moves the window back). */
 SBLOOM_API int sbloom_advance(sbloom_t *filter, uint64_t now);
+/* The repair of a window whose clock is ahead of `now` (a clock that was once set ahead, or has
+ * been set back since): the window moves back to `now`, and every key it holds becomes a key of
+ * the current period, held a whole window from now (longer than its own, never shorter). A window
+ * not ahead of now is left as it is. SBLOOM_OK; SBLOOM_E_LAYOUT for a filter that is not
+ * windowed, SBLOOM_E_READONLY, SBLOOM_E_INVALID in concurrent mode (one writer repairs). */
+SBLOOM_API int sbloom_rewind(sbloom_t *filter, uint64_t now);
 
 typedef struct sbloom_window {
     size_t size;          /* set by the caller: sizeof(sbloom_window) (sbloom_window_init()) */

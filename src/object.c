@@ -133,3 +133,20 @@ void sbloom_object_runner(const sbloom_t *f, sbloom_runner *r)
     r->layout = f->layout;
     r->threads = f->threads;
 }
+
+/* (The object is never in read-only memory: a const filter's batch may still have to say that it
+ * failed.) */
+void sbloom_object_fail(const sbloom_t *f, int code)
+{
+    __atomic_store_n(&((sbloom_t *)f)->failed, code, __ATOMIC_RELAXED);
+}
+
+int sbloom_object_failed(const sbloom_t *f)
+{
+    return __atomic_load_n(&f->failed, __ATOMIC_RELAXED);
+}
+
+int sbloom_object_take_failure(const sbloom_t *f)
+{
+    return f->failed ? __atomic_exchange_n(&((sbloom_t *)f)->failed, 0, __ATOMIC_RELAXED) : 0;
+}

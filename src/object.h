@@ -56,6 +56,7 @@ struct sbloom {
     const char *isa;       /* the kernel table's name */
     struct sbloom **views; /* sbloom_stage's views of a composite filter's cores, or NULL */
     uint32_t nviews;
+    int failed; /* a batch's lock that could not be taken (SBLOOM_E_LOCKED), or 0 */
 };
 
 /* A mode: what each operation means for a kind of filter. Every entry is set but chunk and the
@@ -110,6 +111,12 @@ uint64_t sbloom_object_items(const sbloom_t *f);
 void sbloom_object_header(const sbloom_t *f, sbloom_header *h);
 /* An image's header brought up to date (and a file mapping msynced): sbloom_sync. */
 int sbloom_object_sync(sbloom_t *f);
+/* A batch that stopped at a lock another process kept (a mode's chunk function, which returns a
+ * count, says so here; any thread of the batch): the entry point returns the code. take: the
+ * code, cleared, or SBLOOM_OK. */
+void sbloom_object_fail(const sbloom_t *f, int code);
+int sbloom_object_failed(const sbloom_t *f);
+int sbloom_object_take_failure(const sbloom_t *f);
 /* The batch driver's view of f: its mode's chunk function, core and threads. */
 void sbloom_object_runner(const sbloom_t *f, sbloom_runner *r);
 /* The item-count word of an image's header (a little-endian host's in-place image). */

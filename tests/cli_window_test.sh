@@ -135,4 +135,66 @@ check "--shared --forget-after without --expect: exit 1, asks for it" \
   [ "$rc" -eq 1 -a "$(grep -c "give --expect N" <<<"$err")" -eq 1 ]
 "$bin" dedup --layout windowed </dev/null >/dev/null 2>&1
 check "--layout windowed: usage error" [ $? -eq 2 ]
+
+# A clock once in the future (a bad RTC): the file's window is ahead of the clocks after it.
+# Every command that writes it refuses it (exit 1, one line naming both times and the repair);
+# query and info warn; info --rewind brings it back, keeping every line held a whole window from
+# then; after that the window forgets on the wall clock again. A clock set back by days: the same.
+ff="$tmp/future.sbloom"
+at 2100-01-01 dedup --quiet --state "$ff" --forget-after 30d --expect 20k "$tmp/day0" >/dev/null
+err=$(at 2026-03-01 dedup --quiet --state "$ff" "$tmp/day15" 2>&1 >"$tmp/out"); rc=$?
+check "a window ahead of the clock: dedup exits 1, writes nothing" [ "$rc" -eq 1 -a ! -s "$tmp/out" ]
+check "... one line naming both times and the repair" \
+  [ "$(grep -c "began at 2099-12-.*this clock says 2026-03-01 12:00:00 UTC.*info --rewind" <<<"$err")" -eq 1 ]
+err=$(at 2026-03-01 add --quiet "$ff" "$tmp/day15" 2>&1); rc=$?
+check "... add exits 1 too" [ "$rc" -eq 1 -a "$(grep -c "window is ahead" <<<"$err")" -eq 1 ]
+err=$(at 2026-03-01 query "$ff" "$tmp/day0" 2>&1 >"$tmp/out"); rc=$?
+check "... query answers (exit 0) with a warning" \
+  [ "$rc" -eq 0 -a "$(wc -l <"$tmp/out")" -eq 2000 -a "$(grep -c "warning: .*window is ahead" <<<"$err")" -eq 1 ]
+check "... info warns too" grep -q "warning: .*window is ahead" <<<"$(at 2026-03-01 info "$ff" 2>&1 >/dev/null)"
+check "info --rewind: exit 0" at 2026-03-01 info --rewind "$ff"
+check "after the rewind: the lines are held" [ "$(at 2026-03-02 dedup --quiet --state "$ff" "$tmp/day0" | wc -l)" -eq 0 ]
+check "after the rewind: new lines go through" [ "$(at 2026-03-02 dedup --quiet --state "$ff" "$tmp/day15" | wc -l)" -eq 500 ]
+check "a window from the rewind on: forgotten by 40 days after it" \
+  [ "$(at 2026-04-11 dedup --quiet --state "$ff" "$tmp/day0" | wc -l)" -ge 1990 ]
+check "info --rewind on a window that is not ahead: exit 0, left as it is" \
+  grep -q "not ahead" <<<"$(at 2026-04-11 info --rewind "$ff")"
+err=$(at 2026-03-20 dedup --quiet --state "$ff" "$tmp/day15" 2>&1 >/dev/null); rc=$?
+check "a clock set back by 22 days: refused as well" [ "$rc" -eq 1 -a "$(grep -c "window is ahead" <<<"$err")" -eq 1 ]
+silent() { "$@" >/dev/null; }
+check "... a clock back by less than a quarter period is not" \
+  silent at 2026-04-10 dedup --quiet --state "$ff" "$tmp/day15"
+
+# merge of windowed files saved in different periods: each brought to the clock, then merged
+wa="$tmp/wa.sbloom" wb="$tmp/wb.sbloom"
+at 2026-05-01 build --quiet --forget-after 30d --expect 20k -o "$wa" "$tmp/day0"
+at 2026-05-15 build --quiet --forget-after 30d --expect 20k -o "$wb" "$tmp/day15"
+check "merge of windows saved in different periods: exit 0" at 2026-05-20 merge --quiet -o "$tmp/wm.sbloom" "$wa" "$wb"
+check "... the merge holds both" \
+  [ "$(at 2026-05-21 query "$tmp/wm.sbloom" "$tmp/day0" "$tmp/day15" | wc -l)" -eq 2500 ]
+
+# durations: a unit is required; a window of 3 periods of whole seconds; 100 years at most
+for bad in 30 1s 4s 36501d; do
+  "$bin" dedup --forget-after "$bad" </dev/null >/dev/null 2>&1
+  check "--forget-after $bad: usage error" [ $? -eq 2 ]
+done
+sf3="$tmp/s3.sbloom"
+echo once >"$tmp/once"
+t=2026-06-01
+check "--forget-after 3s: written at 0 s" [ "$(TZ=UTC faketime "$t 12:00:00" "$bin" dedup --quiet --state "$sf3" --forget-after 3s --expect 10 "$tmp/once" | wc -l)" -eq 1 ]
+check "... held at 2 s" [ "$(TZ=UTC faketime "$t 12:00:02" "$bin" dedup --quiet --state "$sf3" "$tmp/once" | wc -l)" -eq 0 ]
+check "... forgotten by 4 s (4/3 of the window)" [ "$(TZ=UTC faketime "$t 12:00:04" "$bin" dedup --quiet --state "$sf3" "$tmp/once" | wc -l)" -eq 1 ]
+
+# messages
+at() { TZ=UTC timeout 60 faketime "$1 12:00:05" "$bin" "${@:2}"; } # (after the 3 s window's runs)
+err=$(at 2026-06-01 remove "$sf3" "$tmp/once" 2>&1); rc=$?
+check "remove on a windowed filter: exit 1, saying it forgets by itself" \
+  [ "$rc" -eq 1 -a "$(grep -c "windowed filter: it forgets lines by itself" <<<"$err")" -eq 1 ]
+check "--state with --forget-after and no --expect on a planned window: its plan is used" \
+  silent at 2026-06-01 dedup --quiet --state "$sf3" --forget-after 3s "$tmp/once"
+check "info of a window: one layout line" [ "$(at 2026-06-01 info "$sf3" | grep -c "^  layout")" -eq 1 ]
+seq -f 'burst-%g' 1 100 >"$tmp/burst"
+err=$(at 2026-06-01 dedup --state "$tmp/small.sbloom" --forget-after 30d --expect 30 "$tmp/burst" 2>&1 >/dev/null)
+check "an overfilled window: the advice keeps the window" \
+  [ "$(grep -c "one period took 100 distinct lines" <<<"$err")" -eq 1 -a "$(grep -c -- "--forget-after 30d --expect" <<<"$err")" -eq 1 ]
 finish

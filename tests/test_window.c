@@ -5,13 +5,19 @@
  * window of n distinct keys stays at most p. Checked against an exact model of when each key was
  * added, key by key, at every step of a clock that moves by uneven amounts, jumps and stands still.
  */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "simdbloom.h"
 #include "check.h"
+
+/* Test hook of the static library (src/base/fault.h): pass k of a fault point kills the process. */
+int sbloom_test_fault_arm(const char *site, long k);
 
 #define KEYS 60000
 
@@ -328,6 +334,148 @@ static void mapped_in_place(double p)
     rmdir(dir);
 }
 
+/* A rotation of a shared windowed file killed after each generation it clears (the library's fault
+ * point, in a child process that maps the file as dedup --shared does and moves its clock): the
+ * file then maps again, the next process to move the clock finishes the rotation, and the window
+ * answers every key as a filter that was never killed, its record (each generation's start and
+ * keys) the same; synced, it loads. Jumps of 2 periods (2 generations cleared) and of a whole
+ * window (all 4). */
+static void rotation_killed(double p)
+{
+    char dir[] = "/tmp/sbloom-rotation-XXXXXX", path[64];
+    if (!mkdtemp(dir))
+        return;
+    snprintf(path, sizeof path, "%s/w.sbloom", dir);
+    const uint64_t jumps[] = {20, 45}; /* periods of 10: 2 periods on, then 4 (the whole window) */
+    for (int j = 0; j < 2; j++) {
+        uint64_t clears = jumps[j] / 10 < 4 ? jumps[j] / 10 : 4;
+        for (uint64_t k = 0; k < clears; k++) {
+            sbloom_t *model = NULL, *m = NULL, *back = NULL;
+            CHECK(sbloom_create_windowed(&model, 4000, p, 3, 10, 1000) == SBLOOM_OK);
+            for (uint64_t i = 0; model && i < 3000; i++) { /* keys over 3 periods */
+                CHECK(sbloom_advance(model, 1000 + i / 100) == SBLOOM_OK);
+                sbloom_add_u64(model, i);
+            }
+            CHECK(model && sbloom_save(model, path) == SBLOOM_OK);
+            uint64_t later = 1029 + jumps[j];
+            pid_t child = fork();
+            if (child == 0) {
+                sbloom_t *c = NULL;
+                if (sbloom_map(&c, path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) != SBLOOM_OK)
+                    _exit(2);
+                sbloom_test_fault_arm("rotation", (long)k);
+                sbloom_advance(c, later);
+                _exit(3); /* not killed: the fault point was not passed */
+            }
+            int status = 0;
+            CHECK(child > 0 && waitpid(child, &status, 0) == child);
+            CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+            /* the next process: maps the file, moves the clock to the same time */
+            CHECK(sbloom_map(&m, path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) == SBLOOM_OK);
+            CHECK(m && sbloom_advance(m, later) == SBLOOM_OK);
+            CHECK(model && sbloom_advance(model, later) == SBLOOM_OK);
+            sbloom_window wm = sbloom_window_init(), wf = sbloom_window_init();
+            CHECK(m && sbloom_get_window(m, &wm) == SBLOOM_OK &&
+                  sbloom_get_window(model, &wf) == SBLOOM_OK);
+            CHECK(m && memcmp(&wm, &wf, sizeof wm) == 0);
+            uint64_t same = 0;
+            for (uint64_t i = 0; m && i < 4000; i++)
+                same += sbloom_contains_u64(m, i) == sbloom_contains_u64(model, i);
+            CHECK(same == 4000);
+            /* and it goes on: keys added after the kill are held */
+            CHECK(m && sbloom_add_u64(m, 77777) == 1 && sbloom_contains_u64(m, 77777) == 1);
+            CHECK(m && sbloom_sync(m) == SBLOOM_OK); /* (as the last dedup --shared to leave) */
+            sbloom_free(m);
+            CHECK(sbloom_load(&back, path) == SBLOOM_OK);
+            CHECK(back && sbloom_contains_u64(back, 77777) == 1);
+            sbloom_free(back);
+            sbloom_free(model);
+            unlink(path);
+        }
+    }
+    sbloom_test_fault_arm(NULL, -1);
+    char lock[80];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+    rmdir(dir);
+}
+
+/* The lock of the process moving a shared windowed file's clock (PATH.lock, at byte 264), left
+ * holding another process's ID: a process that shares nothing (a child that only sleeps) holds no
+ * liveness byte, so the word is taken over at once; a process that maps the file (a live worker)
+ * is waited for, up to SIMDBLOOM_LOCK_WAIT seconds, and then sbloom_advance fails with
+ * SBLOOM_E_LOCKED, the clock unmoved; once that worker is gone, the word is taken over. */
+static void clock_lock_held(void)
+{
+    char dir[] = "/tmp/sbloom-clocklock-XXXXXX", path[64], lock[72];
+    if (!mkdtemp(dir))
+        return;
+    snprintf(path, sizeof path, "%s/w.sbloom", dir);
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    setenv("SIMDBLOOM_LOCK_WAIT", "1", 1); /* (read at the first wait of this process) */
+    sbloom_t *f = NULL, *m = NULL;
+    CHECK(sbloom_create_windowed(&f, 1000, 0.01, 3, 10, 1000) == SBLOOM_OK);
+    CHECK(f && sbloom_add_u64(f, 1) == 1 && sbloom_save(f, path) == SBLOOM_OK);
+    sbloom_free(f);
+    CHECK(sbloom_map(&m, path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) == SBLOOM_OK);
+    int ready[2];
+    CHECK(pipe(ready) == 0);
+    for (int sharing = 0; m && sharing < 2; sharing++) {
+        pid_t child = fork();
+        if (child == 0) {
+            sbloom_t *c = NULL; /* a worker maps the file (and holds its liveness byte) */
+            if (sharing && sbloom_map(&c, path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) != 0)
+                _exit(2);
+            if (write(ready[1], "x", 1) != 1)
+                _exit(3);
+            pause();
+            _exit(0);
+        }
+        char byte;
+        CHECK(child > 0 && read(ready[0], &byte, 1) == 1);
+        uint32_t word = (uint32_t)child;
+        int fd = open(lock, O_RDWR);
+        CHECK(fd >= 0 && pwrite(fd, &word, 4, 264) == 4);
+        close(fd);
+        uint64_t later = 1000 + 10 * (uint64_t)(1 + sharing);
+        CHECK(sbloom_advance(m, later) == (sharing ? SBLOOM_E_LOCKED : SBLOOM_OK));
+        sbloom_window w = sbloom_window_init();
+        CHECK(sbloom_get_window(m, &w) == SBLOOM_OK && w.now == 1010); /* (held: unmoved) */
+        if (sharing)
+            CHECK(strstr(sbloom_error_detail(), "process") != NULL);
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        CHECK(sbloom_advance(m, later) == SBLOOM_OK); /* its holder gone: taken over */
+        CHECK(sbloom_get_window(m, &w) == SBLOOM_OK && w.now == later);
+    }
+    close(ready[0]);
+    close(ready[1]);
+    sbloom_free(m);
+    unsetenv("SIMDBLOOM_LOCK_WAIT");
+    unlink(path);
+    unlink(lock);
+    rmdir(dir);
+}
+
+/* A clock at the largest values ends (sbloom_advance counts the generations down, never past
+ * UINT64_MAX), with a period of 1 as of more. */
+static void clock_at_its_end(void)
+{
+    const uint64_t periods[] = {1, 7};
+    for (int i = 0; i < 2; i++) {
+        sbloom_t *f = NULL;
+        CHECK(sbloom_create_windowed(&f, 100, 0.01, 3, periods[i], UINT64_MAX - 10) == SBLOOM_OK);
+        CHECK(f && sbloom_add(f, "x", 1) == 1);
+        CHECK(f && sbloom_advance(f, UINT64_MAX - 1) == SBLOOM_OK);
+        CHECK(f && sbloom_advance(f, UINT64_MAX) == SBLOOM_OK);
+        sbloom_window w = sbloom_window_init();
+        CHECK(f && sbloom_get_window(f, &w) == SBLOOM_OK &&
+              w.now == UINT64_MAX / periods[i] * periods[i]);
+        CHECK(f && sbloom_contains(f, "x", 1) == (periods[i] == 7)); /* 10 s: gone at period 1 */
+        sbloom_free(f);
+    }
+}
+
 /* Arguments out of range are refused, nothing made. */
 /* A growing window's rings in its file and copies: saved, loaded, serialized and cloned with
  * every ring (the answers, counts and window the same, and going on alike); what it refuses
@@ -440,7 +588,11 @@ int main(void)
     if (*(uint8_t *)&probe == 1) { /* files are used in place on little-endian hosts */
         mapped_in_place(0.01);     /* slots */
         mapped_in_place(1e-6);     /* adjacent lines, one image */
+        rotation_killed(0.01);     /* slots */
+        rotation_killed(1e-6);     /* adjacent lines */
+        clock_lock_held();
     }
+    clock_at_its_end();
     keeps_the_promise_of(3, 10, 1, 750); /* growing from an eighth of the keys a window */
     keeps_the_promise_of(3, 10, 0, 750);
     keeps_the_promise_of(4, 10, 1, 750);

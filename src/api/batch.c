@@ -22,6 +22,14 @@ static int check_keys(const sbloom_t *f, const void *const *keys, const size_t *
     return write && f->readonly ? SBLOOM_E_READONLY : SBLOOM_OK;
 }
 
+/* A batch's count, or the failure a mode said of it (a lock another process kept: some keys may
+ * have been added, and are counted). */
+static int64_t outcome(const sbloom_t *f, uint64_t count)
+{
+    int failed = sbloom_object_take_failure(f);
+    return failed ? failed : (int64_t)count;
+}
+
 static uint64_t drive_hashes(const sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes,
                              size_t n, uint8_t *results)
 {
@@ -46,7 +54,7 @@ static int64_t insert_hashes(sbloom_t *f, const uint64_t *hashes, size_t n, uint
         return rc;
     uint64_t fresh = drive_hashes(f, SBLOOM_OP_INSERT, hashes, n, is_new);
     sbloom_object_count(f, n, fresh);
-    return (int64_t)fresh;
+    return outcome(f, fresh);
 }
 
 static int64_t insert_source(sbloom_t *f, const sbloom_key_source *src, size_t n, uint8_t *is_new)
@@ -56,7 +64,7 @@ static int64_t insert_source(sbloom_t *f, const sbloom_key_source *src, size_t n
     if (!valid)
         return SBLOOM_E_NULL; /* nothing was added */
     sbloom_object_count(f, n, fresh);
-    return (int64_t)fresh;
+    return outcome(f, fresh);
 }
 
 static int64_t insert_keys(sbloom_t *f, const void *const *keys, const size_t *lens, size_t n,
@@ -95,7 +103,7 @@ int64_t sbloom_contains_hashes(const sbloom_t *filter, const uint64_t *hashes, s
     int rc = check_hashes(filter, hashes, n, 0);
     if (rc != SBLOOM_OK)
         return rc;
-    return (int64_t)drive_hashes(filter, SBLOOM_OP_CONTAINS, hashes, n, results);
+    return outcome(filter, drive_hashes(filter, SBLOOM_OP_CONTAINS, hashes, n, results));
 }
 
 int64_t sbloom_add_keys(sbloom_t *filter, const void *const *keys, const size_t *lens, size_t n)
@@ -118,7 +126,7 @@ int64_t sbloom_contains_keys(const sbloom_t *filter, const void *const *keys, co
     int valid;
     sbloom_key_source src = {.keys = keys, .lens = lens};
     uint64_t present = drive_keys(filter, SBLOOM_OP_CONTAINS, &src, n, results, &valid);
-    return valid ? (int64_t)present : SBLOOM_E_NULL;
+    return valid ? outcome(filter, present) : SBLOOM_E_NULL;
 }
 
 int64_t sbloom_add_u64s(sbloom_t *filter, const uint64_t *values, size_t n)
@@ -139,7 +147,7 @@ int64_t sbloom_contains_u64s(const sbloom_t *filter, const uint64_t *values, siz
         return rc;
     int valid;
     sbloom_key_source src = {.values = values};
-    return (int64_t)drive_keys(filter, SBLOOM_OP_CONTAINS, &src, n, results, &valid);
+    return outcome(filter, drive_keys(filter, SBLOOM_OP_CONTAINS, &src, n, results, &valid));
 }
 
 int64_t sbloom_hash_keys(const sbloom_t *filter, const void *const *keys, const size_t *lens,
@@ -200,7 +208,7 @@ static int64_t run_spans(const sbloom_t *filter, sbloom_batch_op op, const void 
         sbloom_object_count(f, n, count);
     else if (op == SBLOOM_OP_REMOVE)
         sbloom_object_uncount(f, count);
-    return (int64_t)count;
+    return outcome(f, count);
 }
 
 int64_t sbloom_add_strings32(sbloom_t *filter, const void *data, const int32_t *offsets, size_t n)

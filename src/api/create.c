@@ -76,15 +76,26 @@ int sbloom_create_windowed_scalable(sbloom_t **out, uint64_t first_n, double p, 
     return sbloom_windowed_new_growing(out, first_n, p, periods, period, now);
 }
 
-int sbloom_advance(sbloom_t *filter, uint64_t now)
+/* The checks of a call that moves a window's clock: SBLOOM_OK, or the error. */
+static int clock_may_move(const sbloom_t *filter)
 {
     if (!filter)
         return SBLOOM_E_NULL;
     if (filter->mode != &sbloom_mode_windowed)
         return SBLOOM_E_LAYOUT;
-    if (filter->readonly)
-        return SBLOOM_E_READONLY;
-    return sbloom_windowed_advance(filter, now);
+    return filter->readonly ? SBLOOM_E_READONLY : SBLOOM_OK;
+}
+
+int sbloom_advance(sbloom_t *filter, uint64_t now)
+{
+    int rc = clock_may_move(filter);
+    return rc != SBLOOM_OK ? rc : sbloom_windowed_advance(filter, now);
+}
+
+int sbloom_rewind(sbloom_t *filter, uint64_t now)
+{
+    int rc = clock_may_move(filter);
+    return rc != SBLOOM_OK ? rc : sbloom_windowed_rewind(filter, now);
 }
 
 int sbloom_get_window(const sbloom_t *filter, sbloom_window *out)

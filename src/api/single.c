@@ -24,7 +24,8 @@ __attribute__((noinline)) static int add_other(sbloom_t *filter, uint64_t hash)
         return SBLOOM_E_READONLY;
     int fresh = filter->mode->add_one(filter, hash);
     sbloom_object_count(filter, 1, (uint64_t)fresh);
-    return fresh;
+    int failed = sbloom_object_take_failure(filter);
+    return failed ? failed : fresh;
 }
 
 static inline int add_one(sbloom_t *filter, uint64_t hash)
@@ -39,7 +40,9 @@ static inline int add_one(sbloom_t *filter, uint64_t hash)
 
 __attribute__((noinline)) static int contains_other(const sbloom_t *filter, uint64_t hash)
 {
-    return filter->mode->contains_one(filter, hash);
+    int found = filter->mode->contains_one(filter, hash);
+    int failed = sbloom_object_take_failure(filter);
+    return failed ? failed : found;
 }
 
 static inline int contains_one(const sbloom_t *filter, uint64_t hash)

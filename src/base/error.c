@@ -49,6 +49,9 @@ const char *sbloom_strerror(int code)
     case SBLOOM_E_FACTOR:
         return "fold factor does not divide the block count (sbloom_fold_factors lists those "
                "that do)";
+    case SBLOOM_E_LOCKED:
+        return "another process holds a lock of the filter and does not let it go (stopped or "
+               "stuck)";
     case SBLOOM_E_ABSENT:
         return "key not in the counting filter (a counter is zero); nothing removed";
     default: return code > 0 ? "not an error code" : "unknown error";

@@ -23,14 +23,18 @@ int usage_error(const char *command, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+/* The longest window --forget-after takes: 100 years (a fleet's expiry times, in milliseconds,
+ * must fit Redis's 64-bit signed ones, and no crawl recrawls less often). */
+#define LONGEST_WINDOW (UINT64_C(36500) * 86400)
+
 int parse_duration(const char *option, const char *text, uint64_t *out)
 {
     char *end;
     errno = 0;
     unsigned long long n = strtoull(text, &end, 10);
     uint64_t unit = 0;
-    if (end != text && text[0] != '-' && errno == 0) {
-        if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
+    if (end != text && text[0] != '-' && text[0] != '+' && errno == 0) {
+        if (strcmp(end, "s") == 0) /* a unit is always given: a bare 30 could be days or seconds */
             unit = 1;
         else if (strcmp(end, "m") == 0)
             unit = 60;
@@ -39,10 +43,23 @@ int parse_duration(const char *option, const char *text, uint64_t *out)
         else if (strcmp(end, "d") == 0)
             unit = 86400;
     }
-    if (unit == 0 || n == 0 || n > UINT64_MAX / unit / 2) {
+    if (unit == 0 || n == 0) {
         fprintf(stderr,
-                "simdbloom: %s wants a duration: a positive number with s, m, h or d (90m, 12h, "
-                "30d), not '%s'\n",
+                "simdbloom: %s wants a duration: a positive number with its unit, s, m, h or d "
+                "(90m, 12h, 30d), not '%s'\n",
+                option, text);
+        return 0;
+    }
+    if (n > LONGEST_WINDOW / unit) {
+        fprintf(stderr, "simdbloom: %s %s: the longest window is 36500d (100 years)\n", option,
+                text);
+        return 0;
+    }
+    /* 3 periods of whole seconds: a line is then held at least D and at most 4/3 D, exactly */
+    if ((uint64_t)n * unit % FORGET_PERIODS != 0) {
+        fprintf(stderr,
+                "simdbloom: %s %s: in seconds, a multiple of 3 (the window is 3 periods of whole "
+                "seconds, so that a line is held at most 4/3 of it): 3s, 6s, ..., or in minutes\n",
                 option, text);
         return 0;
     }
@@ -243,7 +260,8 @@ enum {
     KEY_SIZE,
     KEY_ISA,
     KEY_URLS,
-    KEY_STRICT
+    KEY_STRICT,
+    KEY_REWIND
 };
 static const struct option long_options[] = {
     {"help", no_argument, NULL, 'h'},
@@ -278,6 +296,7 @@ static const struct option long_options[] = {
     {"isa", required_argument, NULL, KEY_ISA},
     {"urls", required_argument, NULL, KEY_URLS},
     {"strict", no_argument, NULL, KEY_STRICT},
+    {"rewind", no_argument, NULL, KEY_REWIND},
     {NULL, 0, NULL, 0},
 };
 
@@ -314,6 +333,7 @@ static unsigned flag_of(int key)
     case KEY_ISA:
     case KEY_URLS: return OPT_BENCH;
     case KEY_STRICT: return OPT_STRICT;
+    case KEY_REWIND: return OPT_REWIND;
     default: return 0;
     }
 }
@@ -412,6 +432,7 @@ static int take_option(const char *command, int key, const char *value, cli_opti
             return EXIT_USAGE;
         break;
     case KEY_REPAIR: o->repair = 1; break;
+    case KEY_REWIND: o->rewind = 1; break;
     case KEY_TABLE: o->table = 1; break;
     case KEY_SEED:
         if (!parse_count(name, value, &o->seed))
@@ -595,10 +616,40 @@ uint64_t wall_seconds(void)
 
 int load_filter(const char *path, sbloom_t **out)
 {
-    int rc = sbloom_load(out, path);
-    if (rc == SBLOOM_OK && sbloom_get_layout(*out) == SBLOOM_LAYOUT_WINDOWED)
-        sbloom_advance(*out, wall_seconds()); /* what fell out of the window since it was saved */
-    return rc;
+    return sbloom_load(out, path);
+}
+
+/* t (seconds since the epoch) as "2026-11-29 10:00:00 UTC". */
+static void utc_text(uint64_t t, char *out, size_t cap)
+{
+    time_t when = (time_t)(t > (uint64_t)INT64_MAX ? INT64_MAX : t);
+    struct tm tm;
+    if (!gmtime_r(&when, &tm) || strftime(out, cap, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
+        snprintf(out, cap, "%llu s after the epoch", (unsigned long long)t);
+}
+
+int window_to_now(const char *path, sbloom_t *f, int refuse)
+{
+    sbloom_window w = sbloom_window_init();
+    if (sbloom_get_window(f, &w) != SBLOOM_OK)
+        return EXIT_OK;
+    uint64_t now = wall_seconds(), tolerance = w.period / 4 + (w.period % 4 != 0);
+    if (w.now > now && w.now - now > tolerance) {
+        char file[64], clock[64];
+        utc_text(w.now, file, sizeof file);
+        utc_text(now, clock, sizeof clock);
+        fprintf(stderr,
+                "simdbloom: %s%s's window is ahead of this clock: its current period began at %s, "
+                "and this clock says %s (a clock once set ahead, or set back since); nothing "
+                "would be forgotten until this clock got there. If this clock is right, 'simdbloom "
+                "info --rewind %s' brings the window back to it (every line it holds is then held "
+                "a whole window from now)\n",
+                refuse ? "" : "warning: ", path, file, clock, path);
+        if (refuse)
+            return EXIT_RUNTIME;
+    }
+    sbloom_advance(f, now); /* what fell out of the window since it was saved */
+    return EXIT_OK;
 }
 
 /* Read, not mapped: a mapping would die of SIGBUS if another program truncated the file while

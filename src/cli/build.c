@@ -169,6 +169,8 @@ int cmd_add(int argc, char **argv)
     }
     rc = check_forget_after(&o, o.args[0], filter);
     if (rc == EXIT_OK)
+        rc = window_to_now(o.args[0], filter, 1);
+    if (rc == EXIT_OK)
         rc = add_and_save("add", filter, o.args[0], &o, o.nargs - 1, o.args + 1);
     sbloom_free(filter);
     filter_unlock(lock);

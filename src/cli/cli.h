@@ -72,6 +72,7 @@ enum {
     OPT_GEN = 1 << 18,       /* --seed S --repeat FRACTION (gen-urls) */
     OPT_BENCH = 1 << 19,     /* --quick --json --size BYTES --isa NAME --urls FILE (bench) */
     OPT_STRICT = 1 << 20,    /* --strict */
+    OPT_REWIND = 1 << 21,    /* --rewind (info) */
 };
 /* The periods of a window --forget-after makes: a key is forgotten between the duration and
  * 4/3 of it. Three periods keep four generations, the windowed filter's one-line form (a lookup
@@ -89,6 +90,7 @@ typedef struct cli_options {
     double fpp;
     sbloom_layout layout; /* 0 = auto */
     int quiet, absent, fpp_given, expect_given, normalize, counting, clean, no_wait, repair;
+    int rewind;
     int verbose;            /* -v: the summary even when standard error is not a terminal */
     int strict;             /* --strict: exit 3 when more distinct keys came than planned */
     int table;              /* plan --table */
@@ -131,9 +133,14 @@ int create_windowed(const cli_options *o, sbloom_t **out);
 int check_forget_after(const cli_options *o, const char *path, const sbloom_t *f);
 /* The wall clock, in seconds since the epoch: the clock of the command's windowed filters. */
 uint64_t wall_seconds(void);
-/* sbloom_load, with a windowed filter's clock moved to now (what its window let go of since it was
- * saved is forgotten before the command reads it). */
+/* sbloom_load (a windowed filter's clock is moved by window_to_now, after). */
 int load_filter(const char *path, sbloom_t **out);
+/* A windowed filter's clock moved to now (what its window let go of since it was saved is
+ * forgotten before the command uses it); nothing for another filter. A window ahead of this
+ * clock by more than a quarter period (a clock once set ahead, or set back since: nothing would
+ * be forgotten until this clock caught up) is named with both times and the repair (info
+ * --rewind): an error (EXIT_RUNTIME) when `refuse`, else a warning (and EXIT_OK). */
+int window_to_now(const char *path, sbloom_t *f, int refuse);
 
 /* filelock.c: one writer of a filter file at a time (flock on FILTER.lock, created when absent).
  * filter_lock waits for the holder (saying so on a terminal unless quiet) or, with no_wait,
@@ -242,6 +249,10 @@ void stream_stop_on_signals(void);
  * saying so and exit 1, instead of a crash. */
 void stop_on_mapping_failure(const char *path);
 int stop_exit_status(void);
+/* Around a call into a shared table (1 before, 0 after): a stop signal that comes meanwhile ends
+ * the process a second later if the call has not returned (it waits for another worker's lock),
+ * with one line and 128 + the signal. */
+void stop_mark_shared_call(int on);
 
 /* redis.c (where libsimdbloom-redis is built, SIMDBLOOM_WITH_REDIS): the fleet table in Redis.
  * fleet_open opens (or creates, from --expect/--fpp/--layout, default 10M at 1e-6) the filter

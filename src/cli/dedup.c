@@ -21,7 +21,7 @@
 #include "simdbloom_redis.h"
 #endif
 
-/* In two parts: one string literal would pass the 4095 characters C guarantees. */
+/* In parts: one string literal would pass the 4095 characters C guarantees. */
 static const char dedup_help_files[] =
     "usage: simdbloom dedup [--expect N] [--fpp P] [--layout L] [--normalize url]\n"
     "                       [--forget-after DURATION]\n"
@@ -47,17 +47,25 @@ static const char dedup_help_files[] =
     "  --forget-after D    a line seen is let through again D later (90m, 12h, 30d): for\n"
     "                      recrawls and dedup windows. The window is 3 periods of D / 3 on the\n"
     "                      wall clock: a line is forgotten between D and 4/3 D after it was\n"
-    "                      first written, never before. --expect is then lines per window;\n"
-    "                      without it the window grows from 1M (not with --shared, --redis);\n"
-    "                      with --state or --shared the file keeps the window;\n"
+    "                      first written, never before (D in seconds: a multiple of 3; 100\n"
+    "                      years at most). --expect is then lines per window, at most a\n"
+    "                      third of them in one period (more warns); without it the window\n"
+    "                      grows from 1M (not with --shared, --redis); with --state or\n"
+    "                      --shared the file keeps the window and its clock: a file whose\n"
+    "                      window is ahead of this clock by more than D / 12 (a clock once\n"
+    "                      set ahead, or set back since) is refused, naming both times, until\n"
+    "                      'simdbloom info --rewind FILE' brings it back to this clock;\n"
     "                      with --redis each period's generation is its own keys in Redis,\n"
-    "                      which expire by themselves; the fleet's clocks must agree within a\n"
-    "                      quarter of a period (D / 12)\n"
+    "                      which expire by themselves; each worker's clock and the servers'\n"
+    "                      must agree within a quarter of a period (D / 12), checked as it\n"
+    "                      runs: further apart, the run stops before it writes a key\n"
     "  --state FILTER      keep the seen lines in this filter file across runs: loaded if it\n"
     "                      exists (a plan given must then be the file's), created if not,\n"
     "                      saved crash-safely at the end\n"
     "                      One run at a time: a second run on the same FILTER waits for the\n"
     "                      first (or with --no-wait fails, naming it); the lock is FILTER.lock\n"
+    "";
+static const char dedup_help_shared[] =
     "  --shared FILTER     several dedup processes at once on one live filter file, mapped and\n"
     "                      shared: each distinct line is written by exactly one of them. Created\n"
     "                      from --expect/--fpp/--layout (--expect is then required: it does not\n"
@@ -66,7 +74,10 @@ static const char dedup_help_files[] =
     "                      same command run again writes every line it had claimed and not\n"
     "                      written (its journal: /dev/shm/.sbloom-claims-*, or beside FILTER\n"
     "                      where there is no /dev/shm; $SIMDBLOOM_CLAIMS_DIR to choose),\n"
-    "                      repeating at most the 4096 lines it was writing\n"
+    "                      repeating at most the 4096 lines it was writing. A lock a killed\n"
+    "                      worker left in FILTER.lock is taken over; one a live worker keeps\n"
+    "                      (stopped) is waited for $SIMDBLOOM_LOCK_WAIT seconds (30), then\n"
+    "                      the run stops (exit 1) naming it; a stop signal ends the wait\n"
     "  --no-wait           with --state or --shared: fail (exit 1) instead of waiting for a\n"
     "                      writer that holds FILTER (an add, or another --state run)\n"
     "  --checkpoint SECS   with --state, also save every SECS seconds; after a crash, rerunning\n"
@@ -127,8 +138,8 @@ static const char dedup_help_rest[] =
 
 static const char *dedup_help(void)
 {
-    static char help[sizeof dedup_help_files + sizeof dedup_help_rest];
-    snprintf(help, sizeof help, "%s%s", dedup_help_files, dedup_help_rest);
+    static char help[sizeof dedup_help_files + sizeof dedup_help_shared + sizeof dedup_help_rest];
+    snprintf(help, sizeof help, "%s%s%s", dedup_help_files, dedup_help_shared, dedup_help_rest);
     return help;
 }
 
@@ -161,6 +172,25 @@ static int put_line(dedup_run *r, const line_batch *b, size_t i)
 {
     return b->in_place ? line_writer_put_mapped(&r->out, b->lines[i], b->lens[i])
                        : line_writer_put(&r->out, b->lines[i], b->lens[i]);
+}
+
+/* A shared table's batch or clock that failed (a lock another worker keeps: it is stopped or
+ * stuck): one line, where the run stopped; the claims journal keeps what was claimed. */
+static int shared_failed(dedup_run *r, int rc)
+{
+    if (rc == SBLOOM_E_LOCKED && line_reader_stop_requested()) {
+        fprintf(stderr, "simdbloom dedup: stopped by a signal while waiting for a lock another "
+                        "worker keeps\n");
+        return EXIT_STOPPED; /* (then as any stop: the output flushed, 128 + the signal) */
+    }
+    const char *detail = sbloom_error_detail();
+    fprintf(stderr,
+            "simdbloom: %s%s%s; stopped after input line %llu: the same command run again writes "
+            "every line this run claimed and did not write\n",
+            sbloom_strerror(rc), detail[0] ? ": " : "", detail,
+            (unsigned long long)r->stream->lines);
+    r->failed = 1;
+    return EXIT_RUNTIME;
 }
 
 static int journal_failed(void)
@@ -222,10 +252,21 @@ static int claim_window(dedup_run *r, const line_batch *b, size_t at, size_t len
             return fleet_failed(r, b, at, len);
     } else
 #endif
+    {
+        stop_mark_shared_call(1); /* a signal while another worker's lock is awaited ends it */
         fresh = sbloom_add_if_new_hashes(r->filter, hashes, len, is_new);
-    if (fresh < 0) {
-        fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
-        return EXIT_RUNTIME;
+        stop_mark_shared_call(0);
+    }
+    if (fresh < 0) { /* is_new says exactly which lines the failed call claimed: written, then
+                      * the run stops (the others are claimed by whoever meets them next) */
+        for (size_t i = 0; i < len; i++)
+            if (is_new[i] && put_line(r, b, at + i) < 0)
+                return EXIT_RUNTIME;
+        if (claims_taken(r->claims, hashes, is_new, len) < 0)
+            return journal_failed();
+        if (line_writer_flush(&r->out) == 0 && claims_written(r->claims) < 0)
+            return journal_failed();
+        return shared_failed(r, (int)fresh);
     }
     if (claims_taken(r->claims, hashes, is_new, len) < 0)
         return journal_failed();
@@ -260,8 +301,13 @@ static int dedup_batch(void *ctx, const line_batch *b)
 {
     dedup_run *r = ctx;
     size_t n = b->n;
-    if (r->windowed) /* a long run forgets as it goes */
-        sbloom_advance(r->filter, wall_seconds());
+    if (r->windowed) { /* a long run forgets as it goes */
+        stop_mark_shared_call(r->claims != NULL);
+        int rc = sbloom_advance(r->filter, wall_seconds());
+        stop_mark_shared_call(0);
+        if (rc != SBLOOM_OK)
+            return shared_failed(r, rc);
+    }
 #ifdef SIMDBLOOM_WITH_REDIS
     if (r->fleet && fleet_advance(r->fleet, wall_seconds()) != EXIT_OK)
         return EXIT_RUNTIME;
@@ -378,11 +424,12 @@ static const char *plan_words(const sbloom_t *f, char *out, size_t cap)
 
 /* An existing state given a plan (--expect, --fpp, --layout, --forget-after): the plan must be
  * the file's, as with --redis; a state made from another plan is refused, naming both, rather
- * than used with a rate the command line did not ask for. The same plan is said nothing. */
+ * than used with a rate the command line did not ask for. The same plan is said nothing.
+ * --forget-after alone asks for the file's window only, whatever its plan (as add and query). */
 static int check_state_plan(const cli_options *o, sbloom_t *filter)
 {
-    if (!(o->expect_given || o->fpp_given || o->layout || o->forget_after))
-        return EXIT_OK;
+    if (!(o->expect_given || o->fpp_given || o->layout))
+        return check_forget_after(o, o->state, filter);
     sbloom_t *wanted = NULL;
     int rc = create_for_dedup(o, &wanted);
     if (rc != EXIT_OK)
@@ -422,7 +469,8 @@ static int open_state(const cli_options *o, sbloom_t **filter)
     int rc = load_filter(o->state, filter);
     if (rc != SBLOOM_OK)
         return filter_error("load", o->state, rc);
-    if ((rc = check_state_plan(o, *filter)) != EXIT_OK) {
+    if ((rc = check_state_plan(o, *filter)) != EXIT_OK ||
+        (rc = window_to_now(o->state, *filter, 1)) != EXIT_OK) {
         sbloom_free(*filter);
         *filter = NULL;
     }
@@ -478,9 +526,11 @@ static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
         *filter = NULL;
         return rc;
     }
-    if (sbloom_get_layout(*filter) == SBLOOM_LAYOUT_WINDOWED)
-        sbloom_advance(*filter, wall_seconds()); /* what fell out of the window meanwhile */
-    return EXIT_OK;
+    if ((rc = window_to_now(o->shared, *filter, 1)) != EXIT_OK) {
+        sbloom_free(*filter);
+        *filter = NULL;
+    }
+    return rc;
 }
 
 /* The end of a --shared run: the last process to leave (no other holds the lock) brings the

@@ -35,6 +35,8 @@ int filter_shared_holder(const char *path, char *note, size_t cap)
     int held = flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
     if (held)
         lock_note_read(fd, note, cap);
-    close(fd); /* releases the lock if this probe got it */
-    return held && strstr(note, "--shared") != NULL;
+    close(fd);     /* releases the lock if this probe got it */
+    char self[32]; /* a note naming this process: it holds the lock itself, and blames no other */
+    snprintf(self, sizeof self, "pid %ld:", (long)getpid());
+    return held && strstr(note, "--shared") != NULL && strncmp(note, self, strlen(self)) != 0;
 }

@@ -6,6 +6,7 @@
 
 static const char info_help[] =
     "usage: simdbloom info [--clean] FILTER...\n"
+    "       simdbloom info --rewind FILTER...\n"
     "       simdbloom info --redis HOST:PORT[,...] --name NAME [--pass P] [--retry S]\n"
     "                      [--timeout S] [--repair]\n"
     "\n"
@@ -17,6 +18,10 @@ static const char info_help[] =
     "a filter (NAME.tmp.XXXXXX) are\n"
     "named on standard error.\n"
     "  --clean   remove those temporary files (only while no other command is saving the filter)\n"
+    "  --rewind  a windowed filter whose window is ahead of this clock (a clock once set ahead,\n"
+    "            or set back since: the commands that write it refuse it, naming both times)\n"
+    "            is brought back to this clock, saved in place: every line it holds is then\n"
+    "            held a whole window from now (longer than promised, never shorter)\n"
     "With --redis, the fleet filter NAME in Redis: its plan, shards, items reported new by all\n"
     "clients, fill, the false-positive rate now, the memory it takes in Redis, and the shards\n"
     "that are missing or damaged (evicted, deleted or overwritten).\n"
@@ -38,6 +43,7 @@ static int info_one(const char *path)
     int rc = load_for_reading(path, &f);
     if (rc != SBLOOM_OK) /* one line, on standard error only */
         return filter_error("read", path, rc);
+    window_to_now(path, f, 0); /* (a window ahead of this clock: a warning) */
     sbloom_stats st = sbloom_stats_init();
     sbloom_get_stats(f, &st);
     int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
@@ -58,6 +64,8 @@ static int info_one(const char *path)
         printf("  windows           %u alive (the newest takes the lines; an older one answers "
                "until its lines are forgotten)\n",
                rings);
+    if (windowed)
+        ; /* its layout line is above */
     else if (scalable)
         printf("  layout            scalable (%u stages, grows as keys come)\n", sbloom_stages(f));
     else
@@ -117,18 +125,58 @@ static int info_one(const char *path)
     return EXIT_OK;
 }
 
+/* --rewind: a windowed filter whose window is ahead of this clock brought back to it, and saved
+ * (under the filter's lock: no other writer meanwhile). */
+static int rewind_one(const char *path)
+{
+    int lock;
+    int rc = filter_lock(path, "info --rewind", LOCK_FILTER_EXCLUSIVE, 0, 0, &lock);
+    if (rc != EXIT_OK)
+        return rc;
+    sbloom_t *f;
+    if ((rc = load_filter(path, &f)) != SBLOOM_OK) {
+        filter_unlock(lock);
+        return filter_error("load", path, rc);
+    }
+    sbloom_window before = sbloom_window_init(), after = sbloom_window_init();
+    uint64_t now = wall_seconds();
+    if (sbloom_get_window(f, &before) != SBLOOM_OK) {
+        fprintf(stderr, "simdbloom: %s is a %s filter, which never forgets: nothing to rewind\n",
+                path, sbloom_layout_name(sbloom_get_layout(f)));
+        rc = EXIT_RUNTIME;
+    } else if (before.now <= now) {
+        printf("%s: the window is not ahead of this clock: left as it is\n", path);
+        rc = EXIT_OK;
+    } else if ((rc = sbloom_rewind(f, now)) != SBLOOM_OK ||
+               (rc = sbloom_save(f, path)) != SBLOOM_OK) {
+        rc = filter_error("rewind", path, rc);
+    } else {
+        sbloom_get_window(f, &after);
+        printf("%s: the window moved back %llu s, to this clock; its %llu lines are held a whole "
+               "window from now\n",
+               path, (unsigned long long)(before.now - after.now),
+               (unsigned long long)sbloom_items(f));
+        rc = EXIT_OK;
+    }
+    sbloom_free(f);
+    filter_unlock(lock);
+    return rc;
+}
+
 int cmd_info(int argc, char **argv)
 {
     cli_options o;
-    int rc = parse_options("info", info_help, argc, argv, OPT_CLEAN | OPT_REDIS | OPT_REPAIR, &o);
+    int rc = parse_options("info", info_help, argc, argv,
+                           OPT_CLEAN | OPT_REDIS | OPT_REPAIR | OPT_REWIND, &o);
     if (rc >= 0)
         return rc;
 #ifdef SIMDBLOOM_WITH_REDIS
     if (o.redis) {
         if (o.nargs)
             return usage_error("info", "--redis takes no FILTER file");
-        if (o.clean)
-            return usage_error("info", "--clean is for filter files; --redis takes --repair");
+        if (o.clean || o.rewind)
+            return usage_error("info", "--clean and --rewind are for filter files; --redis takes "
+                                       "--repair");
         return redis_info(&o);
     }
 #endif
@@ -136,7 +184,14 @@ int cmd_info(int argc, char **argv)
         return usage_error("info", "--repair goes with --redis");
     if (o.nargs < 1)
         return usage_error("info", "FILTER is missing");
+    if (o.rewind && o.clean)
+        return usage_error("info", "--rewind and --clean are two runs");
     rc = EXIT_OK;
+    for (int i = 0; o.rewind && i < o.nargs; i++)
+        if (rewind_one(o.args[i]) != EXIT_OK)
+            rc = EXIT_RUNTIME;
+    if (o.rewind)
+        return rc;
     for (int i = 0; i < o.nargs; i++) {
         if (info_one(o.args[i]) != EXIT_OK)
             rc = EXIT_RUNTIME;

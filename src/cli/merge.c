@@ -64,7 +64,9 @@ static int merge_locked(const cli_options *o)
     sbloom_t *all;
     if ((rc = sbloom_load(&all, o->args[0])) != SBLOOM_OK)
         return filter_error("load", o->args[0], rc);
-    if ((rc = require_bit_layout("merge", o->args[0], all)) != SBLOOM_OK) {
+    /* windowed files saved in different periods: each brought to this clock, as add does */
+    if ((rc = require_bit_layout("merge", o->args[0], all)) != SBLOOM_OK ||
+        (rc = window_to_now(o->args[0], all, 1)) != EXIT_OK) {
         sbloom_free(all);
         return rc;
     }
@@ -74,7 +76,8 @@ static int merge_locked(const cli_options *o)
             sbloom_free(all);
             return filter_error("load", o->args[i], rc);
         }
-        if ((rc = require_bit_layout("merge", o->args[i], next)) != SBLOOM_OK) {
+        if ((rc = require_bit_layout("merge", o->args[i], next)) != SBLOOM_OK ||
+            (rc = window_to_now(o->args[i], next, 1)) != EXIT_OK) {
             sbloom_free(next);
             sbloom_free(all);
             return rc;

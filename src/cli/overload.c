@@ -12,9 +12,63 @@
 
 #include "cli.h"
 
+/* A planned window's overload: its plan of n lines a window is n / G a period (each generation's
+ * share); a burst of more in one period passes the rate even when the window as a whole holds
+ * fewer than n. Counted from each generation's keys (those reported new). A growing window
+ * grows instead. 1 when it warned. */
+static int window_overloaded(const sbloom_t *filter, const sbloom_window *w, const char *what,
+                             const char *path)
+{
+    if (sbloom_is_growing(filter))
+        return 0;
+    uint64_t planned = sbloom_planned_items(filter);
+    uint64_t share = planned / w->periods + (planned % w->periods != 0), most = 0;
+    for (uint32_t i = 0; i < w->generations; i++)
+        most = w->generation_items[i] > most ? w->generation_items[i] : most;
+    if (!((double)most > 1.02 * (double)share))
+        return 0;
+    sbloom_stats est = sbloom_stats_init();
+    sbloom_estimate(filter, &est);
+    uint64_t window = w->period * w->periods;
+    char length[32]; /* as --forget-after takes it: in days, hours, minutes or seconds */
+    static const struct {
+        uint64_t seconds;
+        char unit;
+    } units[] = {{86400, 'd'}, {3600, 'h'}, {60, 'm'}, {1, 's'}};
+    for (int i = 0; i < 4; i++)
+        if (window % units[i].seconds == 0) {
+            snprintf(length, sizeof length, "%llu%c",
+                     (unsigned long long)(window / units[i].seconds), units[i].unit);
+            break;
+        }
+    fprintf(stderr,
+            "warning: one period took %llu distinct %s, more than its share of the %llu planned "
+            "a window (%llu a period: the window is %u periods); the false-positive rate is now "
+            "about %.3g (planned %.3g): that share of new %s is taken for repeats.\n",
+            (unsigned long long)most, what, (unsigned long long)planned, (unsigned long long)share,
+            w->periods, est.estimated_fpp, sbloom_planned_fpp(filter), what);
+    unsigned long long more = (unsigned long long)(2 * most * w->periods);
+    if (path)
+        fprintf(stderr,
+                "  %s cannot grow in place. Start a new state planned for more, "
+                "'--state NEW --forget-after %s --expect %llu' (lines a window, at most a third "
+                "of them in one period), or without --expect: the window then grows as lines "
+                "come.\n",
+                path, length, more);
+    else
+        fprintf(stderr,
+                "  Plan for more (--expect %llu: lines a window, at most a third of them in one "
+                "period), or leave --expect out: the window then grows as lines come.\n",
+                more);
+    return 1;
+}
+
 int warn_if_overloaded(const sbloom_t *filter, const char *what, const char *path,
                        uint64_t keys_seen)
 {
+    sbloom_window w = sbloom_window_init();
+    if (sbloom_get_window(filter, &w) == SBLOOM_OK)
+        return window_overloaded(filter, &w, what, path);
     uint64_t planned = sbloom_planned_items(filter);
     sbloom_stats est = sbloom_stats_init();
     if (!planned || sbloom_get_layout(filter) == SBLOOM_LAYOUT_SCALABLE ||

@@ -64,7 +64,8 @@ int cmd_query(int argc, char **argv)
     rc = load_for_reading(o.args[0], &filter);
     if (rc != SBLOOM_OK)
         return filter_error("load", o.args[0], rc);
-    if ((rc = check_forget_after(&o, o.args[0], filter)) != EXIT_OK) {
+    if ((rc = check_forget_after(&o, o.args[0], filter)) != EXIT_OK ||
+        (rc = window_to_now(o.args[0], filter, 0)) != EXIT_OK) {
         sbloom_free(filter);
         return rc;
     }

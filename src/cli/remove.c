@@ -45,11 +45,19 @@ static int remove_from(const cli_options *o)
     rc = sbloom_load(&run.filter, path);
     if (rc != SBLOOM_OK)
         return filter_error("load", path, rc);
-    if (sbloom_get_layout(run.filter) != SBLOOM_LAYOUT_COUNTING512) {
-        fprintf(stderr,
-                "simdbloom: %s is a plain filter, which cannot forget keys; remove needs a "
-                "counting filter ('simdbloom build --counting')\n",
-                path);
+    sbloom_layout layout = sbloom_get_layout(run.filter);
+    if (layout != SBLOOM_LAYOUT_COUNTING512) {
+        if (layout == SBLOOM_LAYOUT_WINDOWED)
+            fprintf(stderr,
+                    "simdbloom: %s is a windowed filter: it forgets lines by itself once they "
+                    "leave its window, and cannot remove one before; remove needs a counting "
+                    "filter ('simdbloom build --counting')\n",
+                    path);
+        else
+            fprintf(stderr,
+                    "simdbloom: %s is a %s filter, which cannot forget keys; remove needs a "
+                    "counting filter ('simdbloom build --counting')\n",
+                    path, layout == SBLOOM_LAYOUT_SCALABLE ? "scalable" : "plain");
         sbloom_free(run.filter);
         return EXIT_RUNTIME;
     }

@@ -1,6 +1,9 @@
 /*
  * The stop flag: SIGTERM, SIGINT and SIGHUP set it (stream_stop_on_signals); the line reader
- * (lines.c) and the stream (stream.c) read it; the exit status says which signal it was. And
+ * (lines.c) and the stream (stream.c) read it; the exit status says which signal it was. A
+ * worker of a shared table stopped while its call into the table has not returned within a
+ * second (it waits for a lock another worker keeps: src/os/lockword.c) exits then, as a kill
+ * would: its claims journal keeps what it claimed and did not write, for the next run. And
  * SIGBUS on a mapping whose file was truncated: the shared filter's, or the input being read
  * (told apart by the faulting address), each stops the command with one line.
  */
@@ -11,11 +14,43 @@
 
 #include "cli.h"
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, in_shared_call;
+
+static const char waiting_message[] =
+    "simdbloom: stopped by a signal while waiting for a lock another worker keeps; the lines this "
+    "run claimed and did not write are in its claims journal: the same command run again writes "
+    "them\n";
 
 static void request_stop(int sig)
 {
     stop_signal = sig;
+    if (in_shared_call)
+        alarm(1); /* the call has a second to return */
+}
+
+/* The second a call has after a stop signal: its wait for the lock sleeps, and the first alarm
+ * ends that sleep (the library then gives up the wait, and the run stops as after any failed
+ * call); a call still running a second later ends the process. */
+static void stop_waiting(int sig)
+{
+    static volatile sig_atomic_t alarms;
+    (void)sig;
+    if (!in_shared_call)
+        return;
+    if (alarms++ == 0) {
+        alarm(1);
+        return;
+    }
+    ssize_t written = write(STDERR_FILENO, waiting_message, sizeof waiting_message - 1);
+    (void)written;
+    _exit(128 + stop_signal);
+}
+
+void stop_mark_shared_call(int on)
+{
+    in_shared_call = on;
+    if (!on && stop_signal)
+        alarm(0); /* returned: no alarm for it */
 }
 
 void stream_stop_on_signals(void)
@@ -27,6 +62,9 @@ void stream_stop_on_signals(void)
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGINT, &action, NULL);
     sigaction(SIGHUP, &action, NULL);
+    action.sa_handler = stop_waiting;
+    action.sa_flags = SA_RESTART; /* (a sleep still ends: nanosleep is never restarted) */
+    sigaction(SIGALRM, &action, NULL);
 }
 
 int stop_exit_status(void)

@@ -40,10 +40,11 @@
  *
  * Across processes the lock table lives in the filter's lock file (sbloom_lock_file), mapped
  * shared, and a lock holds the holder's process ID: a waiter that finds the holder dead (killed
- * inside its critical section of a few nanoseconds) takes the lock over. The item count is then
- * the header's (as last synced) plus a delta in the lock file that every process adds to; the
- * header itself is left alone until a sync, so that it stays valid for processes that map the
- * file later.
+ * inside its critical section of a few nanoseconds) takes the lock over, and one whose holder
+ * lives but keeps it (stopped) gives up after a bound, failing the batch (src/os/lockword.c). The
+ * item count is then the header's (as last synced) plus a delta in the lock file that every process
+ * adds to; the header itself is left alone until a sync, so that it stays valid for processes that
+ * map the file later.
  */
 #define _GNU_SOURCE /* kill in -std=c11 */
 #include <errno.h>
@@ -61,46 +62,6 @@
 _Static_assert(SBLOOM_SHARED_LOCKS_BYTES == SBLOOM_LOCK_FILE_BYTES,
                "the caller's lock region is laid out as a lock file");
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-/* A holder process that no longer exists (its lock word outlived it). */
-static int holder_gone(uint32_t pid)
-{
-    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
-}
-
-void sbloom_stripe_lock(uint32_t *word, uint32_t token, int across_processes)
-{
-    unsigned spins = 0;
-    for (;;) {
-        uint32_t holder = 0;
-        if (__atomic_compare_exchange_n(word, &holder, token, 0, __ATOMIC_ACQUIRE,
-                                        __ATOMIC_RELAXED))
-            return;
-        while ((holder = __atomic_load_n(word, __ATOMIC_RELAXED)) != 0) {
-            cpu_relax();
-            if (++spins % 64 == 0)
-                sched_yield(); /* the holder may be waiting for this core */
-            if (across_processes && spins % 1024 == 0 && holder_gone(holder) &&
-                __atomic_compare_exchange_n(word, &holder, token, 0, __ATOMIC_ACQUIRE,
-                                            __ATOMIC_RELAXED))
-                return;
-        }
-    }
-}
-
-void sbloom_stripe_unlock(uint32_t *word)
-{
-    __atomic_store_n(word, 0, __ATOMIC_RELEASE);
-}
-
 /* The lock table of a concurrent filter: mask + 1 words, in the heap or (SBLOOM_STRIPES of them)
  * in PATH.lock or the caller's region. */
 typedef struct stripes {
@@ -117,6 +78,7 @@ typedef struct stripes {
     unsigned region_shift;
     uint32_t nregions;
     int lookup_first; /* the last round found mostly present keys: look them up first (a hint) */
+    sbloom_lock_self self; /* who this process is to the words (across processes: its ID) */
 } stripes;
 
 /* The lock table of one process's concurrent filter: a word per BLOCKS_PER_STRIPE blocks, from
@@ -180,7 +142,7 @@ static int insert_transaction(const sbloom_core *c, const stripes *locks, const 
             return done;
         if (done == SBK_TRANSACTION_FAILED)
             break;
-        cpu_relax();
+        sbloom_cpu_relax();
     }
     return -1;
 }
@@ -207,10 +169,11 @@ static inline void prefetch_for_locked_insert(const sbloom_t *f, uint64_t hash, 
  * writes it: no other writer can touch it meanwhile. Else other processes' adds may OR bits in
  * without the lock, and each word the key lacks takes an atomic fetch-or. */
 static uint64_t insert_locked(sbloom_t *f, const uint64_t *round, const uint16_t *which, size_t n,
-                              uint8_t *out, uint32_t token, int shared, int prefetchw)
+                              uint8_t *out, uint32_t token, int prefetchw)
 {
     const sbloom_core *c = &f->core;
-    int plain = ((const stripes *)f->state)->plain_writes;
+    const stripes *s = f->state;
+    int plain = s->plain_writes;
     uint64_t fresh = 0;
     for (size_t q = 0; q < n && q < LOCK_AHEAD; q++)
         prefetch_for_locked_insert(f, round[which[q]], prefetchw);
@@ -219,10 +182,14 @@ static uint64_t insert_locked(sbloom_t *f, const uint64_t *round, const uint16_t
             prefetch_for_locked_insert(f, round[which[q + LOCK_AHEAD]], prefetchw);
         size_t i = which[q];
         uint32_t *lock = stripe_of(f, round[i]);
-        sbloom_stripe_lock(lock, token, shared);
+        int rc = sbloom_lock_word(lock, token, &s->self);
+        if (rc != SBLOOM_OK) { /* a live process keeps it: the batch fails, the rest not added */
+            sbloom_object_fail(f, rc);
+            break;
+        }
         out[i] = plain ? (uint8_t)c->kern->insert_one(c->blocks, c->nblocks, round[i])
                        : (uint8_t)c->kern->insert_shared(c->blocks, c->nblocks, round + i, 1, NULL);
-        sbloom_stripe_unlock(lock);
+        sbloom_unlock_word(lock);
         fresh += out[i];
     }
     return fresh;
@@ -233,8 +200,7 @@ static uint64_t insert_locked(sbloom_t *f, const uint64_t *round, const uint16_t
  * again: one interrupted transaction sends no more than its own keys to the locks, whose writes
  * would abort the other threads' transactions). Returns the count new. */
 static uint64_t insert_transactions(sbloom_t *f, const uint64_t *round, const uint16_t *which,
-                                    size_t n, uint8_t *out, uint32_t token, int shared,
-                                    int prefetchw)
+                                    size_t n, uint8_t *out, uint32_t token, int prefetchw)
 {
     const sbloom_core *c = &f->core;
     const stripes *locks = f->state;
@@ -251,7 +217,7 @@ static uint64_t insert_transactions(sbloom_t *f, const uint64_t *round, const ui
                 prefetch_for_transaction(f, round[which[q + g + LOCK_AHEAD]], prefetchw);
         }
         if (insert_transaction(c, locks, group, len, answers) < 0) {
-            fresh += insert_locked(f, round, which + q, len, out, token, shared, prefetchw);
+            fresh += insert_locked(f, round, which + q, len, out, token, prefetchw);
             continue;
         }
         for (size_t g = 0; g < len; g++) {
@@ -375,7 +341,7 @@ static uint64_t insert_round_by_regions(sbloom_t *f, region_round *w, const uint
             continue;
         }
         fresh += insert_region(c, w, start, r, out != NULL);
-        sbloom_stripe_unlock(lock);
+        sbloom_unlock_word(lock);
     }
     /* the regions other threads held: each as soon as it is free, then waiting for the rest */
     for (unsigned spins = 0; nlater > 0; spins++) {
@@ -383,15 +349,16 @@ static uint64_t insert_round_by_regions(sbloom_t *f, region_round *w, const uint
         for (uint32_t k = 0; k < nlater; k++) {
             uint32_t r = later[k];
             uint32_t *lock = region_lock(s, r);
-            if (spins < 64 ? !region_try_lock(lock) : (sbloom_stripe_lock(lock, 1, 0), 0)) {
+            /* (threads of this process only: the wait cannot fail) */
+            if (spins < 64 ? !region_try_lock(lock) : (sbloom_lock_word(lock, 1, &s->self), 0)) {
                 later[kept++] = r;
                 continue;
             }
             fresh += insert_region(c, w, start, r, out != NULL);
-            sbloom_stripe_unlock(lock);
+            sbloom_unlock_word(lock);
         }
         nlater = kept;
-        cpu_relax();
+        sbloom_cpu_relax();
     }
     if (out) {
         if (lookup_first)
@@ -409,9 +376,8 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
     uint8_t scratch[ROUND];
     uint16_t absent[ROUND];
     const sbloom_core *c = &f->core;
-    const stripes *locks = f->state;
-    int shared = locks->shared;
-    uint32_t token = shared ? (uint32_t)getpid() : 1;
+    stripes *locks = f->state;
+    uint32_t token = sbloom_lock_token(&locks->self); /* (once a batch: a process ID is a call) */
     int prefetchw = sbk_have_prefetchw();
     int transactions = sbk_have_rtm() && c->kern->insert_transaction;
     int regions = !transactions && locks->regions;
@@ -450,9 +416,11 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
             out[i] = 0; /* present: no lock, not new */
         }
         if (transactions)
-            fresh += insert_transactions(f, round, absent, nabsent, out, token, shared, prefetchw);
+            fresh += insert_transactions(f, round, absent, nabsent, out, token, prefetchw);
         else
-            fresh += insert_locked(f, round, absent, nabsent, out, token, shared, prefetchw);
+            fresh += insert_locked(f, round, absent, nabsent, out, token, prefetchw);
+        if (sbloom_object_failed(f))
+            break;
     }
     free(large_work);
     return fresh;
@@ -490,6 +458,8 @@ static void release_stripes(stripes *s)
         munmap(s->map, SBLOOM_LOCK_FILE_BYTES);
     else if (!s->borrowed)
         free(s->words);
+    if (s->self.liveness_fd >= 0)
+        close(s->self.liveness_fd); /* this process no longer shares the file's locks */
     free(s->regions_memory);
     free(s);
 }
@@ -555,6 +525,7 @@ int sbloom_concurrent_enter(sbloom_t *f)
         free(s);
         return SBLOOM_E_NOMEM;
     }
+    sbloom_lock_self_init(&s->self, 0, -1);
     s->words = words;
     s->mask = count - 1;
     /* Blocks only this process can write: memory the caller gave (an image, perhaps shared) or
@@ -586,8 +557,9 @@ int sbloom_concurrent_leave(sbloom_t *f)
 
 /* f becomes concurrent across processes with the lock table and item delta laid out in `base`
  * as in a lock file: the delta at SBLOOM_LOCK_DELTA_AT, the stripes at SBLOOM_LOCK_STRIPES_AT. */
-static void share(sbloom_t *f, stripes *s, void *base)
+static void share(sbloom_t *f, stripes *s, void *base, int liveness_fd)
 {
+    sbloom_lock_self_init(&s->self, 1, liveness_fd);
     s->words = (uint32_t *)((char *)base + SBLOOM_LOCK_STRIPES_AT);
     s->mask = SBLOOM_STRIPES - 1; /* the lock file's table; adds stay fetch-ors (plain_writes 0):
                                      every process's binary must agree on both */
@@ -606,11 +578,13 @@ int sbloom_concurrent_share(sbloom_t *f, const char *path)
     stripes *s = sbloom_calloc(1, sizeof *s);
     if (!s)
         return SBLOOM_E_NOMEM;
-    int fd;
+    int fd, live = -1;
     int rc = sbloom_lock_file_open(path, &fd);
     void *map = NULL;
     if (rc == SBLOOM_OK)
         rc = sbloom_map_fd(fd, SBLOOM_LOCK_FILE_BYTES, 1, &map);
+    if (rc == SBLOOM_OK && (rc = sbloom_lock_file_join(path, &live)) != SBLOOM_OK)
+        munmap(map, SBLOOM_LOCK_FILE_BYTES);
     if (rc != SBLOOM_OK) {
         int saved = errno;
         free(s);
@@ -618,7 +592,7 @@ int sbloom_concurrent_share(sbloom_t *f, const char *path)
         return rc;
     }
     s->map = map;
-    share(f, s, map);
+    share(f, s, map, live);
     return SBLOOM_OK;
 }
 
@@ -630,6 +604,6 @@ int sbloom_concurrent_share_region(sbloom_t *f, void *region)
     if (!s)
         return SBLOOM_E_NOMEM;
     s->borrowed = 1;
-    share(f, s, region);
+    share(f, s, region, -1); /* (no lock file: liveness is asked of kill(2)) */
     return SBLOOM_OK;
 }

@@ -50,11 +50,6 @@ int sbloom_concurrent_share(sbloom_t *f, const char *path);
  * laid out as a lock file). */
 int sbloom_concurrent_share_region(sbloom_t *f, void *region);
 
-/* The spin lock of one stripe word (0: free, else the holder's token: 1 in one process, the
- * holder's process ID across processes, where a waiter takes over the lock of a dead holder). */
-void sbloom_stripe_lock(uint32_t *word, uint32_t token, int across_processes);
-void sbloom_stripe_unlock(uint32_t *word);
-
 /* scalable.c: a scalable filter of one stage; one from its validated header and checksummed
  * payload. */
 int sbloom_scalable_new(sbloom_t **out, uint64_t first_items, double p);
@@ -71,6 +66,7 @@ int sbloom_windowed_from_payload(sbloom_t **out, const sbloom_header *h, const u
 /* 1 for a growing windowed filter (planned without a count), else 0. */
 int sbloom_windowed_growing(const sbloom_t *f);
 int sbloom_windowed_advance(sbloom_t *f, uint64_t now);
+int sbloom_windowed_rewind(sbloom_t *f, uint64_t now);
 void sbloom_windowed_describe(const sbloom_t *f, sbloom_window *out);
 /* Many threads at once (on) or one (off); whether it is so now. */
 int sbloom_windowed_set_concurrent(sbloom_t *f, int on);

@@ -41,12 +41,13 @@
  *
  * File form: src/modes/windowed_file.c (and docs/FORMAT.md).
  */
-#define _POSIX_C_SOURCE 200809L /* getpid in -std=c11 */
+#define _POSIX_C_SOURCE 200809L /* munmap in -std=c11 */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/mman.h>
 
 #include "../base/alloc.h"
+#include "../base/fault.h"
 #include "../os/os.h"
 #include "windowed_ring.h"
 
@@ -65,8 +66,9 @@ static void clear_groups(windowed *w, uint32_t slot, uint64_t from, uint64_t to)
     }
 }
 
-/* Generation `slot` emptied; with many threads, stripe by stripe under each stripe's lock. */
-static void clear_slot(windowed *w, uint32_t slot)
+/* Generation `slot` emptied; with many threads, stripe by stripe under each stripe's lock (a
+ * lock another process keeps: SBLOOM_E_LOCKED, the generation partly cleared). */
+static int clear_slot(windowed *w, uint32_t slot, uint32_t token)
 {
     if (!w->locks) {
         clear_groups(w, slot, 0, w->ngroups);
@@ -74,12 +76,15 @@ static void clear_slot(windowed *w, uint32_t slot)
         for (uint64_t from = 0; from < w->ngroups; from += w->per_stripe) {
             uint32_t *lock = w->locks + from / w->per_stripe;
             uint64_t to = w->ngroups - from < w->per_stripe ? w->ngroups : from + w->per_stripe;
-            sbloom_stripe_lock(lock, w->token, w->across);
+            int rc = sbloom_lock_word(lock, token, &w->self);
+            if (rc != SBLOOM_OK)
+                return rc;
             clear_groups(w, slot, from, to);
-            sbloom_stripe_unlock(lock);
+            sbloom_unlock_word(lock);
         }
     }
     __atomic_store_n(&w->items[slot], 0, __ATOMIC_RELAXED);
+    return SBLOOM_OK;
 }
 
 static int windowed_sync(sbloom_t *f);
@@ -212,38 +217,69 @@ static void grow(sbloom_t *f)
     f->isa = next->lines.isa;
 }
 
-/* The ring's clock moved to period `to` (later than its own): the generations of the periods that
- * begin cleared, then the period published. */
-static void ring_advance(windowed *w, uint64_t to)
+/* A rotation begun and not finished (a kill cut it short: windowed_file.c reads the record with
+ * it), or 0. */
+static uint64_t rotation_pending(const windowed *w)
+{
+    return __atomic_load_n(w->rotating, __ATOMIC_ACQUIRE);
+}
+
+/* The ring's clock moved to period `to`, or to the target of a rotation a kill cut short if that
+ * is later: the generations of the periods that begin cleared, then the period published.
+ * Crash-safe for a file mapping, whose record other processes (and a rerun) read: the target is
+ * written first, then each generation is cleared before its start is written, then the period
+ * is published and the target reset. A kill at any step leaves a record that reads as valid
+ * (windowed_file.c accepts starts up to the target while one is set) and whoever opens the file
+ * next finishes the rotation: clearing a generation twice loses nothing, as no key was added to
+ * it in between (adds go to the current period's generation, which a rotation clears only when
+ * the whole window has passed). A stripe lock another process keeps stops it there
+ * (SBLOOM_E_LOCKED), as a kill would: the next advance finishes it. */
+static int ring_advance(windowed *w, uint64_t to, uint32_t token)
 {
     uint64_t current = current_period(w); /* no other thread moves it now */
-    /* periods current + 1 .. to begin; only the last G + 1 of them can hold keys */
-    uint64_t from = to - current > w->ngens ? to - w->ngens + 1 : current + 1;
-    for (uint64_t q = from; q <= to; q++) {
-        clear_slot(w, (uint32_t)(q % w->ngens));
-        w->started[q % w->ngens] = q;
+    uint64_t pending = rotation_pending(w);
+    if (pending > to)
+        to = pending;
+    if (to <= current)
+        return SBLOOM_OK;
+    __atomic_store_n(w->rotating, to, __ATOMIC_RELEASE);
+    /* periods current + 1 .. to begin; only the last G + 1 of them can hold keys (counted down,
+     * so that a clock at UINT64_MAX cannot wrap the loop) */
+    uint64_t begin = to - current < w->ngens ? to - current : w->ngens;
+    for (uint64_t left = begin; left > 0; left--) {
+        uint64_t q = to - (left - 1);
+        int rc = clear_slot(w, (uint32_t)(q % w->ngens), token);
+        if (rc != SBLOOM_OK)
+            return rc;
+        __atomic_store_n(&w->started[q % w->ngens], q, __ATOMIC_RELEASE);
+        sbloom_fault_point(SBLOOM_FAULT_ROTATION);
     }
     __atomic_store_n(w->current, to, __ATOMIC_RELEASE); /* cleared first, then published */
+    __atomic_store_n(w->rotating, 0, __ATOMIC_RELEASE);
+    return SBLOOM_OK;
 }
 
 int sbloom_windowed_advance(sbloom_t *f, uint64_t now)
 {
     windowed *w = state_of(f);
     uint64_t to = now / w->period;
-    if (to <= current_period(w))
+    if (to <= current_period(w) && !rotation_pending(w))
         return SBLOOM_OK; /* the same period, or a clock that went back: nothing to forget */
+    uint32_t token = sbloom_lock_token(&w->self);
+    int rc = w->locks ? sbloom_lock_word(w->advancing, token, &w->self) : SBLOOM_OK;
+    if (rc != SBLOOM_OK)
+        return rc;
+    rc = ring_advance(w, to, token); /* (another thread may have moved the clock: then nothing) */
     if (w->locks)
-        sbloom_stripe_lock(w->advancing, w->token, w->across);
-    if (to > current_period(w))
-        ring_advance(w, to);
-    if (w->locks)
-        sbloom_stripe_unlock(w->advancing);
+        sbloom_unlock_word(w->advancing);
+    if (rc != SBLOOM_OK)
+        return rc;
     /* a growing window's older rings: cleared alike, and freed once every generation that took
      * keys has been cleared (a generation with no keys has no bits: keys are written only when
      * new, and each new key is counted) */
     for (windowed **link = &w->older; *link;) {
         windowed *r = *link;
-        ring_advance(r, to);
+        ring_advance(r, current_period(w), token); /* (one writer: no lock to wait for) */
         if (sbloom_ring_items(r) == 0) {
             *link = r->older;
             r->older = NULL;
@@ -252,6 +288,35 @@ int sbloom_windowed_advance(sbloom_t *f, uint64_t now)
             link = &r->older;
         }
     }
+    return SBLOOM_OK;
+}
+
+/* The ring's clock moved back to period `to` (earlier than its own): every key it holds becomes a
+ * key of that period, held a whole window from it. */
+static void ring_rewind(windowed *w, uint64_t to)
+{
+    uint32_t slot = (uint32_t)(to % w->ngens);
+    uint64_t items = sbloom_ring_items(w);
+    sbloom_ring_merge_into(w, slot);
+    for (uint32_t i = 0; i < w->ngens; i++) {
+        w->items[i] = i == slot ? items : 0;
+        w->started[i] = i == slot ? to : NOT_STARTED;
+    }
+    __atomic_store_n(w->current, to, __ATOMIC_RELEASE);
+    __atomic_store_n(w->rotating, 0, __ATOMIC_RELEASE);
+}
+
+int sbloom_windowed_rewind(sbloom_t *f, uint64_t now)
+{
+    windowed *w = state_of(f);
+    uint64_t to = now / w->period;
+    if (w->locks)
+        return sbloom_fail_with(SBLOOM_E_INVALID, "a windowed filter in concurrent mode is not "
+                                                  "rewound: its other writers would not see it");
+    if (to >= current_period(w))
+        return SBLOOM_OK; /* not ahead of now: nothing to do */
+    for (windowed *r = w; r; r = r->older)
+        ring_rewind(r, to);
     return SBLOOM_OK;
 }
 
@@ -388,19 +453,26 @@ static int run_transaction(windowed *w, uint32_t slot, sbloom_batch_op op, const
     return -1;
 }
 
-/* Keys [0, n) each tested (and set) under the lock of its group's stripe. */
-static uint64_t run_under_locks(windowed *w, uint32_t slot, sbloom_batch_op op,
-                                const uint64_t *hashes, size_t n, uint8_t *results)
+/* Keys [0, n) each tested (and set) under the lock of its group's stripe; a lock another process
+ * keeps stops the batch there, said to f (the keys after it neither added nor found). */
+static uint64_t run_under_locks(const sbloom_t *f, windowed *w, uint32_t slot, sbloom_batch_op op,
+                                const uint64_t *hashes, size_t n, uint8_t *results, uint32_t token)
 {
     uint64_t count = 0;
     for (size_t i = 0; i < n; i++) {
         if (i + LOCKED_AHEAD < n)
             prefetch_group(w, sbk_block_index(hashes[i + LOCKED_AHEAD], w->ngroups));
         uint32_t *lock = w->locks + sbk_block_index(hashes[i], w->ngroups) / w->per_stripe;
-        sbloom_stripe_lock(lock, w->token, w->across); /* the key's stripe */
+        int rc = sbloom_lock_word(lock, token, &w->self); /* the key's stripe */
+        if (rc != SBLOOM_OK) {
+            sbloom_object_fail(f, rc);
+            if (results)
+                memset(results + i, 0, n - i);
+            break;
+        }
         count += sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes + i, 1,
                                         results ? results + i : NULL);
-        sbloom_stripe_unlock(lock);
+        sbloom_unlock_word(lock);
     }
     return count;
 }
@@ -411,13 +483,14 @@ static uint64_t run_under_locks(windowed *w, uint32_t slot, sbloom_batch_op op,
  * locks (a rotation holds them while it clears). A group whose transaction does not commit takes
  * the locks alone: the next group tries a transaction again (each lock taken is a write that
  * aborts the other threads' transactions which read its line). */
-static uint64_t run_locked(windowed *w, uint32_t slot, sbloom_batch_op op, const uint64_t *hashes,
-                           size_t n, uint8_t *results)
+static uint64_t run_locked(const sbloom_t *f, windowed *w, uint32_t slot, sbloom_batch_op op,
+                           const uint64_t *hashes, size_t n, uint8_t *results)
 {
+    uint32_t token = sbloom_lock_token(&w->self);
     for (size_t i = 0; i < n && i < LOCKED_AHEAD; i++)
         prefetch_group(w, sbk_block_index(hashes[i], w->ngroups));
     if (!(sbk_have_rtm() && w->lines.kern->window_transaction))
-        return run_under_locks(w, slot, op, hashes, n, results);
+        return run_under_locks(f, w, slot, op, hashes, n, results, token);
     uint64_t count = 0;
     uint8_t scratch[SBK_TRANSACTION_KEYS];
     for (size_t at = 0; at < n; at += SBK_TRANSACTION_KEYS) {
@@ -426,8 +499,13 @@ static uint64_t run_locked(windowed *w, uint32_t slot, sbloom_batch_op op, const
             prefetch_group(w, sbk_block_index(hashes[i + LOCKED_AHEAD], w->ngroups));
         int done = run_transaction(w, slot, op, hashes + at, len, results ? results + at : scratch);
         count += done >= 0 ? (uint64_t)done
-                           : run_under_locks(w, slot, op, hashes + at, len,
-                                             results ? results + at : NULL);
+                           : run_under_locks(f, w, slot, op, hashes + at, len,
+                                             results ? results + at : NULL, token);
+        if (sbloom_object_failed(f)) { /* the keys after this group: neither added nor found */
+            if (results)
+                memset(results + at + len, 0, n - at - len);
+            break;
+        }
     }
     return count;
 }
@@ -510,7 +588,7 @@ static uint64_t windowed_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *ha
         return growing_run(f, op, hashes, n, results);
     uint32_t slot = current_slot(w);
     uint64_t count =
-        w->locks ? run_locked(w, slot, op, hashes, n, results)
+        w->locks ? run_locked(f, w, slot, op, hashes, n, results)
                  : sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes, n, results);
     if (op != SBLOOM_OP_CONTAINS)
         __atomic_fetch_add(&w->items[slot], count, __ATOMIC_RELAXED);
@@ -529,7 +607,7 @@ static int windowed_contains_one(const sbloom_t *f, uint64_t hash)
     if (w->older)
         return (int)growing_step(w, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
     if (w->locks)
-        return (int)run_locked(w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
+        return (int)run_locked(f, w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
     return (int)sbloom_core_run_groups(&w->lines, w->per_group, 0, SBLOOM_OP_CONTAINS, &hash, 1,
                                        NULL);
 }
@@ -681,6 +759,8 @@ int sbloom_windowed_from_payload(sbloom_t **out, const sbloom_header *h, const u
 {
     windowed *w;
     int rc = sbloom_ring_read(&w, h, payload);
+    if (rc == SBLOOM_OK)
+        ring_advance(w, 0, 1); /* a rotation the file's writer did not finish, finished here */
     if (rc == SBLOOM_OK &&
         (rc = object_over(out, w, h->planned_items, h->planned_fpp)) != SBLOOM_OK)
         sbloom_ring_free(w);
@@ -704,11 +784,13 @@ int sbloom_windowed_map(sbloom_t **out, uint8_t *base, uint64_t size, const sblo
 int sbloom_windowed_share(sbloom_t *f, const char *path)
 {
     windowed *w = state_of(f);
-    int fd;
+    int fd, live = -1;
     int rc = sbloom_lock_file_open(path, &fd);
     void *map = NULL;
     if (rc == SBLOOM_OK)
         rc = sbloom_map_fd(fd, SBLOOM_LOCK_FILE_BYTES, 1, &map);
+    if (rc == SBLOOM_OK && (rc = sbloom_lock_file_join(path, &live)) != SBLOOM_OK)
+        munmap(map, SBLOOM_LOCK_FILE_BYTES);
     if (rc != SBLOOM_OK)
         return rc;
     free(w->locks);
@@ -716,7 +798,7 @@ int sbloom_windowed_share(sbloom_t *f, const char *path)
     w->locks = (uint32_t *)((char *)map + SBLOOM_LOCK_STRIPES_AT);
     w->advancing = (uint32_t *)((char *)map + SBLOOM_LOCK_ADVANCE_AT);
     w->per_stripe = w->ngroups / SBLOOM_STRIPES + (w->ngroups % SBLOOM_STRIPES != 0);
-    w->token = (uint32_t)getpid();
+    sbloom_lock_self_init(&w->self, 1, live);
     w->across = 1;
     return SBLOOM_OK;
 }

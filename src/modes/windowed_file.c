@@ -23,6 +23,7 @@ static const uint8_t record_magic[8] = {'S', 'B', 'W', 'I', 'N', 'D', 'O', 'W'};
 /* The record's fields (docs/FORMAT.md), at their offsets in the record. */
 #define RECORD_CURRENT_AT 24
 #define RECORD_STARTS_AT 32
+#define RECORD_ROTATING_AT 176 /* a rotation's target while one is in progress, else 0 */
 #define RECORD_FORM_AT                                                                             \
     184 /* 1: the lines as one image (G <= 3), 0: an image per generation,                         \
          * FORM_RINGS: a growing window's rings, each a whole windowed image */
@@ -112,6 +113,9 @@ static void write_record_head(const windowed *w, uint8_t *record)
     sbloom_put_le32(record + 12, w->ngens);
     sbloom_put_le64(record + 16, w->period);
     sbloom_put_le64(record + RECORD_CURRENT_AT, current_period(w));
+    if (!w->growing) /* (another process may be rotating a shared mapping as it is copied) */
+        sbloom_put_le64(record + RECORD_ROTATING_AT,
+                        __atomic_load_n(w->rotating, __ATOMIC_ACQUIRE));
 }
 
 /* A ring's whole image at out (ring_image_bytes long): the end, or NULL without memory. */
@@ -176,6 +180,7 @@ int sbloom_ring_sync(windowed *w)
 typedef struct window_record {
     uint32_t periods, ngens;
     uint64_t period, current;
+    uint64_t rotating; /* a rotation's target (one a kill cut short), or 0 */
     uint64_t started[MAX_GENERATIONS], items[MAX_GENERATIONS];
     int one_image;
     uint32_t rings; /* FORM_RINGS (a growing window): its rings; else 0 */
@@ -202,16 +207,23 @@ static int read_record(window_record *rec, const uint8_t *r, uint64_t left)
     uint32_t rings = form == FORM_RINGS ? sbloom_get_le32(r + RECORD_STARTS_AT) : 0;
     if (form == FORM_RINGS && (rings == 0 || rings > GROWTH_STEPS))
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "window record: %u rings", rings);
-    /* the rings' count; or the starts, then (one image) the keys */
+    /* the rings' count; or the starts, then (one image) the keys; a ring's rotation target */
     uint32_t used =
         form == FORM_RINGS ? RECORD_STARTS_AT + 4 : RECORD_STARTS_AT + 8 * ngens * (form ? 2 : 1);
+    uint64_t rotating = form == FORM_RINGS ? 0 : sbloom_get_le64(r + RECORD_ROTATING_AT);
     for (uint32_t at = used; at < RECORD_BYTES; at++)
-        if (r[at] != 0 && at != RECORD_FORM_AT)
+        if (r[at] != 0 && at != RECORD_FORM_AT &&
+            !(form != FORM_RINGS && at >= RECORD_ROTATING_AT && at < RECORD_ROTATING_AT + 8))
             return sbloom_fail_with(SBLOOM_E_CORRUPT, "window record: byte %u is set", at);
+    if (rotating != 0 && (rotating <= current || rotating > UINT64_MAX / period))
+        return sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                "window record: a rotation to period %llu, now %llu",
+                                (unsigned long long)rotating, (unsigned long long)current);
     rec->periods = periods;
     rec->ngens = ngens;
     rec->period = period;
     rec->current = current;
+    rec->rotating = rotating;
     rec->one_image = form == 1;
     rec->rings = rings;
     for (uint32_t i = 0; rings && i < ngens; i++) { /* each ring's record has its own */
@@ -221,9 +233,11 @@ static int read_record(window_record *rec, const uint8_t *r, uint64_t left)
     for (uint32_t i = 0; !rings && i < ngens; i++) {
         uint64_t q = sbloom_get_le64(r + RECORD_STARTS_AT + 8 * i);
         /* a generation began in one of the last G + 1 periods, in its own slot, or not yet;
-         * the current one has begun */
+         * the current one has begun. While a rotation is in progress (a kill cut it short), the
+         * generations it has cleared already began in periods up to its target. */
+        uint64_t last = rotating && q > current ? rotating : current;
         int fits = q == NOT_STARTED ? i != current % ngens
-                                    : q <= current && current - q < ngens && q % ngens == i;
+                                    : q <= last && last - q < ngens && q % ngens == i;
         if (!fits)
             return sbloom_fail_with(SBLOOM_E_CORRUPT,
                                     "window record: generation %u began at period %llu, now %llu",
@@ -239,15 +253,14 @@ static int read_record(window_record *rec, const uint8_t *r, uint64_t left)
 
 /* The lines' image (one image) checked against the plan: the layout and count of lines one
  * generation's plan gives for it (counting: slots, a line a group; 512-bit: G + 1 lines a group),
- * its count the record's. SBLOOM_OK with the groups and lines a group. */
+ * and each generation's keys in the record at most its bits (a key counted new set one at least).
+ * A file saved whole has its count the record's; a mapping's record counts live (`live`: adds since
+ * the last sync are not in the image's header yet). SBLOOM_OK with the groups and lines a group. */
 static int check_lines_image(const sbloom_header *ih, const window_record *rec, uint64_t per,
-                             double rate, uint64_t *ngroups, uint32_t *per_group)
+                             double rate, int live, uint64_t *ngroups, uint32_t *per_group)
 {
     *per_group = ih->layout == SBLOOM_LAYOUT_COUNTING512 ? 1 : rec->ngens;
     sbloom_plan plan = sbloom_plan_init();
-    uint64_t items = 0;
-    for (uint32_t i = 0; i < rec->ngens; i++)
-        items += rec->items[i] > UINT64_MAX - items ? UINT64_MAX - items : rec->items[i];
     int rc = sbloom_plan_for_layout(per, rate, ih->layout, &plan);
     if (rc != SBLOOM_OK || ih->nblocks % *per_group != 0 ||
         ih->nblocks / *per_group != plan.bytes / 64)
@@ -257,11 +270,20 @@ static int check_lines_image(const sbloom_header *ih, const window_record *rec, 
                                 (unsigned long long)ih->nblocks, sbloom_layout_name(ih->layout),
                                 *per_group, (unsigned long long)(plan.bytes / 64),
                                 (unsigned long long)per, rate);
-    if (items != ih->items)
+    *ngroups = ih->nblocks / *per_group;
+    /* a generation's bits: 512 a line, or one a 4-bit slot (128 a line) */
+    uint64_t bits = *ngroups * (ih->layout == SBLOOM_LAYOUT_COUNTING512 ? 128 : 512), items = 0;
+    for (uint32_t i = 0; i < rec->ngens; i++) {
+        if (rec->items[i] > bits)
+            return sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                    "window record: generation %u counts %llu keys in %llu bits", i,
+                                    (unsigned long long)rec->items[i], (unsigned long long)bits);
+        items += rec->items[i]; /* (at most 16 x 2^38 bits: no overflow) */
+    }
+    if (!live && items != ih->items)
         return sbloom_fail_with(SBLOOM_E_CORRUPT,
                                 "generations: their image counts %llu items, the record %llu",
                                 (unsigned long long)ih->items, (unsigned long long)items);
-    *ngroups = ih->nblocks / *per_group;
     return SBLOOM_OK;
 }
 
@@ -279,7 +301,7 @@ static int read_one_image(windowed *w, const sbloom_header *h, const window_reco
     if (rc != SBLOOM_OK)
         return rc;
     sbloom_header_parse(payload + RECORD_BYTES, size, &ih); /* (parsed above already) */
-    rc = check_lines_image(&ih, rec, per, rate, &ngroups, &per_group);
+    rc = check_lines_image(&ih, rec, per, rate, 0, &ngroups, &per_group);
     if (rc == SBLOOM_OK && (RECORD_BYTES + size != h->payload_bytes || ih.items != h->items))
         rc = sbloom_fail_with(SBLOOM_E_CORRUPT,
                               "header counts %llu items in %llu bytes, the generations %llu in "
@@ -346,6 +368,8 @@ static windowed *ring_for(const sbloom_header *h, const window_record *rec)
         w->started[i] = rec->started[i];
         w->items[i] = rec->items[i];
     }
+    if (w)
+        *w->rotating = rec->rotating;
     return w;
 }
 
@@ -514,11 +538,8 @@ int sbloom_ring_map(windowed **out, uint8_t *base, uint64_t size, const sbloom_h
         rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "generations: layout %s",
                               sbloom_layout_name(ih.layout));
     /* the counts in the record are live while processes add: the headers catch up at a sync */
-    for (uint32_t i = 0; rc == SBLOOM_OK && i < rec.ngens; i++)
-        rec.items[i] = 0;
-    ih.items = 0;
     if (rc == SBLOOM_OK)
-        rc = check_lines_image(&ih, &rec, per, rate, &ngroups, &per_group);
+        rc = check_lines_image(&ih, &rec, per, rate, 1, &ngroups, &per_group);
     windowed *w = NULL;
     if (rc == SBLOOM_OK && !(w = ring_for(h, &rec)))
         rc = SBLOOM_E_NOMEM;
@@ -540,6 +561,7 @@ int sbloom_ring_map(windowed **out, uint8_t *base, uint64_t size, const sbloom_h
     w->current = (uint64_t *)(payload + RECORD_CURRENT_AT);
     w->started = (uint64_t *)(payload + RECORD_STARTS_AT);
     w->items = (uint64_t *)(payload + RECORD_STARTS_AT + 8 * rec.ngens);
+    w->rotating = (uint64_t *)(payload + RECORD_ROTATING_AT);
     *out = w;
     return SBLOOM_OK;
 }

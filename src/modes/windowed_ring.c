@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "../base/alloc.h"
 #include "../os/os.h"
@@ -40,6 +41,32 @@ void sbloom_ring_spread(windowed *w, uint32_t slot, const sbloom_core *from)
         memcpy(line_of(w, b, slot), (const char *)from->blocks + b * 64, 64);
 }
 
+/* Every generation's keys gathered into generation `slot`, the others emptied: in each slot of
+ * the slots form, any generation's bit becomes `slot`'s; in adjacent lines, the lines of a group
+ * ORed into its line `slot`. */
+void sbloom_ring_merge_into(windowed *w, uint32_t slot)
+{
+    if (slots_form(w)) {
+        uint64_t *words = words_of(w);
+        for (uint64_t i = 0; i < w->ngroups * 8; i++) {
+            uint64_t x = words[i];
+            words[i] = ((x | x >> 1 | x >> 2 | x >> 3) & SLOT_BIT0) << slot;
+        }
+        return;
+    }
+    for (uint64_t b = 0; b < w->ngroups; b++) {
+        uint64_t *into = (uint64_t *)(void *)line_of(w, b, slot);
+        for (uint32_t g = 0; g < w->ngens; g++) {
+            uint64_t *from = (uint64_t *)(void *)line_of(w, b, g);
+            if (g == slot)
+                continue;
+            for (int j = 0; j < 8; j++)
+                into[j] |= from[j];
+            memset(from, 0, 64);
+        }
+    }
+}
+
 /* A ring's memory: its lines, its views, its locks; then the ring itself and those before it. */
 void sbloom_ring_free(windowed *w)
 {
@@ -50,6 +77,8 @@ void sbloom_ring_free(windowed *w)
             munmap(w->lock_map, SBLOOM_LOCK_FILE_BYTES);
         else
             free(w->locks);
+        if (w->self.liveness_fd >= 0)
+            close(w->self.liveness_fd); /* this process no longer shares the file's locks */
         for (uint32_t i = 0; i < MAX_GENERATIONS; i++)
             sbloom_core_release(&w->views[i].core);
         free(w);
@@ -72,9 +101,10 @@ windowed *sbloom_ring_alloc(uint64_t n, double p, uint32_t periods, uint64_t per
     w->current = w->own;
     w->started = w->own + 1;
     w->items = w->own + 1 + MAX_GENERATIONS;
+    w->rotating = w->own + 1 + 2 * MAX_GENERATIONS;
     *w->current = current;
     w->advancing = &w->own_advancing;
-    w->token = 1;
+    sbloom_lock_self_init(&w->self, 0, -1);
     for (uint32_t i = 0; i < MAX_GENERATIONS; i++) {
         w->started[i] = NOT_STARTED;
         w->views[i].core.owner = SBLOOM_OWNER_CALLER; /* empty: nothing to release */

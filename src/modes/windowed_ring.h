@@ -10,6 +10,7 @@
 
 #include <math.h>
 
+#include "../os/os.h"
 #include "modes.h"
 #include "parts.h"
 
@@ -27,7 +28,11 @@ typedef struct windowed {
     uint64_t *current; /* the current period's number: now / P */
     uint64_t *started; /* per generation (ring slot): the period it began in, or NOT_STARTED */
     uint64_t *items;   /* per generation: the keys it took */
-    uint64_t own[1 + 2 * MAX_GENERATIONS];
+    /* The period a rotation in progress moves to, or 0: set before the first generation is
+     * cleared and reset after the new period is published, so that a rotation a kill cut short
+     * is seen, and finished, by whoever opens the file next (windowed.c, ring_advance). */
+    uint64_t *rotating;
+    uint64_t own[2 + 2 * MAX_GENERATIONS];
     sbloom_part views[MAX_GENERATIONS]; /* copies of generations for sbloom_stage, on demand */
     /* Many threads (or processes): SBLOOM_STRIPES stripe locks, each over per_stripe adjacent
      * groups, and the lock of the thread moving the clock; in the heap, or in PATH.lock */
@@ -35,10 +40,10 @@ typedef struct windowed {
     uint64_t per_stripe;
     uint32_t *advancing;
     uint32_t own_advancing;
-    uint32_t token; /* a lock holder's: 1, or across processes the process ID */
-    int across;     /* the locks are shared between processes */
-    void *lock_map; /* the PATH.lock mapping, or NULL */
-    uint8_t *image; /* a file mapping's bytes, header first, or NULL */
+    sbloom_lock_self self; /* who this process is to the locks (src/os/lockword.c) */
+    int across;            /* the locks are shared between processes */
+    void *lock_map;        /* the PATH.lock mapping, or NULL */
+    uint8_t *image;        /* a file mapping's bytes, header first, or NULL */
     /* This ring's plan: keys a window and the rate (the filter's, unless it grows) */
     uint64_t plan_items;
     double plan_fpp;
@@ -124,6 +129,9 @@ int sbloom_ring_generation_core(const windowed *w, sbloom_core *out);
 /* Generation `slot` copied into a core of its own (gather), or back into the lines (spread). */
 void sbloom_ring_gather(const windowed *w, uint32_t slot, sbloom_core *into);
 void sbloom_ring_spread(windowed *w, uint32_t slot, const sbloom_core *from);
+/* Every generation's keys gathered into generation `slot`, the others emptied (counts and starts
+ * are the caller's). */
+void sbloom_ring_merge_into(windowed *w, uint32_t slot);
 /* A ring's keys: its generations' counts. */
 uint64_t sbloom_ring_items(const windowed *w);
 /* The rings of a growing window (1 for a planned one), and ring k of them, oldest first. */

@@ -40,4 +40,35 @@ int sbloom_write_file(const char *path, const void *header, size_t header_bytes,
  * SBLOOM_LOCK_FILE_BYTES long, open read-write in *fd. */
 int sbloom_lock_file_open(const char *path, int *fd);
 
+/* lockword.c: spin locks in shared memory (its comment says how a dead holder is told from a
+ * live one). Each process sharing a file's lock words holds its liveness byte at
+ * SBLOOM_LIVENESS_AT + its process ID of the lock file (a read lock, beyond the file's end). */
+#define SBLOOM_LIVENESS_AT (UINT64_C(1) << 30)
+typedef struct sbloom_lock_self {
+    int across;      /* other processes use the words: a word holds its holder's process ID */
+    int liveness_fd; /* the lock file, held open with this process's liveness byte; -1: none */
+    uint32_t pid;    /* the process that holds that byte (a fork joins again) */
+} sbloom_lock_self;
+/* The lock file of the filter at path opened again, this process's liveness byte locked in it:
+ * the descriptor to keep open while the process shares the file's locks (-1 where the kernel has
+ * no open file description locks: liveness is then asked of kill(2)). */
+int sbloom_lock_file_join(const char *path, int *fd);
+void sbloom_lock_self_init(sbloom_lock_self *self, int across, int liveness_fd);
+/* A spinning wait's pause (the core's hint that it spins). */
+static inline void sbloom_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+/* What this thread writes in the words it holds (once per batch: a process ID is a system call):
+ * 1, or across processes the process ID (a process forked since joins first). */
+uint32_t sbloom_lock_token(sbloom_lock_self *self);
+/* Takes the word: SBLOOM_OK, or SBLOOM_E_LOCKED when a live holder kept it past the bound or a
+ * signal came while waiting (the detail names the holder); only across processes. */
+int sbloom_lock_word(uint32_t *word, uint32_t token, const sbloom_lock_self *self);
+void sbloom_unlock_word(uint32_t *word);
+
 #endif /* SIMDBLOOM_OS_H */
