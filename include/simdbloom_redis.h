@@ -61,8 +61,10 @@ enum {
     SBLOOM_REDIS_E_PLAN = -104,      /* the filter in Redis has another plan, or is not one */
     SBLOOM_REDIS_E_NOT_FOUND = -105, /* no filter of that name (opened without a plan) */
     SBLOOM_REDIS_E_REPLY = -106,     /* Redis answered with an error (out of memory, ...) */
-    SBLOOM_REDIS_E_DAMAGED = -107    /* a shard is missing or damaged (evicted, deleted,
+    SBLOOM_REDIS_E_DAMAGED = -107,   /* a shard is missing or damaged (evicted, deleted,
                                         overwritten): see sbloom_redis_check */
+    SBLOOM_REDIS_E_CLOCK = -108      /* a window's client and server clocks differ by more than
+                                        a quarter period: the message names both */
 };
 
 /* add_if_new's answer for a key it did not add, after an error (see the batch calls). */

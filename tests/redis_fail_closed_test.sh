@@ -13,6 +13,10 @@
 # 3. A fleet filter overfilled warns as the local ones do, and info --redis gives the rate now;
 #    one that does not exist is not created without --expect; a master whose maxmemory-policy
 #    can evict the shards is warned about.
+# 4. A window (--forget-after): a generation the worker made, deleted in the middle of its run
+#    (as eviction does), stops it with exit 1 and one line, no line written twice; a worker whose
+#    clock is hours off the servers' is refused before it writes any key (no key left without an
+#    expiry), naming both clocks; a window too long for Redis's expiry times is refused at once.
 src=$1 sb=$2 stream=$3
 . "$src/tests/lib.sh"
 command -v redis-server >/dev/null || { echo "redis-server not installed: skipped"; exit 77; }
@@ -41,8 +45,8 @@ first_before() { awk -v n="$2" 'NR < n && !seen[$0]++' "$1" | sort; }
 dedup_paused() {
   local name=$1 action=$2 out=$3 err=$4 fifo=$work/fifo
   rm -f "$fifo"; mkfifo "$fifo"
-  timeout 120 "$sb" dedup --redis "$nodes" --name "$name" --expect 100k --retry 2 <"$fifo" \
-    >"$out" 2>"$err" &
+  timeout 120 "$sb" dedup --redis "$nodes" --name "$name" --expect 100k --retry 2 ${window:-} \
+    <"$fifo" >"$out" 2>"$err" &
   local pid=$!
   exec 3>"$fifo"
   head -n 10000 "$work/in" >&3
@@ -134,4 +138,54 @@ check "a master that may evict: a warning naming the policy" grep -q "maxmemory-
 echo x | "$sb" dedup --quiet --redis "$nodes" --name ev >/dev/null 2>"$work/e"
 check "--quiet: no warning" [ ! -s "$work/e" ]
 for port in $(cat "$cluster/masters"); do redis-cli -p "$port" config set maxmemory-policy noeviction >/dev/null; done
+
+# ---- 4. windows: a generation gone mid-run, clocks apart, windows too long
+delete_generations() { # every generation key of fleet filter $1, on every master
+  for port in $(cat "$cluster/masters"); do
+    redis-cli -p "$port" --scan --pattern "sbloom:{$1#*}:*" | while read -r key; do
+      redis-cli -p "$port" del "$key" >/dev/null
+    done
+  done
+}
+window="--forget-after 3h" dedup_paused gone "$(declare -f delete_generations); cluster=$cluster; delete_generations gone" \
+  "$work/out4" "$work/err4"
+rc=$?
+check "window, a generation deleted mid-run: exit 1 ($rc)" [ "$rc" = 1 ]
+check "window, a generation deleted mid-run: one line saying it is gone" \
+  bash -c "[ \$(wc -l <'$work/err4') = 1 ] && grep -q 'gone before its time' '$work/err4'"
+check "window, a generation deleted mid-run: no line written twice" no_line_twice "$work/out4"
+check "window, a generation deleted mid-run: it stopped after the pause" \
+  [ "$(sed -n 's/.*stopped at input line \([0-9]*\).*/\1/p' "$work/err4")" -gt 10000 ]
+no_lasting_keys() { # no key of fleet filter $1 without an expiry
+  for port in $(cat "$cluster/masters"); do
+    redis-cli -p "$port" --scan --pattern "sbloom:{$1#*}:*" | while read -r key; do
+      [ "$(redis-cli -p "$port" ttl "$key")" = -1 ] && echo "$key"
+    done
+  done | grep -q . && return 1
+  return 0
+}
+for skew in -2h +2h -41m; do
+  faketime -f "$skew" "$sb" dedup --redis "$nodes" --name "skew$skew" --expect 10k \
+    --forget-after 1h "$work/in" >"$work/o" 2>"$work/e"
+  rc=$?
+  check "window, a worker's clock $skew off the servers': exit 1 ($rc), nothing written" \
+    bash -c "[ $rc = 1 ] && [ ! -s '$work/o' ]"
+  check "window, clock $skew: one line naming both clocks" \
+    bash -c "[ \$(wc -l <'$work/e') = 1 ] && grep -q 'apart, more than the quarter period' '$work/e'"
+  check "window, clock $skew: no key without an expiry" no_lasting_keys "skew$skew"
+done
+# the same stream on the right clock, beside a worker 1 s ahead: each line once
+"$sb" dedup --quiet --redis "$nodes" --name near --expect 100k --forget-after 1h "$work/in" \
+  >"$work/o1" &
+faketime -f '+1' "$sb" dedup --quiet --redis "$nodes" --name near --expect 100k \
+  --forget-after 1h "$work/in" >"$work/o2"
+wait $!
+check "window, two clocks 1 s apart: each distinct line once between them" \
+  bash -c "sort '$work/o1' '$work/o2' | cmp -s - '$work/distinct'"
+err=$("$sb" dedup --redis "$nodes" --name long --expect 10k --forget-after 36501d </dev/null 2>&1)
+rc=$?
+check "a window longer than 100 years: exit 2 ($rc), nothing made" \
+  bash -c "[ $rc = 2 ] && grep -q 'longest window' <<<'$err' && ! '$sb' info --redis '$nodes' --name long >/dev/null 2>&1"
+echo x | "$sb" dedup --quiet --redis "$nodes" --name longest --expect 10k --forget-after 36500d >/dev/null
+check "a window of 100 years works" [ $? = 0 ]
 finish

@@ -259,13 +259,31 @@ static void check_errors(void)
     CHECK(strstr(err, "host:port") != NULL);
 }
 
-/* A windowed fleet filter (sbloom_redis_open_windowed), its clock driven through the API but in
- * real seconds (the servers time the expiry): two clients, one a fifth of a period ahead, report
- * each key new once; a client a period ahead is seen by one behind and sees it; keys are held
- * through the window and forgotten after it; the window's counts; plans and refusals. */
+/* Sleeps until the wall clock reads at least t (seconds since the epoch), plus a tenth. */
+static void sleep_until(uint64_t t)
+{
+    for (;;) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double left = (double)t + 0.1 - ((double)now.tv_sec + (double)now.tv_nsec * 1e-9);
+        if (left <= 0)
+            return;
+        struct timespec pause = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&pause, NULL);
+    }
+}
+
+/* A windowed fleet filter (sbloom_redis_open_windowed) on the real clock (the servers time the
+ * expiry, and every round checks the client's clock against theirs: a quarter period apart at
+ * most), with periods of 2 s: two clients, one ahead by up to that quarter, report each key new
+ * once; a client that crosses into the next period first writes its generation, and the one
+ * behind sees it; keys are held through the window and forgotten after it; the window's counts;
+ * a client whose clock went back, or that is far from the servers' when it opens, is refused
+ * (SBLOOM_REDIS_E_CLOCK) before it writes anything; a generation this client made that vanishes
+ * fails the round; plans and refusals. */
 static void check_window(void)
 {
-    enum { N = 10000, G = 3, P = 100 };
+    enum { N = 10000, G = 3, P = 2 };
     char name[64];
     snprintf(name, sizeof name, "window-%ld", (long)getpid());
     sbloom_redis_plan plan = sbloom_redis_plan_init();
@@ -276,12 +294,19 @@ static void check_window(void)
     plan.bytes = one.bytes;
     plan.planned_items = 30000;
     plan.planned_fpp = 1e-3;
-    uint64_t t0 = (uint64_t)time(NULL) / P * P; /* the start of this period */
+    uint64_t t0 = ((uint64_t)time(NULL) / P + 1) * P; /* the start of the next period */
+    sleep_until(t0);
     sbloom_redis_options o = options(0);
     sbloom_redis_t *a = NULL, *b = NULL, *c = NULL;
     char err[512];
+    /* clocks too far from the servers': refused before the plan is written */
+    CHECK(sbloom_redis_open_windowed(&c, &o, name, &plan, G, P, t0 - 60, err, sizeof err) ==
+              SBLOOM_REDIS_E_CLOCK &&
+          strstr(err, "apart") != NULL && c == NULL);
+    CHECK(sbloom_redis_open_windowed(&c, &o, name, NULL, 0, 0, t0, err, sizeof err) ==
+          SBLOOM_REDIS_E_NOT_FOUND); /* (nothing was made) */
     CHECK(sbloom_redis_open_windowed(&a, &o, name, &plan, G, P, t0, err, sizeof err) == 0);
-    CHECK(sbloom_redis_open_windowed(&b, &o, name, NULL, 0, 0, t0 + P / 5, err, sizeof err) == 0);
+    CHECK(sbloom_redis_open_windowed(&b, &o, name, NULL, 0, 0, t0, err, sizeof err) == 0);
     if (!a || !b) {
         fprintf(stderr, "open windowed: %s\n", err);
         sbloom_redis_close(a);
@@ -300,14 +325,18 @@ static void check_window(void)
         never += !new_a[i] && !new_b[i];
     }
     CHECK(na > 5900 && nb > 3900 && twice == 0 && never < 20);
-    /* a client a period ahead writes its own generation; the client behind sees those keys */
-    CHECK(sbloom_redis_advance(b, t0 + P + 1) == 0);
+    /* half a period on, b's clock runs ahead into the next period and writes its generation; a,
+     * still in the first, sees those keys */
+    sleep_until(t0 + 1);
+    CHECK(sbloom_redis_advance(b, t0 + P) == 0);
     CHECK(sbloom_redis_add_if_new_hashes(b, keys + N, 1000, new_b + N) > 990);
+    CHECK(sbloom_redis_advance(a, t0 + 1) == 0); /* (a handle's clock must follow the real one) */
     CHECK(sbloom_redis_add_if_new_hashes(a, keys + N, 1000, new_a + N) == 0);
     CHECK(sbloom_redis_contains_hashes(a, keys, N, held) == N); /* and the window's first keys */
     sbloom_window wb = sbloom_window_init(); /* (b's count sent: a handle sends it with a round) */
     CHECK(sbloom_redis_get_window(b, &wb) == 0 && wb.now == t0 + P);
     /* the window: period t0's keys held through t0 + 3P, gone at t0 + 4P (but for the rate) */
+    sleep_until(t0 + 3 * P + P / 2);
     CHECK(sbloom_redis_advance(a, t0 + 3 * P + P / 2) == 0);
     CHECK(sbloom_redis_contains_hashes(a, keys, N, held) == N);
     sbloom_window w = sbloom_window_init();
@@ -317,21 +346,37 @@ static void check_window(void)
     for (uint32_t i = 0; i < w.generations; i++)
         sum += w.generation_items[i];
     CHECK_EQ_U64(sum, (uint64_t)na + (uint64_t)nb + 1000u);
+    sleep_until(t0 + 4 * P);
     CHECK(sbloom_redis_advance(a, t0 + 4 * P) == 0);
     CHECK(sbloom_redis_contains_hashes(a, keys, N, held) < 50);
     CHECK(sbloom_redis_contains_hashes(a, keys + N, 1000, held) == 1000); /* period t0 + P's */
     CHECK(sbloom_redis_add_if_new_hashes(a, keys, 1000, new_a) > 990);    /* new once more */
-    CHECK(sbloom_redis_advance(a, t0) == 0); /* a clock that goes back: the period stays */
-    CHECK(sbloom_redis_contains_hashes(a, keys + 2000, 1000, held) < 10);
+    /* a clock that goes back by more than the tolerance: the period stays, and the next round
+     * is refused, naming both clocks */
+    CHECK(sbloom_redis_advance(a, t0) == 0);
+    CHECK(sbloom_redis_contains_hashes(a, keys + 2000, 1000, held) == SBLOOM_REDIS_E_CLOCK);
+    CHECK(strstr(sbloom_redis_message(a), "apart") != NULL);
+    CHECK(sbloom_redis_add_if_new_hashes(a, keys + 2 * N, 10, new_a) == SBLOOM_REDIS_E_CLOCK);
+    uint64_t now = (uint64_t)time(NULL);
+    CHECK(sbloom_redis_advance(a, now) == 0); /* the right time again: it goes on */
+    CHECK(sbloom_redis_contains_hashes(a, keys + 2 * N, 10, held) == 0);
     /* refusals */
     sbloom_redis_plan other = plan;
     CHECK(sbloom_redis_open(&c, &o, name, NULL, err, sizeof err) == SBLOOM_REDIS_E_PLAN &&
           strstr(err, "windowed") != NULL);
-    CHECK(sbloom_redis_open_windowed(&c, &o, name, &other, G, 2 * P, t0, err, sizeof err) ==
+    CHECK(sbloom_redis_open_windowed(&c, &o, name, &other, G, 2 * P, now, err, sizeof err) ==
               SBLOOM_REDIS_E_PLAN &&
           strstr(err, "forgets after") != NULL);
-    CHECK(sbloom_redis_open_windowed(&c, &o, name, &other, 16, P, t0, err, sizeof err) ==
+    CHECK(sbloom_redis_open_windowed(&c, &o, name, &other, 16, P, now, err, sizeof err) ==
           SBLOOM_E_INVALID);
+    /* a window whose expiry times would not fit Redis's: refused before anything is written */
+    char huge[80];
+    snprintf(huge, sizeof huge, "%s-huge", name);
+    CHECK(sbloom_redis_open_windowed(&c, &o, huge, &other, G, UINT64_C(3000000000000000), now, err,
+                                     sizeof err) == SBLOOM_E_INVALID &&
+          strstr(err, "too long") != NULL);
+    CHECK(sbloom_redis_open_windowed(&c, &o, huge, NULL, 0, 0, now, err, sizeof err) ==
+          SBLOOM_REDIS_E_NOT_FOUND);
     sbloom_t *local = NULL;
     CHECK(sbloom_redis_pull(a, &local) == SBLOOM_E_LAYOUT && local == NULL);
     uint64_t repaired = 0;
@@ -342,10 +387,10 @@ static void check_window(void)
     pp.layout = SBLOOM_LAYOUT_BLOCK512_K8;
     pp.bytes = 4096;
     sbloom_redis_t *p = open_named(plain_name, &pp, 0);
-    CHECK(sbloom_redis_open_windowed(&c, &o, plain_name, NULL, 0, 0, t0, err, sizeof err) ==
+    CHECK(sbloom_redis_open_windowed(&c, &o, plain_name, NULL, 0, 0, now, err, sizeof err) ==
               SBLOOM_REDIS_E_PLAN &&
           strstr(err, "not windowed") != NULL);
-    CHECK(p && sbloom_redis_advance(p, t0) == SBLOOM_E_LAYOUT);
+    CHECK(p && sbloom_redis_advance(p, now) == SBLOOM_E_LAYOUT);
     CHECK(p && sbloom_redis_drop(p) == 0);
     sbloom_redis_close(p);
     CHECK(sbloom_redis_drop(a) == 0);

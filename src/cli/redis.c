@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "simdbloom_redis.h"
@@ -299,16 +300,33 @@ int redis_info(const cli_options *o)
     sbloom_redis_get_plan(f, &plan);
     sbloom_window w = sbloom_window_init();
     if (sbloom_redis_get_window(f, &w) == 0) { /* a windowed filter: its window and counts */
+        if (o->repair) {
+            fprintf(stderr,
+                    "simdbloom: redis: %s is a windowed filter: --repair resets the shards of a "
+                    "plain one. A generation a run names as damaged is deleted with 'redis-cli -c "
+                    "DEL KEY' (its lines come out once more)\n",
+                    o->redis_name);
+            sbloom_redis_close(f);
+            return EXIT_RUNTIME;
+        }
         printf("%s at %s:\n", o->redis_name, o->redis);
         printf("  window            forgets after %llu s: %u periods of %llu s, each period's "
                "lines in a generation of its own that Redis expires\n",
                (unsigned long long)(w.period * w.periods), w.periods, (unsigned long long)w.period);
         describe_plan(&plan, "  ");
-        for (uint32_t i = 0; i < w.generations; i++)
-            if (w.generation_start[i] != UINT64_MAX)
-                printf("  generation %u      from %llu, %llu items\n", i,
-                       (unsigned long long)w.generation_start[i],
-                       (unsigned long long)w.generation_items[i]);
+        for (uint32_t i = 0; i < w.generations; i++) {
+            char began[64];
+            time_t start = (time_t)w.generation_start[i];
+            struct tm tm;
+            if (w.generation_start[i] == UINT64_MAX)
+                continue;
+            if (!gmtime_r(&start, &tm) ||
+                !strftime(began, sizeof began, "began %Y-%m-%d %H:%M:%S UTC", &tm))
+                snprintf(began, sizeof began, "began at %llu s",
+                         (unsigned long long)w.generation_start[i]);
+            printf("  generation %-2u     %s, %llu items\n", i, began,
+                   (unsigned long long)w.generation_items[i]);
+        }
         warn_window_overloaded(&plan, &w);
         sbloom_redis_close(f);
         return EXIT_OK;

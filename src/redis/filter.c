@@ -130,11 +130,17 @@ static int make_shards_and_scratch(sbloom_redis_t *f)
     f->argv = malloc(max_args * sizeof *f->argv);
     f->argvlen = malloc(max_args * sizeof *f->argvlen);
     f->offsets = malloc((size_t)ROUND_KEYS * MAX_K * OFFSET_CHARS);
-    if (f->periods)
+    if (f->periods) {
         f->gen_keys = calloc(shards * GEN_KEYS(f), sizeof *f->gen_keys);
+        f->made = malloc(shards * GEN_KEYS(f) * sizeof *f->made);
+        f->must_live = malloc(shards * (GEN_KEYS(f) + 1));
+        for (uint64_t i = 0; f->made && i < shards * GEN_KEYS(f); i++)
+            f->made[i] = UINT64_MAX; /* no generation made or found by this client yet */
+    }
     if (!f->shard_keys || !f->shard_slots || !f->shard_count || !f->shard_bad || !f->block ||
         !f->mask || !f->ask || !f->present || !f->by_shard || !f->shard_of_cmd || !f->cmds ||
-        !f->argv || !f->argvlen || !f->offsets || (f->periods && !f->gen_keys))
+        !f->argv || !f->argvlen || !f->offsets ||
+        (f->periods && (!f->gen_keys || !f->made || !f->must_live)))
         return rf_fail(f, SBLOOM_E_NOMEM, "out of memory");
     for (uint64_t i = 0; i < shards; i++) {
         char key[192];
@@ -213,11 +219,19 @@ static int open_filter(sbloom_redis_t **out, const sbloom_redis_options *options
     const char *password = options->password ? options->password : getenv("REDISCLI_AUTH");
     if (password && !*password)
         password = NULL;
-    int rc = rc_connect(&f->cluster, options->nodes, password,
+    int rc = windowed && period ? rf_window_fits(f, periods, period, now) : 0;
+    if (rc == 0)
+        rc = rc_connect(&f->cluster, options->nodes, password,
                         options->timeout > 0 ? options->timeout : 5.0,
                         options->retry > 0 ? options->retry : 30.0, f->message, sizeof f->message);
+    /* a window's clocks checked before anything is written (a plan given: it may be created) */
+    if (rc == 0 && windowed && period)
+        rc = rf_window_check_clock(f, now);
     if (rc == 0)
         rc = load_or_create_plan(f, plan ? &f->plan : NULL, windowed);
+    if (rc == 0 && windowed && !period) /* the window read from Redis */
+        rc = rf_window_fits(f, f->periods, f->period, now) ? SBLOOM_REDIS_E_PLAN
+                                                           : rf_window_check_clock(f, now);
     if (rc == 0)
         rc = make_shards_and_scratch(f);
     if (rc == 0 && f->marked && !f->periods) /* a window's generations are marked as made */
@@ -298,6 +312,8 @@ void sbloom_redis_close(sbloom_redis_t *f)
     free(f->marker_from);
     free(f->marker_to);
     free(f->gen_keys);
+    free(f->made);
+    free(f->must_live);
     sbloom_free(f->front);
     sbloom_free(f->hasher);
     free(f);

@@ -75,6 +75,17 @@ struct sbloom_redis {
     uint64_t current; /* UINT64_MAX until the first advance */
     char (*gen_keys)[GEN_KEY_CHARS];
     char expire_arg[24]; /* when the current generation expires, in ms */
+    /* The clock checked in every round against the server's (a quarter period apart at most):
+     * this client's at the last advance (seconds), and as the script's arguments (ms). */
+    uint64_t now;
+    char now_arg[24], tolerance_arg[24];
+    /* Generations that must be there: per shard, GEN_KEYS(f) slots (a period q in slot q mod
+     * GEN_KEYS): the periods in which this client's adds found or made the shard's generation.
+     * Until its expiry (after the window has passed it) only a deletion or an eviction removes
+     * it, and a round that finds it gone fails (SBLOOM_REDIS_E_DAMAGED) instead of making it
+     * anew, empty. must_live: a round's flags ('1': must be there), GEN_KEYS(f) a shard. */
+    uint64_t *made;
+    char *must_live;
     char gen_count_arg[8], current_arg[8];
     char gen_items_keys[SBLOOM_WINDOW_MAX_PERIODS + 2][GEN_KEY_CHARS]; /* their counters */
 };
@@ -89,6 +100,20 @@ int rf_window_move(sbloom_redis_t *f, uint64_t now);
 /* When generation q's keys expire: ((q + G + 1) x P + P / 4) seconds, in ms (the quarter period
  * is the clocks' tolerance, docs/DISTRIBUTED.md). */
 uint64_t rf_window_expiry_ms(const sbloom_redis_t *f, uint64_t q);
+/* The clocks' tolerance: a quarter period, rounded up (seconds). */
+uint64_t rf_window_tolerance(const sbloom_redis_t *f);
+/* 0 when a window of `periods` of `period` seconds has expiry times, in ms, that fit Redis's
+ * signed 64-bit ones from now until long after; else a message and SBLOOM_E_INVALID. */
+int rf_window_fits(sbloom_redis_t *f, uint32_t periods, uint64_t period, uint64_t now);
+/* This client's clock against the server's (TIME, on the node of the filter's plan): 0, or
+ * SBLOOM_REDIS_E_CLOCK with a message naming both when they differ by more than the tolerance. */
+int rf_window_check_clock(sbloom_redis_t *f, uint64_t now);
+/* The same error for a round whose script found the clocks apart (its reply "SBLOOMCLOCK MS"). */
+int rf_window_clock_failed(sbloom_redis_t *f, const char *reply);
+/* The must_live flags of shard s for the generations a round reads, and after an add round the
+ * shard's current generation recorded as made. */
+const char *rf_window_must_live(sbloom_redis_t *f, uint64_t s);
+void rf_window_made(sbloom_redis_t *f, uint64_t s);
 
 /* shards.c. The payload bytes shard s holds (the last may hold fewer blocks). */
 uint64_t rf_shard_payload(const sbloom_redis_t *f, uint64_t s);

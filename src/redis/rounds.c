@@ -293,6 +293,9 @@ static size_t build_window_rounds(sbloom_redis_t *f, redis_op op, size_t *arg)
         argv[argc] = (const char *)f->marker[s], lens[argc++] = 8;
         argv[argc] = f->marker_from[s], lens[argc++] = strlen(f->marker_from[s]);
         argv[argc] = f->expire_arg, lens[argc++] = strlen(f->expire_arg);
+        argv[argc] = f->now_arg, lens[argc++] = strlen(f->now_arg);
+        argv[argc] = f->tolerance_arg, lens[argc++] = strlen(f->tolerance_arg);
+        argv[argc] = rf_window_must_live(f, s), lens[argc++] = ngen;
         for (uint64_t j = from; j < to; j++) {
             uint32_t bits = key_bit_offsets(f, f->by_shard[j], text, lens + argc);
             for (uint32_t b = 0; b < bits; b++)
@@ -323,14 +326,19 @@ static int64_t window_round(sbloom_redis_t *f, redis_op op, const uint64_t *hash
     size_t nwork = build_window_rounds(f, op, &arg);
     int rc = run_commands(f, nwork, arg);
     uint64_t answered_keys = 0;
-    int damaged = -1;
+    int damaged = -1, clock = -1;
     for (size_t c = 0; c < nwork; c++) {
         redisReply *r = f->cmds[c].reply;
         uint64_t s = f->shard_of_cmd[c], first = f->shard_count[s];
         int answered = r && r->type == REDIS_REPLY_ARRAY;
         int maybe_ran = op != OP_CONTAINS && f->cmds[c].uncertain;
-        if (r && r->type == REDIS_REPLY_ERROR && rc_error_is(r, "SBLOOMDAMAGED") && damaged < 0)
+        if (r && r->type == REDIS_REPLY_ERROR && damaged < 0 &&
+            (rc_error_is(r, "SBLOOMDAMAGED") || rc_error_is(r, "SBLOOMVANISHED")))
             damaged = (int)c;
+        if (r && r->type == REDIS_REPLY_ERROR && rc_error_is(r, "SBLOOMCLOCK") && clock < 0)
+            clock = (int)c;
+        if (answered && op != OP_CONTAINS) /* the shard's generation is there from now on */
+            rf_window_made(f, s);
         if (!answered && !maybe_ran)
             continue; /* refused, or never sent: not added (adds), absent (lookups) */
         for (uint64_t j = first; j < f->shard_count[s + 1]; j++) {
@@ -350,11 +358,25 @@ static int64_t window_round(sbloom_redis_t *f, redis_op op, const uint64_t *hash
     if (damaged >= 0) { /* (the message made before the reply is released) */
         const redisReply *r = f->cmds[damaged].reply;
         int len = (int)(r->len < 200 ? r->len : 200);
-        rc = rf_fail(f, SBLOOM_REDIS_E_DAMAGED,
-                     "filter %s: a generation is damaged (%.*s: overwritten, or of another "
-                     "type); nothing was answered on its strength. Delete that key (it holds at "
-                     "most a period's keys, which come out once more)",
-                     f->name, len, r->str);
+        if (rc_error_is(r, "SBLOOMVANISHED"))
+            rc = rf_fail(f, SBLOOM_REDIS_E_DAMAGED,
+                         "filter %s: a generation this client used is gone before its time "
+                         "(%.*s: deleted, or evicted: see the eviction policy); nothing was "
+                         "answered on its strength. Its keys come out once more when the same "
+                         "input runs again",
+                         f->name, len, r->str);
+        else
+            rc = rf_fail(f, SBLOOM_REDIS_E_DAMAGED,
+                         "filter %s: a generation is damaged (%.*s: overwritten, or of another "
+                         "type); nothing was answered on its strength. Delete that key (it holds "
+                         "at most a period's keys, which come out once more)",
+                         f->name, len, r->str);
+        rc_cmds_release(f->cmds, nwork);
+        return rc;
+    }
+    if (clock >= 0) {
+        const redisReply *r = f->cmds[clock].reply;
+        rc = rf_window_clock_failed(f, r->str);
         rc_cmds_release(f->cmds, nwork);
         return rc;
     }
