@@ -6,11 +6,14 @@
  * each test-and-adds one shared key set (in its own order and batch sizes), plain-adds keys of
  * its own, and looks up keys added before the threads started. It requires no false negative,
  * every shared key reported new at most once (and zero times only for the few false positives a
- * plan of 1e-3 allows), and an item count that lost nothing. ci/test runs it under
+ * plan of 1e-3 allows), and an item count that lost nothing, and once every thread has
+ * returned, no lock word still held (a lock a retry path forgot to release would otherwise hang a
+ * later batch only when a preemption happens to land there). ci/test runs it under
  * ThreadSanitizer too. Run per instruction set through per_isa.sh (SIMDBLOOM_ISA).
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,6 +23,11 @@
 
 #include "simdbloom.h"
 #include "check.h"
+
+/* Test hooks of the static library: the lock words a concurrent filter holds now
+ * (src/api/create.c), and a process killed at a fault point (src/base/fault.h). */
+uint64_t sbloom_test_locks_held(const sbloom_t *f);
+int sbloom_test_fault_arm(const char *site, long k);
 
 #define THREADS 4
 #define SHARED_KEYS 40000
@@ -147,9 +155,10 @@ static void run_stress(sbloom_t *f, uint64_t seed, rotator *rot, uint64_t never_
         missed += w[t].missed_earlier + w[t].missed_own;
         own_fresh += w[t].own_fresh;
     }
-    CHECK(twice == 0);         /* exactly once ... */
-    CHECK(never <= never_max); /* ... but for false positives */
-    CHECK(missed == 0);        /* no false negative during the run */
+    CHECK(twice == 0);                     /* exactly once ... */
+    CHECK(never <= never_max);             /* ... but for false positives */
+    CHECK(missed == 0);                    /* no false negative during the run */
+    CHECK(sbloom_test_locks_held(f) == 0); /* every lock released */
     CHECK(sbloom_contains_hashes(f, shared, SHARED_KEYS, NULL) == SHARED_KEYS);
     CHECK(sbloom_contains_hashes(f, earlier, EARLIER_KEYS, NULL) == EARLIER_KEYS);
     /* every add's count reached the item counter (distinct keys: none counted twice) */
@@ -273,6 +282,7 @@ static void big_batches(sbloom_t *f, uint64_t seed, uint64_t never_max)
     }
     CHECK(twice == 0);
     CHECK(never <= never_max);
+    CHECK(sbloom_test_locks_held(f) == 0);
     CHECK_EQ_U64(answered, (uint64_t)reported); /* the answers and the returns agree */
     CHECK(sbloom_contains_hashes(f, one, BIG_KEYS, NULL) == BIG_KEYS);
     CHECK_EQ_U64(sbloom_items(f), before + (uint64_t)reported);
@@ -540,6 +550,7 @@ static void processes(int windowed)
     sbloom_t *live = NULL;
     CHECK(sbloom_load(&live, path) == SBLOOM_E_CORRUPT); /* the bits changed; no sync yet */
     CHECK(sbloom_map(&live, path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) == SBLOOM_OK);
+    CHECK(live && sbloom_test_locks_held(live) == 0); /* (the lock file's words: both left) */
     CHECK(sbloom_sync(live) == SBLOOM_OK);
     sbloom_free(live);
     sbloom_t *back = NULL;
@@ -642,6 +653,7 @@ static void image_processes(void)
     CHECK(sbloom_set_concurrent_shared(live, mem + locks_at, SBLOOM_SHARED_LOCKS_BYTES) ==
           SBLOOM_OK);
     CHECK_EQ_U64(sbloom_items(live), total);
+    CHECK(live && sbloom_test_locks_held(live) == 0);
     CHECK(sbloom_sync(live) == SBLOOM_OK);
     sbloom_free(live);
     sbloom_t *back = NULL;
@@ -655,6 +667,85 @@ static void image_processes(void)
     free(is_new[0]);
     free(is_new[1]);
     munmap(mem, total_bytes);
+}
+
+/* A process killed while it holds a lock word of a filter shared with others (the library's fault
+ * point, just after the word is taken): the others go on. A child maps the file (a plain or a
+ * windowed one) or attaches an image in shared memory, test-and-adds keys and dies in its first
+ * lock; then this process adds the same keys: every call returns (in SIMDBLOOM_LOCK_WAIT's
+ * bound at most, set to 5 s: not SBLOOM_E_LOCKED), each key is new at most once between the two,
+ * every key is held, and no word is left held. Where the CPU has hardware transactions, keys may
+ * take no lock: then the child is not killed, and only the rest is checked. */
+static void killed_holding_a_lock(int kind) /* 0: a file, 1: a windowed file, 2: an image */
+{
+    enum { N = 3000 };
+    char dir[] = "/tmp/sbloom-killed-XXXXXX", path[64], lockpath[80];
+    if (!mkdtemp(dir)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/f.sbloom", dir);
+    snprintf(lockpath, sizeof lockpath, "%s.lock", path);
+    size_t image = (size_t)sbloom_image_size(1 << 20, SBLOOM_LAYOUT_BLOCK512_K8);
+    size_t locks_at = (image + 63) & ~(size_t)63, total = locks_at + SBLOOM_SHARED_LOCKS_BYTES;
+    uint8_t *mem = NULL;
+    sbloom_t *f = NULL;
+    if (kind == 2) {
+        mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        CHECK(mem != MAP_FAILED &&
+              sbloom_create_in(&f, mem, image, 1 << 20, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_OK);
+    } else {
+        CHECK((kind ? sbloom_create_windowed(&f, 4 * N, 1e-4, 3, 10, 0)
+                    : sbloom_create(&f, 4 * N, 1e-4)) == SBLOOM_OK);
+        CHECK(f && sbloom_save(f, path) == SBLOOM_OK);
+    }
+    sbloom_free(f);
+    uint64_t seed = 77 + (uint64_t)kind, keys[N];
+    for (size_t i = 0; i < N; i++)
+        keys[i] = test_rand(&seed);
+    pid_t child = fork();
+    if (child == 0) {
+        sbloom_t *m = NULL;
+        int rc = kind == 2 ? sbloom_attach(&m, mem, image, SBLOOM_OPEN_WRITE)
+                           : sbloom_map(&m, path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT);
+        if (rc == SBLOOM_OK && kind == 2)
+            rc = sbloom_set_concurrent_shared(m, mem + locks_at, SBLOOM_SHARED_LOCKS_BYTES);
+        if (rc != SBLOOM_OK)
+            _exit(2);
+        uint8_t is_new[N];
+        sbloom_test_fault_arm("locked", 0);
+        sbloom_add_if_new_hashes(m, keys, N, is_new);
+        _exit(3); /* no lock taken (transactions) */
+    }
+    int status = 0;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child); /* (reaped: its ID is free) */
+    int killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    CHECK(killed || (WIFEXITED(status) && WEXITSTATUS(status) == 3));
+    sbloom_t *m = NULL;
+    int rc = kind == 2 ? sbloom_attach(&m, mem, image, SBLOOM_OPEN_WRITE)
+                       : sbloom_map(&m, path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT);
+    if (rc == SBLOOM_OK && kind == 2)
+        rc = sbloom_set_concurrent_shared(m, mem + locks_at, SBLOOM_SHARED_LOCKS_BYTES);
+    CHECK(rc == SBLOOM_OK);
+    if (m) {
+        uint8_t is_new[N];
+        if (killed)
+            CHECK(sbloom_test_locks_held(m) == 1); /* the dead child's */
+        time_t began = time(NULL);
+        int64_t fresh = sbloom_add_if_new_hashes(m, keys, N, is_new);
+        CHECK(fresh >= 0 && time(NULL) - began < 10);
+        if (fresh < 0)
+            fprintf(stderr, "  killed holding a lock (%d): %s: %s\n", kind,
+                    sbloom_strerror((int)fresh), sbloom_error_detail());
+        CHECK(sbloom_contains_hashes(m, keys, N, NULL) == N);
+        CHECK(sbloom_test_locks_held(m) == 0);
+        sbloom_free(m);
+    }
+    if (mem)
+        munmap(mem, total);
+    unlink(path);
+    unlink(lockpath);
+    rmdir(dir);
 }
 
 static void refusals(void)
@@ -701,6 +792,9 @@ int main(void)
         processes(0);
         processes(1); /* a windowed file, its clock moved by one process while both add */
         image_processes();
+        setenv("SIMDBLOOM_LOCK_WAIT", "5", 1); /* (read at this process's first long wait) */
+        for (int kind = 0; kind < 3; kind++)
+            killed_holding_a_lock(kind);
     }
     return check_report();
 }

@@ -359,6 +359,8 @@ static void forged_plans(void)
         snprintf(never_began, sizeof never_began, "generation %u has keys and never began",
                  (now_slot + 1) % gens);
         size_t keys_at = 128 + 32 + 8 * gens; /* slots: each generation's keys */
+        char stale_by_one[64];
+        snprintf(stale_by_one, sizeof stale_by_one, "began at period %u", 10 - gens);
         struct {
             size_t at;
             uint64_t value;
@@ -374,6 +376,8 @@ static void forged_plans(void)
             {128 + 32 + 8 * now_slot, 11, 8, "began at period 11", 0},    /* the current, future */
             {128 + 32 + 8 * now_slot, UINT64_MAX, 8, current_unbegun, 0}, /* current, unbegun */
             {128 + 32 + 8 * ((now_slot + 1) % gens), 4, 8, "began at period 4", 0}, /* outside */
+            /* the boundary: its own slot, one period older than the oldest the window keeps */
+            {128 + 32 + 8 * now_slot, 10 - gens, 8, stale_by_one, 0},
             {128 + 190, 1, 1, "byte 190 is set", 0},
             {128 + 0, 0, 8, "no window record", 0},
             {128 + 8, 4, 4, "4 periods, 4 generations", 1},
@@ -388,6 +392,16 @@ static void forged_plans(void)
             resign(wbuf, wlen);
             CHECK(refused_naming(wbuf, wlen, SBLOOM_E_CORRUPT, window_cases[i].names));
         }
+        /* and the oldest start the window keeps (G periods before now) is taken */
+        memcpy(wbuf, wclean, wlen);
+        forge_field(wbuf + 128 + 32 + 8 * ((now_slot + 1) % gens), 10 - periods, 8);
+        resign(wbuf, wlen);
+        sbloom_t *oldest = NULL;
+        CHECK(sbloom_deserialize(&oldest, wbuf, wlen) == SBLOOM_OK);
+        sbloom_window ow = sbloom_window_init();
+        CHECK(oldest && sbloom_get_window(oldest, &ow) == SBLOOM_OK &&
+              ow.generation_start[0] == (10 - periods) * 10);
+        sbloom_free(oldest);
         memcpy(wbuf, wclean, wlen); /* the first image's plan: one item more */
         uint8_t *first = wbuf + 128 + 192;
         sbloom_put_le64(first + 56, sbloom_get_le64(first + 56) + 1);

@@ -13,9 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <hiredis/hiredis.h>
+
 #include "simdbloom.h"
 #include "simdbloom_redis.h"
 #include "check.h"
+
+/* Test hook of the static library (src/redis/shards.c): shards a pipeline of marker scans. */
+void sbloom_redis_test_scan_group(sbloom_redis_t *f, size_t group);
 
 static const char *nodes, *password;
 
@@ -259,6 +264,76 @@ static void check_errors(void)
     CHECK(strstr(err, "host:port") != NULL);
 }
 
+/* A shard deleted under a handle (as eviction does; on the standalone server, which this test
+ * reaches with hiredis directly): a test-and-add of keys in every shard fails
+ * (SBLOOM_REDIS_E_DAMAGED), and no key of the damaged shard is answered new, nor (the handle's
+ * front holds what it was told is in the fleet) held by a lookup afterwards; the keys of the
+ * shards that answered are answered as before. */
+static void check_damaged_keys(const char *host, int port)
+{
+    sbloom_redis_plan plan = sbloom_redis_plan_init();
+    plan.layout = SBLOOM_LAYOUT_BLOCK512_K8;
+    plan.bytes = 1 << 20; /* (64 shards) */
+    sbloom_redis_t *f = open_named("damaged-keys", &plan, 0);
+    redisContext *c = redisConnect(host, port);
+    CHECK(f && c && !c->err);
+    if (!f || !c || c->err) {
+        sbloom_redis_close(f);
+        redisFree(c);
+        return;
+    }
+    if (password)
+        freeReplyObject(redisCommand(c, "AUTH %s", password));
+    sbloom_redis_get_plan(f, &plan);
+    enum { N = 4000 };
+    static uint64_t keys[N];
+    static uint8_t is_new[N], held[N];
+    uint64_t seed = 31;
+    for (size_t i = 0; i < N; i++)
+        keys[i] = test_rand(&seed);
+    CHECK(sbloom_redis_add_if_new_hashes(f, keys, N / 2, is_new) > N / 2 - 10);
+    uint64_t victim = 5, nblocks = plan.bytes / 64, per_shard = plan.shard_bytes / 64;
+    freeReplyObject(redisCommand(c, "DEL sbloom:{damaged-keys#%llu}", (unsigned long long)victim));
+    memset(is_new, 0, sizeof is_new);
+    CHECK(sbloom_redis_add_if_new_hashes(f, keys, N, is_new) == SBLOOM_REDIS_E_DAMAGED);
+    uint64_t in_victim = 0, answered_new = 0;
+    for (size_t i = 0; i < N; i++) {
+        uint64_t block;
+        uint8_t mask[64];
+        sbloom_locate(plan.layout, nblocks, keys[i], &block, mask, sizeof mask);
+        if (block / per_shard != victim)
+            continue;
+        in_victim++;
+        answered_new += is_new[i] == 1;
+    }
+    CHECK(in_victim > 20 && answered_new == 0);
+    /* a lookup afterwards: the victim's keys are not answered from what the handle saw */
+    memset(held, 0, sizeof held);
+    CHECK(sbloom_redis_contains_hashes(f, keys + N / 2, N / 2, held) == SBLOOM_REDIS_E_DAMAGED);
+    uint64_t held_in_victim = 0;
+    for (size_t i = N / 2; i < N; i++) {
+        uint64_t block;
+        uint8_t mask[64];
+        sbloom_locate(plan.layout, nblocks, keys[i], &block, mask, sizeof mask);
+        held_in_victim += block / per_shard == victim && held[i - N / 2];
+    }
+    CHECK(held_in_victim == 0);
+    /* the markers are scanned and written a group of shards a pipeline (256; 16 here): the last
+     * shard of a group and the last of all, damaged too, are each found and reset */
+    sbloom_redis_test_scan_group(f, 16);
+    freeReplyObject(redisCommand(c, "DEL sbloom:{damaged-keys#15}"));
+    freeReplyObject(redisCommand(c, "SET sbloom:{damaged-keys#%llu} abcd",
+                                 (unsigned long long)(plan.shards - 1)));
+    uint64_t damaged[8], count = 0, repaired = 0;
+    CHECK(sbloom_redis_check(f, damaged, 8, &count) == 0 && count == 3);
+    CHECK(count == 3 && damaged[0] == victim && damaged[1] == 15 && damaged[2] == plan.shards - 1);
+    CHECK(sbloom_redis_repair(f, &repaired) == 0 && repaired == 3);
+    CHECK(sbloom_redis_check(f, damaged, 8, &count) == 0 && count == 0);
+    CHECK(sbloom_redis_drop(f) == 0);
+    sbloom_redis_close(f);
+    redisFree(c);
+}
+
 /* Sleeps until the wall clock reads at least t (seconds since the epoch), plus a tenth. */
 static void sleep_until(uint64_t t)
 {
@@ -415,5 +490,11 @@ int main(int argc, char **argv)
     check_exactly_once();
     check_window();
     check_errors();
+    if (!strchr(nodes, ',')) { /* the standalone server: its keys reached directly */
+        char host[64];
+        int port = 0;
+        if (sscanf(nodes, "%63[^:]:%d", host, &port) == 2)
+            check_damaged_keys(host, port);
+    }
     return check_report();
 }

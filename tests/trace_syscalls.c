@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -370,6 +371,21 @@ static int parse_spec(const char *spec, trace_op *op, unsigned *nth, int *err)
     *nth = (unsigned)strtoul(colon + 1, &end, 10);
     *err = *end == ':' ? atoi(end + 1) : 0;
     return *nth > 0;
+}
+
+/* The command's claim windows, step by step (src/cli/cli.h): SIGKILL at the Nth pass of the step
+ * SIMDBLOOM_TRACE_KILL names ("taken:3"). */
+void claims_step(const char *step);
+void claims_step(const char *step)
+{
+    static unsigned passes;
+    const char *kill_at = getenv("SIMDBLOOM_TRACE_KILL");
+    const char *colon = kill_at ? strchr(kill_at, ':') : NULL;
+    if (!colon || strlen(step) != (size_t)(colon - kill_at) ||
+        strncmp(step, kill_at, (size_t)(colon - kill_at)) != 0)
+        return;
+    if (++passes == (unsigned)strtoul(colon + 1, NULL, 10))
+        raise(SIGKILL);
 }
 
 /* A program linked with the recorder reads its orders from the environment before main. */

@@ -13,6 +13,9 @@
  *                                     at the worst moment, without buffers flushed
  *   SIMDBLOOM_TRACE_CLOCK_STEP=S      every clock_gettime reads S seconds later than the last:
  *                                     timers (checkpoints) fire at every check
+ *   SIMDBLOOM_TRACE_KILL=STEP:N       SIGKILL at the Nth pass of a step of the claims journal's
+ *                                     protocol (claims_step in src/cli/cli.h: intent, claimed,
+ *                                     taken, output, written)
  * One thread at a time: the calls traced are made by one thread in the programs that use it.
  */
 #ifndef SIMDBLOOM_TRACE_SYSCALLS_H

@@ -5,7 +5,7 @@
 
 #include "fault.h"
 
-static const char *const site_names[SBLOOM_FAULT_POINTS] = {"rotation"};
+static const char *const site_names[SBLOOM_FAULT_POINTS] = {"rotation", "locked"};
 static atomic_long countdown[SBLOOM_FAULT_POINTS]; /* passes left before the kill, or -1 */
 static atomic_int armed;
 

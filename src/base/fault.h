@@ -9,6 +9,7 @@
 
 typedef enum {
     SBLOOM_FAULT_ROTATION, /* a windowed filter's rotation: after each generation it cleared */
+    SBLOOM_FAULT_LOCKED,   /* a lock word shared with other processes: just taken */
     SBLOOM_FAULT_POINTS
 } sbloom_fault_site;
 
@@ -16,8 +17,8 @@ typedef enum {
 void sbloom_fault_point(sbloom_fault_site site);
 
 /* Test hook (hidden: only programs linked with the static library reach it). Arms `site` by its
- * name ("rotation"): pass number k from now (0: the next) kills the process; k < 0 disarms every
- * site. Returns 0, or -1 for a name no site has. */
+ * name ("rotation", "locked"): pass number k from now (0: the next) kills the process; k < 0
+ * disarms every site. Returns 0, or -1 for a name no site has. */
 int sbloom_test_fault_arm(const char *site, long k);
 
 #endif

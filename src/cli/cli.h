@@ -2,6 +2,7 @@
 #ifndef SIMDBLOOM_CLI_H
 #define SIMDBLOOM_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -253,6 +254,17 @@ int stop_exit_status(void);
  * the process a second later if the call has not returned (it waits for another worker's lock),
  * with one line and 128 + the signal. */
 void stop_mark_shared_call(int on);
+/* Around pthread_create: the threads the command starts block the stop signals (and the alarm),
+ * so that they reach the main thread, whose wait for a lock only a signal there ends. */
+void stop_signals_hold(sigset_t *old);
+void stop_signals_release(const sigset_t *old);
+
+/* The steps of a shared table's claim window (dedup.c): after its intent is journaled
+ * ("intent"), the table answered ("claimed"), the claims are journaled ("taken"), its lines are
+ * out ("output"), the journal is let go ("written"). Nothing here; the command's traced build
+ * (tests/trace_syscalls.c, SIMDBLOOM_TRACE_KILL=STEP:N) kills itself at the Nth pass of a step,
+ * so that the tests kill a worker at each step of the protocol rather than at a time. */
+void claims_step(const char *step);
 
 /* redis.c (where libsimdbloom-redis is built, SIMDBLOOM_WITH_REDIS): the fleet table in Redis.
  * fleet_open opens (or creates, from --expect/--fpp/--layout, default 10M at 1e-6) the filter

@@ -239,12 +239,18 @@ static int fleet_failed(dedup_run *r, const line_batch *b, size_t at, size_t len
 
 /* A window of a shared table's batch: journal, claim, write out, journal again (claims.c). The
  * lines a killed worker had claimed are written when met, as if new. */
+__attribute__((weak)) void claims_step(const char *step)
+{
+    (void)step;
+}
+
 static int claim_window(dedup_run *r, const line_batch *b, size_t at, size_t len)
 {
     const uint64_t *hashes = b->hashes + at;
     uint8_t *is_new = r->is_new + at;
     if (claims_intend(r->claims, hashes, len) < 0)
         return journal_failed();
+    claims_step("intent");
     int64_t fresh;
 #ifdef SIMDBLOOM_WITH_REDIS
     if (r->fleet) {
@@ -257,6 +263,7 @@ static int claim_window(dedup_run *r, const line_batch *b, size_t at, size_t len
         fresh = sbloom_add_if_new_hashes(r->filter, hashes, len, is_new);
         stop_mark_shared_call(0);
     }
+    claims_step("claimed");
     if (fresh < 0) { /* is_new says exactly which lines the failed call claimed: written, then
                       * the run stops (the others are claimed by whoever meets them next) */
         for (size_t i = 0; i < len; i++)
@@ -270,6 +277,7 @@ static int claim_window(dedup_run *r, const line_batch *b, size_t at, size_t len
     }
     if (claims_taken(r->claims, hashes, is_new, len) < 0)
         return journal_failed();
+    claims_step("taken");
     for (size_t i = 0; i < len; i++) {
         int owed = claims_owed(r->claims, hashes[i]);
         if ((is_new[i] || owed) && put_line(r, b, at + i) < 0)
@@ -281,7 +289,11 @@ static int claim_window(dedup_run *r, const line_batch *b, size_t at, size_t len
     /* handed to the file or pipe before the journal lets the claims go */
     if (line_writer_flush(&r->out) < 0)
         return EXIT_RUNTIME;
-    return claims_written(r->claims) < 0 ? journal_failed() : EXIT_OK;
+    claims_step("output");
+    if (claims_written(r->claims) < 0)
+        return journal_failed();
+    claims_step("written");
+    return EXIT_OK;
 }
 
 /* Flush (and fsync, when the output is a file) first, then save: the state never knows a line

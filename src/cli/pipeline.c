@@ -226,8 +226,11 @@ int pipeline_run(line_reader *r, stream_state *s, line_batch_fn fn, void *ctx)
     pthread_cond_init(&p.changed, NULL);
     pthread_t ids[MAX_WORKERS];
     unsigned started = 0;
+    sigset_t mask;
+    stop_signals_hold(&mask); /* (the workers take no stop signal: the main thread does) */
     while (started < workers && pthread_create(&ids[started], NULL, worker, &p) == 0)
         started++; /* fewer threads to be had: fewer work */
+    stop_signals_release(&mask);
     uint64_t bytes_before = s->bytes;
     const char *unreleased = NULL; /* the mapping's bytes handed over whose pages stay resident */
     int rc = EXIT_OK;

@@ -94,10 +94,15 @@ const char **prepare_lines(const stream_state *s, unsigned threads, const char *
                               room->scratch,
                               n * t / threads,
                               n * (t + 1) / threads};
+        sigset_t mask;
+        if (t > 0)
+            stop_signals_hold(&mask); /* (a thread takes no stop signal: the main thread does) */
         if (t > 0 && pthread_create(&ids[t], NULL, prepare_slice, &jobs[t]) == 0)
             started |= 1u << t;
         else if (t > 0)
             prepare_slice(&jobs[t]); /* no thread to be had: do it here */
+        if (t > 0)
+            stop_signals_release(&mask);
     }
     prepare_slice(&jobs[0]);
     for (unsigned t = 1; t < threads; t++)

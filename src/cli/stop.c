@@ -7,6 +7,7 @@
  * SIGBUS on a mapping whose file was truncated: the shared filter's, or the input being read
  * (told apart by the faulting address), each stops the command with one line.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +45,22 @@ static void stop_waiting(int sig)
     ssize_t written = write(STDERR_FILENO, waiting_message, sizeof waiting_message - 1);
     (void)written;
     _exit(128 + stop_signal);
+}
+
+void stop_signals_hold(sigset_t *old)
+{
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGHUP);
+    sigaddset(&stops, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &stops, old);
+}
+
+void stop_signals_release(const sigset_t *old)
+{
+    pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 void stop_mark_shared_call(int on)

@@ -607,3 +607,16 @@ int sbloom_concurrent_share_region(sbloom_t *f, void *region)
     share(f, s, region, -1); /* (no lock file: liveness is asked of kill(2)) */
     return SBLOOM_OK;
 }
+
+uint64_t sbloom_concurrent_locks_held(const sbloom_t *f)
+{
+    if (f->mode != &sbloom_mode_concurrent)
+        return 0;
+    const stripes *s = f->state;
+    uint64_t held = 0;
+    for (uint64_t i = 0; i <= s->mask; i++)
+        held += __atomic_load_n(&s->words[i], __ATOMIC_RELAXED) != 0;
+    for (uint32_t r = 0; s->regions && r < s->nregions; r++)
+        held += __atomic_load_n(region_lock(s, r), __ATOMIC_RELAXED) != 0;
+    return held;
+}

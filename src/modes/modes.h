@@ -49,6 +49,8 @@ int sbloom_concurrent_share(sbloom_t *f, const char *path);
 /* The same with the lock table and item delta in the caller's region (SBLOOM_SHARED_LOCKS_BYTES,
  * laid out as a lock file). */
 int sbloom_concurrent_share_region(sbloom_t *f, void *region);
+/* The lock words held now (test hook: after every batch has returned, none must be). */
+uint64_t sbloom_concurrent_locks_held(const sbloom_t *f);
 
 /* scalable.c: a scalable filter of one stage; one from its validated header and checksummed
  * payload. */
@@ -71,6 +73,7 @@ void sbloom_windowed_describe(const sbloom_t *f, sbloom_window *out);
 /* Many threads at once (on) or one (off); whether it is so now. */
 int sbloom_windowed_set_concurrent(sbloom_t *f, int on);
 int sbloom_windowed_is_concurrent(const sbloom_t *f);
+uint64_t sbloom_windowed_locks_held(const sbloom_t *f);
 /* A windowed filter over the file mapped at base (size bytes, header h validated), used in place:
  * the record's clock and counts, the lines' image (files of G <= 3: SBLOOM_E_LAYOUT for others).
  * The filter unmaps it when freed (synced first when writable and not shared). */

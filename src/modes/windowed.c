@@ -342,6 +342,15 @@ int sbloom_windowed_set_concurrent(sbloom_t *f, int on)
     return SBLOOM_OK;
 }
 
+uint64_t sbloom_windowed_locks_held(const sbloom_t *f)
+{
+    const windowed *w = state_of(f);
+    uint64_t held = 0;
+    for (uint32_t i = 0; w->locks && i < SBLOOM_STRIPES; i++)
+        held += __atomic_load_n(&w->locks[i], __ATOMIC_RELAXED) != 0;
+    return held + (w->locks && __atomic_load_n(w->advancing, __ATOMIC_RELAXED) != 0);
+}
+
 int sbloom_windowed_is_concurrent(const sbloom_t *f)
 {
     return state_of(f)->locks != NULL;

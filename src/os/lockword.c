@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../base/fault.h"
 #include "os.h"
 
 /* The byte range lock on pid's liveness byte: F_RDLCK to hold, F_WRLCK to ask who holds it. */
@@ -133,6 +134,14 @@ static double seconds_now(void)
 #define SPINS_FIRST 16384
 #define SLEEP_NS 1000000
 
+/* A word just taken: across processes, where a test may kill the holder (src/base/fault.h). */
+static int taken(const sbloom_lock_self *self)
+{
+    if (self->across)
+        sbloom_fault_point(SBLOOM_FAULT_LOCKED);
+    return SBLOOM_OK;
+}
+
 int sbloom_lock_word(uint32_t *word, uint32_t token, const sbloom_lock_self *self)
 {
     unsigned spins = 0;
@@ -141,7 +150,7 @@ int sbloom_lock_word(uint32_t *word, uint32_t token, const sbloom_lock_self *sel
         uint32_t holder = 0; /* (a failed exchange leaves the word's holder here) */
         if (__atomic_compare_exchange_n(word, &holder, token, 0, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED))
-            return SBLOOM_OK;
+            return taken(self);
         if (holder == 0)
             continue;
         sbloom_cpu_relax();
@@ -154,7 +163,7 @@ int sbloom_lock_word(uint32_t *word, uint32_t token, const sbloom_lock_self *sel
         if (holder != token && holder_gone(self, holder)) {
             if (__atomic_compare_exchange_n(word, &holder, token, 0, __ATOMIC_ACQUIRE,
                                             __ATOMIC_RELAXED))
-                return SBLOOM_OK;
+                return taken(self);
             continue;
         }
         double now = seconds_now();
@@ -165,8 +174,8 @@ int sbloom_lock_word(uint32_t *word, uint32_t token, const sbloom_lock_self *sel
         if (interrupted || now - began > wait_bound())
             return sbloom_fail_with(
                 SBLOOM_E_LOCKED,
-                "%s process %u, which holds a lock of the filter's (in its .lock file) and is "
-                "alive: stopped or stuck%s",
+                "%s process %u, which holds one of the filter's locks and is alive: stopped or "
+                "stuck%s",
                 interrupted ? "a signal came while waiting for" : "waited too long for", holder,
                 interrupted ? "" : " (SIMDBLOOM_LOCK_WAIT sets how long to wait, in seconds)");
     }

@@ -204,6 +204,7 @@ static int open_filter(sbloom_redis_t **out, const sbloom_redis_options *options
     f->periods = windowed ? periods : 0;
     f->period = windowed ? period : 0;
     f->current = UINT64_MAX;
+    f->scan_group = SCAN_GROUP;
     snprintf(f->name, sizeof f->name, "%s", name);
     snprintf(f->meta_key, sizeof f->meta_key, "sbloom:{%s}", name);
     snprintf(f->items_key, sizeof f->items_key, "sbloom:{%s}:items", name);

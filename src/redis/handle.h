@@ -22,6 +22,7 @@
  * 6.4-7.5 to 5.75-6.6 us a key. */
 #define ROUND_KEYS 2048
 #define GROUP_SHARDS 8 /* shards copied per round by push and pull */
+#define SCAN_GROUP 256 /* shards whose markers are read or written per pipeline */
 #define DEFAULT_FRONT_BYTES (UINT64_C(1) << 30)
 #define MAX_K 16
 #define OFFSET_CHARS 24
@@ -46,6 +47,7 @@ struct sbloom_redis {
     char (*marker_from)[OFFSET_CHARS];
     char (*marker_to)[OFFSET_CHARS];
     uint64_t damaged_shard; /* the first shard a round found damaged (when one did) */
+    size_t scan_group;      /* shards a pipeline of marker scans and writes: SCAN_GROUP */
     uint8_t *shard_bad;     /* a lookup round's scratch: 1 for shards whose marker was wrong */
     sbloom_t *front;        /* keys known to be in the fleet table, same plan; or NULL */
     sbloom_t *hasher;       /* a one-block filter of the layout: hashes keys as the plan's filter */

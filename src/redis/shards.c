@@ -89,8 +89,9 @@ int rf_damaged(sbloom_redis_t *f, uint64_t s)
 /* SETRANGE of the markers of shards [from, to), or when `reset` DEL first (a repair). */
 static int write_markers(sbloom_redis_t *f, const uint64_t *shards, size_t n, int reset)
 {
-    for (size_t at = 0; at < n; at += 256) {
-        size_t len = n - at < 256 ? n - at : 256, ncmd = 0;
+    size_t group = f->scan_group;
+    for (size_t at = 0; at < n; at += group) {
+        size_t len = n - at < group ? n - at : group, ncmd = 0;
         for (size_t j = 0; j < len; j++) {
             uint64_t s = shards ? shards[at + j] : at + j;
             const char **argv = f->argv + 8 * j;
@@ -131,13 +132,23 @@ int rf_mark_shards(sbloom_redis_t *f)
     return 0;
 }
 
-/* Reads every shard's marker, `group` shards a pipeline; the damaged ones' indices go to
+/* Test hook (hidden: only programs linked with the static library reach it): shards a pipeline
+ * of the marker scans and writes, 1 to SCAN_GROUP, so that a test reaches the last shard of a
+ * group, and of all, with a filter of 64 shards rather than 16 GiB. */
+void sbloom_redis_test_scan_group(sbloom_redis_t *f, size_t group);
+void sbloom_redis_test_scan_group(sbloom_redis_t *f, size_t group)
+{
+    f->scan_group = group >= 1 && group <= SCAN_GROUP ? group : SCAN_GROUP;
+}
+
+/* Reads every shard's marker, scan_group shards a pipeline; the damaged ones' indices go to
  * damaged[0..cap), *count counts them all. */
 static int scan_markers(sbloom_redis_t *f, uint64_t *damaged, size_t cap, uint64_t *count)
 {
     *count = 0;
-    for (uint64_t s = 0; s < f->plan.shards; s += 256) {
-        size_t len = f->plan.shards - s < 256 ? (size_t)(f->plan.shards - s) : 256;
+    size_t group = f->scan_group;
+    for (uint64_t s = 0; s < f->plan.shards; s += group) {
+        size_t len = f->plan.shards - s < group ? (size_t)(f->plan.shards - s) : group;
         for (size_t j = 0; j < len; j++) {
             const char **argv = f->argv + 4 * j;
             size_t *lens = f->argvlen + 4 * j;

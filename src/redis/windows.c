@@ -148,8 +148,8 @@ int rf_window_check_clock(sbloom_redis_t *f, uint64_t now)
     freeReplyObject(r);
     if (!ok)
         return rf_fail(f, SBLOOM_REDIS_E_PROTOCOL, "filter %s: TIME gave no time", f->name);
-    uint64_t apart = now > server ? now - server : server - now;
-    return apart > rf_window_tolerance(f) ? clocks_apart(f, now, server) : 0;
+    uint64_t apart = now > server ? now - server : server - now; /* (both in whole seconds) */
+    return apart > rf_window_tolerance(f) + 1 ? clocks_apart(f, now, server) : 0;
 }
 
 int rf_window_clock_failed(sbloom_redis_t *f, const char *reply)
@@ -181,8 +181,9 @@ static void set_clock_args(sbloom_redis_t *f, uint64_t now)
 {
     f->now = now;
     snprintf(f->now_arg, sizeof f->now_arg, "%llu", (unsigned long long)now * 1000);
+    /* (the client's clock is read in whole seconds: a second more for that) */
     snprintf(f->tolerance_arg, sizeof f->tolerance_arg, "%llu",
-             (unsigned long long)rf_window_tolerance(f) * 1000);
+             (unsigned long long)(rf_window_tolerance(f) + 1) * 1000);
 }
 
 int rf_window_move(sbloom_redis_t *f, uint64_t now)
