@@ -63,8 +63,10 @@ enum {
     SBLOOM_REDIS_E_REPLY = -106,     /* Redis answered with an error (out of memory, ...) */
     SBLOOM_REDIS_E_DAMAGED = -107,   /* a shard is missing or damaged (evicted, deleted,
                                         overwritten): see sbloom_redis_check */
-    SBLOOM_REDIS_E_CLOCK = -108      /* a window's client and server clocks differ by more than
+    SBLOOM_REDIS_E_CLOCK = -108,     /* a window's client and server clocks differ by more than
                                         a quarter period: the message names both */
+    SBLOOM_REDIS_E_TIMEOUT = -109    /* a server kept not answering within the timeout for the
+                                        whole retry time (stopped, or overloaded) */
 };
 
 /* add_if_new's answer for a key it did not add, after an error (see the batch calls). */

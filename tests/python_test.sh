@@ -21,4 +21,13 @@ SIMDBLOOM_SOURCE_DIR=$src SIMDBLOOM_STATIC_LIB=$lib SIMDBLOOM_REDIS_STATIC_LIB=$
   "$work/env/bin/pip" install --quiet --no-build-isolation --no-index "$work/python" || exit 1
 cd "$work" || exit 1 # not the source folder: the installed module is the one imported
 export SIMDBLOOM_SOURCE_DIR=$src # the crawl tests start Redis with ci/redis-cluster
-"$work/env/bin/python" -m pytest -q -p no:cacheprovider "$work/python/tests"
+"$work/env/bin/python" -m pytest -q -p no:cacheprovider "$work/python/tests" || exit 1
+# The type stubs against the module (mypy's stubtest), and a call they must refuse.
+if "$python" -c "import mypy.stubtest" 2>/dev/null; then
+  "$work/env/bin/python" -m mypy.stubtest simdbloom._simdbloom || exit 1
+  printf 'import simdbloom\nf = simdbloom.Filter(10, 1e-3)\nf.add_many(["a", b"b"])\n' >"$work/good.py"
+  printf 'import simdbloom\nsimdbloom.Filter(10, 1e-3).add_many(5)\n' >"$work/bad.py"
+  "$work/env/bin/python" -m mypy --no-incremental "$work/good.py" >/dev/null || { echo "FAIL: mypy refuses good calls"; exit 1; }
+  ! "$work/env/bin/python" -m mypy --no-incremental "$work/bad.py" >/dev/null || { echo "FAIL: mypy takes add_many(5)"; exit 1; }
+  echo "stubs: stubtest and mypy agree with the module"
+fi

@@ -9,8 +9,12 @@
  * every call on a filter in concurrent mode (set_concurrent(True)), whose adds and lookups may then
  * run from any number of threads at once with the library's promises (each key new exactly
  * once). A filter that grows (scalable, windowed) or is not concurrent keeps the GIL for adds, so
- * threads take turns. Errors are exceptions with the library's message: MemoryError, OSError
- * (files, with errno), ValueError (arguments, damaged files), TypeError (key types).
+ * threads take turns. The calls that need the filter to themselves (save, copy, clear, union,
+ * set_concurrent, set_threads, sync, to_bytes, close) first wait, the GIL released, for the batches
+ * running without it, and hold new ones back until they are done: the filter object counts them
+ * (inflight, draining: read and written with the GIL held). Errors are exceptions with the
+ * library's message, naming the argument or the call: MemoryError, OSError (files, with errno),
+ * ValueError (arguments, damaged files, a closed filter), TypeError (key types), OverflowError.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -18,11 +22,15 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "simdbloom.h"
 
 typedef struct {
-    PyObject_HEAD sbloom_t *filter;
+    PyObject_HEAD sbloom_t *filter; /* NULL once closed */
+    Py_ssize_t inflight;            /* batches running without the GIL */
+    int draining;                   /* calls waiting for them, or running alone */
 } FilterObject;
 
 static PyTypeObject FilterType;
@@ -32,7 +40,7 @@ static PyTypeObject FilterType;
 /* Raises the exception that fits a library code; path (may be NULL) names the file. */
 static PyObject *raise_code(int code, const char *path)
 {
-    const char *message = sbloom_strerror(code);
+    const char *message = sbloom_strerror(code), *detail = sbloom_error_detail();
     switch (code) {
     case SBLOOM_E_NOMEM: return PyErr_NoMemory();
     case SBLOOM_E_IO:
@@ -48,11 +56,84 @@ static PyObject *raise_code(int code, const char *path)
     }
     default:
         if (path)
-            PyErr_Format(PyExc_ValueError, "%s: %s", path, message);
+            PyErr_Format(PyExc_ValueError, "%s: %s%s%s", path, message, *detail ? ": " : "",
+                         detail);
         else
-            PyErr_SetString(PyExc_ValueError, message);
+            PyErr_Format(PyExc_ValueError, "%s%s%s", message, *detail ? ": " : "", detail);
         return NULL;
     }
+}
+
+/* The same for a call a layout does not have: SBLOOM_E_LAYOUT said as what the call needs
+ * (`needs`, e.g. "remove needs a counting filter (layout='counting512')"). */
+static PyObject *raise_for(int code, const sbloom_t *f, const char *needs)
+{
+    if (code != SBLOOM_E_LAYOUT)
+        return raise_code(code, NULL);
+    PyErr_Format(PyExc_ValueError, "%s; this filter is %s", needs,
+                 f ? sbloom_layout_name(sbloom_get_layout(f)) : "closed");
+    return NULL;
+}
+
+/* ---- Arguments, each error naming its argument ----------------------------------------------- */
+
+/* An integer argument (an int, anything with __index__ such as numpy.int64, or a float with no
+ * fraction such as 1e7) in [min, max]: 0, or -1 with the exception set. */
+static int count_arg(PyObject *o, const char *name, unsigned long long min, unsigned long long max,
+                     unsigned long long *out)
+{
+    PyObject *n = NULL;
+    if (PyFloat_Check(o)) {
+        double d = PyFloat_AS_DOUBLE(o);
+        if (!(d == floor(d)) || !isfinite(d)) {
+            PyErr_Format(PyExc_ValueError, "%s must be a whole number, not %R", name, o);
+            return -1;
+        }
+        n = PyLong_FromDouble(d);
+    } else {
+        n = PyNumber_Index(o);
+    }
+    if (!n) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s must be an integer, not %.80s", name,
+                         Py_TYPE(o)->tp_name);
+        }
+        return -1;
+    }
+    int overflow = 0;
+    long long small = PyLong_AsLongLongAndOverflow(n, &overflow);
+    unsigned long long v = 0;
+    int fits = 0;
+    if (overflow > 0) { /* past a long long: perhaps an unsigned one */
+        v = PyLong_AsUnsignedLongLong(n);
+        fits = !(v == (unsigned long long)-1 && PyErr_Occurred());
+        PyErr_Clear();
+    } else if (overflow == 0 && small >= 0) {
+        v = (unsigned long long)small;
+        fits = 1;
+    }
+    Py_DECREF(n);
+    if (fits && v >= min && v <= max) {
+        *out = v;
+        return 0;
+    }
+    PyErr_Format(PyExc_ValueError, "%s must be %llu to %llu, not %R", name, min, max, o);
+    return -1;
+}
+
+/* The false-positive rate: in (0, 1), and not below 1e-15, where a plan's size stops meaning
+ * anything (1e-30 for 10 keys would take 545 MB). */
+static int fpp_arg(double fpp)
+{
+    if (fpp > 0 && fpp < 1 && fpp >= 1e-15)
+        return 0;
+    char message[160];
+    snprintf(message, sizeof message,
+             "fpp is the false-positive rate: more than 0 and less than 1 (1e-15 at least), not %g",
+             fpp);
+    PyErr_SetString(PyExc_ValueError, message);
+    return -1;
 }
 
 /* ---- Keys ----------------------------------------------------------------------------------- */
@@ -93,13 +174,16 @@ static void batch_release(batch *b)
         PyBuffer_Release(&b->view);
 }
 
-/* 1 when a buffer's items are 64-bit unsigned integers in this host's order. */
+/* 1 when a buffer's items are 64-bit integers in this host's order: unsigned (numpy uint64), or
+ * signed (numpy int64, numpy's default integer), whose bits are keyed as the unsigned integer of
+ * the same bits (so -1 and 2**64 - 1 are one key). */
 static int u64_format(const Py_buffer *v)
 {
     const char *f = v->format ? v->format : "B";
     if (*f == '<' || *f == '=' || *f == '@')
         f++;
-    return v->itemsize == 8 && (strcmp(f, "Q") == 0 || strcmp(f, "L") == 0);
+    return v->itemsize == 8 && (strcmp(f, "Q") == 0 || strcmp(f, "L") == 0 || strcmp(f, "q") == 0 ||
+                                strcmp(f, "l") == 0);
 }
 
 static int batch_open(PyObject *keys, batch *b)
@@ -111,7 +195,7 @@ static int batch_open(PyObject *keys, batch *b)
         b->is_u64 = 1;
         if (!u64_format(&b->view)) {
             PyErr_SetString(PyExc_TypeError,
-                            "a buffer of keys must hold 64-bit unsigned integers (numpy uint64)");
+                            "a buffer of keys must hold 64-bit integers (numpy uint64 or int64)");
             batch_release(b);
             return -1;
         }
@@ -156,6 +240,8 @@ static FilterObject *wrap(sbloom_t *f)
         return NULL;
     }
     self->filter = f;
+    self->inflight = 0;
+    self->draining = 0;
     return self;
 }
 
@@ -165,6 +251,40 @@ static void Filter_dealloc(FilterObject *self)
     PyObject_Free(self);
 }
 
+/* The filter of an open object, or NULL with ValueError (after close()). */
+static sbloom_t *open_filter(FilterObject *self)
+{
+    if (!self->filter)
+        PyErr_SetString(PyExc_ValueError, "the filter is closed");
+    return self->filter;
+}
+
+/* A short pause with the GIL released: the other threads run meanwhile. */
+static void pause_without_gil(void)
+{
+    Py_BEGIN_ALLOW_THREADS struct timespec t = {0, 20000};
+    nanosleep(&t, NULL);
+    Py_END_ALLOW_THREADS
+}
+
+/* A call that needs the filter to itself: waits until no batch runs without the GIL, and holds
+ * new ones back until exclusive_end. The filter (NULL and ValueError if closed meanwhile). */
+static sbloom_t *exclusive_begin(FilterObject *self)
+{
+    self->draining++;
+    while (self->inflight > 0)
+        pause_without_gil();
+    sbloom_t *f = open_filter(self);
+    if (!f)
+        self->draining--;
+    return f;
+}
+
+static void exclusive_end(FilterObject *self)
+{
+    self->draining--;
+}
+
 static int layout_of(PyObject *name, sbloom_layout *out)
 {
     *out = (sbloom_layout)0;
@@ -172,14 +292,41 @@ static int layout_of(PyObject *name, sbloom_layout *out)
         return 0;
     const char *text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
     int layout = text ? sbloom_layout_from_name(text) : -1;
-    if (layout <= 0) {
+    if (layout <= 0 || layout == SBLOOM_LAYOUT_WINDOWED) {
         PyErr_Format(PyExc_ValueError,
                      "layout is parquet, block512-k8, block512-k16, counting512 or scalable, not "
-                     "%R",
+                     "%R (a windowed filter: Filter.windowed)",
                      name);
         return -1;
     }
     *out = (sbloom_layout)layout;
+    return 0;
+}
+
+/* The plan of Filter() and Filter.map(): expected (None: grows), fpp, layout. */
+static int new_filter(PyObject *expected, double fpp, PyObject *layout_name, sbloom_t **out)
+{
+    sbloom_layout layout;
+    if (fpp_arg(fpp) < 0 || layout_of(layout_name, &layout) < 0)
+        return -1;
+    int rc;
+    if (expected == Py_None) { /* no count: a filter that grows, keeping the rate */
+        if (layout && layout != SBLOOM_LAYOUT_SCALABLE) {
+            PyErr_SetString(PyExc_ValueError,
+                            "a fixed layout needs expected (the keys to plan for)");
+            return -1;
+        }
+        rc = sbloom_create_scalable(out, 1000000, fpp);
+    } else {
+        unsigned long long n;
+        if (count_arg(expected, "expected", 1, UINT64_MAX, &n) < 0)
+            return -1;
+        rc = layout ? sbloom_create_for_layout(out, n, fpp, layout) : sbloom_create(out, n, fpp);
+    }
+    if (rc != SBLOOM_OK) {
+        raise_code(rc, NULL);
+        return -1;
+    }
     return 0;
 }
 
@@ -192,48 +339,31 @@ static PyObject *Filter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OdO:Filter", names, &expected, &fpp,
                                      &layout_name))
         return NULL;
-    sbloom_layout layout;
-    if (layout_of(layout_name, &layout) < 0)
-        return NULL;
     sbloom_t *f = NULL;
-    int rc;
-    if (expected == Py_None) { /* no count: a filter that grows, keeping the rate */
-        if (layout && layout != SBLOOM_LAYOUT_SCALABLE) {
-            PyErr_SetString(PyExc_ValueError,
-                            "a fixed layout needs expected (the keys to plan for)");
-            return NULL;
-        }
-        rc = sbloom_create_scalable(&f, 1000000, fpp);
-    } else {
-        unsigned long long n = PyLong_AsUnsignedLongLong(expected);
-        if (n == (unsigned long long)-1 && PyErr_Occurred())
-            return NULL;
-        rc = layout ? sbloom_create_for_layout(&f, n, fpp, layout) : sbloom_create(&f, n, fpp);
-    }
-    if (rc != SBLOOM_OK)
-        return raise_code(rc, NULL);
-    return (PyObject *)wrap(f);
+    return new_filter(expected, fpp, layout_name, &f) < 0 ? NULL : (PyObject *)wrap(f);
 }
 
 static PyObject *Filter_windowed(PyObject *cls, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"expected", "fpp", "periods", "period", "now", NULL};
-    unsigned long long n = 0, period, now = 0;
-    unsigned periods = 4;
+    PyObject *expected, *periods_arg, *period_arg, *now_arg = NULL;
+    unsigned long long n = 0, periods, period, now = 0;
     double fpp = 1e-6;
-    PyObject *expected;
     (void)cls;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OdIK|K:windowed", names, &expected, &fpp,
-                                     &periods, &period, &now))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OdOO|O:windowed", names, &expected, &fpp,
+                                     &periods_arg, &period_arg, &now_arg))
         return NULL;
-    if (expected != Py_None &&
-        (n = PyLong_AsUnsignedLongLong(expected)) == (unsigned long long)-1 && PyErr_Occurred())
+    if ((expected != Py_None && count_arg(expected, "expected", 1, UINT64_MAX, &n) < 0) ||
+        fpp_arg(fpp) < 0 ||
+        count_arg(periods_arg, "periods", 1, SBLOOM_WINDOW_MAX_PERIODS, &periods) < 0 ||
+        count_arg(period_arg, "period", 1, UINT64_MAX, &period) < 0 ||
+        (now_arg && count_arg(now_arg, "now", 0, UINT64_MAX, &now) < 0))
         return NULL;
     sbloom_t *f = NULL;
     /* expected None: a window that grows from 1M keys, as Filter(None) does */
     int rc = expected == Py_None
-                 ? sbloom_create_windowed_scalable(&f, 1000000, fpp, periods, period, now)
-                 : sbloom_create_windowed(&f, n, fpp, periods, period, now);
+                 ? sbloom_create_windowed_scalable(&f, 1000000, fpp, (uint32_t)periods, period, now)
+                 : sbloom_create_windowed(&f, n, fpp, (uint32_t)periods, period, now);
     if (rc != SBLOOM_OK)
         return raise_code(rc, NULL);
     return (PyObject *)wrap(f);
@@ -260,21 +390,65 @@ static PyObject *Filter_load(PyObject *cls, PyObject *arg)
     return (PyObject *)wrap(f);
 }
 
+/* A new filter file at path, made whole under another name and linked into place: processes that
+ * start together all map the one file (the link fails for all but the first: a rename would
+ * replace a file another process had mapped already). 0, or -1 with the exception set. */
+static int make_file(const char *path, const sbloom_t *f)
+{
+    char made[4096];
+    if (snprintf(made, sizeof made, "%s.new.%ld", path, (long)getpid()) >= (int)sizeof made) {
+        PyErr_SetString(PyExc_ValueError, "the path is too long");
+        return -1;
+    }
+    int rc = sbloom_save(f, made);
+    if (rc != SBLOOM_OK) {
+        raise_code(rc, made);
+        return -1;
+    }
+    int linked = link(made, path) == 0 || errno == EEXIST ? 0 : errno;
+    unlink(made);
+    if (linked) {
+        errno = linked;
+        PyErr_SetFromErrnoWithFilename(PyExc_OSError, path);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *Filter_map(PyObject *cls, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"path", "write", "concurrent", NULL};
-    PyObject *bytes_path = NULL;
+    static char *names[] = {"path", "write", "concurrent", "expected", "fpp", "layout", NULL};
+    PyObject *bytes_path = NULL, *expected = NULL, *layout_name = Py_None;
     int write = 0, concurrent = 0;
+    double fpp = 1e-6;
     (void)cls;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|pp:map", names, PyUnicode_FSConverter,
-                                     &bytes_path, &write, &concurrent))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|ppOdO:map", names, PyUnicode_FSConverter,
+                                     &bytes_path, &write, &concurrent, &expected, &fpp,
+                                     &layout_name))
         return NULL;
     const char *path = PyBytes_AS_STRING(bytes_path);
+    if (expected && access(path, F_OK) != 0) { /* made first, planned (a mapping cannot grow) */
+        sbloom_t *made = NULL;
+        int failed = expected == Py_None;
+        if (failed)
+            PyErr_SetString(PyExc_ValueError, "a mapped file has a fixed size: give expected");
+        else
+            failed = new_filter(expected, fpp, layout_name, &made) < 0 || make_file(path, made) < 0;
+        sbloom_free(made);
+        if (failed) {
+            Py_DECREF(bytes_path);
+            return NULL;
+        }
+        write = 1;
+    }
     unsigned flags = (write ? SBLOOM_OPEN_WRITE : 0) | (concurrent ? SBLOOM_OPEN_CONCURRENT : 0);
     sbloom_t *f = NULL;
     int rc = sbloom_map(&f, path, flags);
     if (rc != SBLOOM_OK) {
-        raise_code(rc, path);
+        if (rc == SBLOOM_E_INVALID && concurrent && !write)
+            PyErr_SetString(PyExc_ValueError, "concurrent=True needs write=True");
+        else
+            raise_code(rc, path);
         Py_DECREF(bytes_path);
         return NULL;
     }
@@ -288,9 +462,13 @@ static PyObject *Filter_save(FilterObject *self, PyObject *arg)
     if (!PyUnicode_FSConverter(arg, &bytes_path))
         return NULL;
     const char *path = PyBytes_AS_STRING(bytes_path);
-    /* with the GIL held: no thread of this process adds while the filter is written out */
-    int rc = sbloom_save(self->filter, path);
-    PyObject *result = rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, path);
+    sbloom_t *f = exclusive_begin(self); /* no batch adds while the filter is written out */
+    PyObject *result = NULL;
+    if (f) {
+        int rc = sbloom_save(f, path);
+        result = rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, path);
+        exclusive_end(self);
+    }
     Py_DECREF(bytes_path);
     return result;
 }
@@ -298,8 +476,88 @@ static PyObject *Filter_save(FilterObject *self, PyObject *arg)
 static PyObject *Filter_sync(FilterObject *self, PyObject *unused)
 {
     (void)unused;
-    int rc = sbloom_sync(self->filter);
+    sbloom_t *f = exclusive_begin(self);
+    if (!f)
+        return NULL;
+    int rc = sbloom_sync(f);
+    exclusive_end(self);
     return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
+}
+
+static PyObject *Filter_close(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (!self->filter)
+        Py_RETURN_NONE; /* closed already: as a file's close */
+    sbloom_t *f = exclusive_begin(self);
+    if (!f)
+        return NULL;
+    self->filter = NULL; /* (a writable mapping is synced, then unmapped) */
+    sbloom_free(f);
+    exclusive_end(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Filter_enter(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    return open_filter(self) ? Py_NewRef(self) : NULL;
+}
+
+static PyObject *Filter_exit(FilterObject *self, PyObject *args)
+{
+    (void)args;
+    PyObject *r = Filter_close(self, NULL);
+    Py_XDECREF(r);
+    return r ? Py_NewRef(Py_False) : NULL;
+}
+
+/* ---- Bytes: to_bytes, from_bytes, pickling --------------------------------------------------- */
+
+static PyObject *Filter_to_bytes(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    sbloom_t *f = exclusive_begin(self);
+    if (!f)
+        return NULL;
+    uint64_t size = sbloom_serialized_size(f);
+    PyObject *out = size <= PY_SSIZE_T_MAX ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size)
+                                           : PyErr_NoMemory();
+    int rc = out ? sbloom_serialize(f, PyBytes_AS_STRING(out), (size_t)size) : SBLOOM_OK;
+    exclusive_end(self);
+    if (rc != SBLOOM_OK) {
+        Py_DECREF(out);
+        return raise_code(rc, NULL);
+    }
+    return out;
+}
+
+static PyObject *Filter_from_bytes(PyObject *cls, PyObject *arg)
+{
+    (void)cls;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    sbloom_t *f = NULL;
+    int rc = sbloom_deserialize(&f, view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return rc == SBLOOM_OK ? (PyObject *)wrap(f) : raise_code(rc, NULL);
+}
+
+/* pickle (a filter handed to a multiprocessing worker): Filter.from_bytes(to_bytes()). A
+ * concurrent or mapped filter pickles as a copy in memory. */
+static PyObject *Filter_reduce(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *data = Filter_to_bytes(self, NULL);
+    if (!data)
+        return NULL;
+    PyObject *from_bytes = PyObject_GetAttrString((PyObject *)&FilterType, "from_bytes");
+    PyObject *r = from_bytes ? Py_BuildValue("(O(N))", from_bytes, data) : NULL;
+    if (!r && !from_bytes)
+        Py_DECREF(data);
+    Py_XDECREF(from_bytes);
+    return r;
 }
 
 /* ---- One key -------------------------------------------------------------------------------- */
@@ -308,9 +566,10 @@ static PyObject *Filter_add(FilterObject *self, PyObject *key)
 {
     const char *data;
     Py_ssize_t len;
-    if (key_bytes(key, &data, &len) < 0)
+    sbloom_t *f = open_filter(self);
+    if (!f || key_bytes(key, &data, &len) < 0)
         return NULL;
-    int rc = sbloom_add(self->filter, data, (size_t)len);
+    int rc = sbloom_add(f, data, (size_t)len);
     return rc < 0 ? raise_code(rc, NULL) : PyBool_FromLong(rc);
 }
 
@@ -318,9 +577,10 @@ static int Filter_contains(FilterObject *self, PyObject *key)
 {
     const char *data;
     Py_ssize_t len;
-    if (key_bytes(key, &data, &len) < 0)
+    sbloom_t *f = open_filter(self);
+    if (!f || key_bytes(key, &data, &len) < 0)
         return -1;
-    int rc = sbloom_contains(self->filter, data, (size_t)len);
+    int rc = sbloom_contains(f, data, (size_t)len);
     if (rc < 0) {
         raise_code(rc, NULL);
         return -1;
@@ -332,14 +592,16 @@ static PyObject *Filter_remove(FilterObject *self, PyObject *key)
 {
     const char *data;
     Py_ssize_t len;
-    if (key_bytes(key, &data, &len) < 0)
+    sbloom_t *f = open_filter(self);
+    if (!f || key_bytes(key, &data, &len) < 0)
         return NULL;
-    int rc = sbloom_remove(self->filter, data, (size_t)len);
+    int rc = sbloom_remove(f, data, (size_t)len);
     if (rc == SBLOOM_E_ABSENT) {
         PyErr_SetString(PyExc_KeyError, "the key was never added (a counter of it is zero)");
         return NULL;
     }
-    return rc < 0 ? raise_code(rc, NULL) : Py_NewRef(Py_None);
+    return rc < 0 ? raise_for(rc, f, "remove needs a counting filter (layout='counting512')")
+                  : Py_NewRef(Py_None);
 }
 
 /* ---- Batches -------------------------------------------------------------------------------- */
@@ -391,7 +653,7 @@ static int64_t run_batch(sbloom_t *f, int op, const batch *b, uint8_t *out)
 static PyObject *batch_call(FilterObject *self, PyObject *keys, int op)
 {
     batch b;
-    if (batch_open(keys, &b) < 0)
+    if (!open_filter(self) || batch_open(keys, &b) < 0)
         return NULL;
     PyObject *answers = NULL;
     uint8_t *out = NULL;
@@ -403,18 +665,26 @@ static PyObject *batch_call(FilterObject *self, PyObject *keys, int op)
         }
         out = (uint8_t *)PyBytes_AS_STRING(answers);
     }
-    int64_t rc;
-    if (free_threaded(self->filter, op)) {
+    while (self->draining) /* a call that needs the filter alone waits, or runs: after it */
+        pause_without_gil();
+    sbloom_t *f = open_filter(self); /* (closed meanwhile?) */
+    int64_t rc = 0;
+    if (f && free_threaded(f, op)) {
+        self->inflight++;
         PyThreadState *released = PyEval_SaveThread();
-        rc = run_batch(self->filter, op, &b, out);
+        rc = run_batch(f, op, &b, out);
         PyEval_RestoreThread(released);
-    } else {
-        rc = run_batch(self->filter, op, &b, out);
+        self->inflight--;
+    } else if (f) {
+        rc = run_batch(f, op, &b, out);
     }
     batch_release(&b);
-    if (rc < 0) {
+    if (!f || rc < 0) {
         Py_XDECREF(answers);
-        return raise_code((int)rc, NULL);
+        return f ? raise_for((int)rc, f,
+                             "remove_many needs a counting filter "
+                             "(layout='counting512')")
+                 : NULL;
     }
     return op == OP_ADD ? PyLong_FromLongLong(rc) : answers;
 }
@@ -439,11 +709,32 @@ static PyObject *Filter_remove_many(FilterObject *self, PyObject *keys)
     return batch_call(self, keys, OP_REMOVE);
 }
 
+/* update(*iterables): the set's and rbloom's name; each iterable a batch (None: as set.update) */
+static PyObject *Filter_update(FilterObject *self, PyObject *args)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
+        PyObject *r = batch_call(self, PyTuple_GET_ITEM(args, i), OP_ADD);
+        if (!r)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_NONE;
+}
+
 /* ---- The rest ------------------------------------------------------------------------------- */
 
 static Py_ssize_t Filter_len(FilterObject *self)
 {
-    return (Py_ssize_t)sbloom_items(self->filter);
+    sbloom_t *f = open_filter(self);
+    if (!f)
+        return -1;
+    uint64_t items = sbloom_items(f);
+    if (items > (uint64_t)PY_SSIZE_T_MAX) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "the count is past what len() can say: read the items property");
+        return -1;
+    }
+    return (Py_ssize_t)items;
 }
 
 static PyObject *stats_dict(const sbloom_stats *st, const sbloom_t *f)
@@ -457,38 +748,53 @@ static PyObject *stats_dict(const sbloom_stats *st, const sbloom_t *f)
 static PyObject *Filter_stats(FilterObject *self, PyObject *unused)
 {
     (void)unused;
+    sbloom_t *f = open_filter(self);
+    if (!f)
+        return NULL;
     sbloom_stats st = sbloom_stats_init();
     int rc;
-    if (free_threaded(self->filter, OP_CONTAINS)) { /* a read of a filter that cannot grow */
+    if (free_threaded(f, OP_CONTAINS)) { /* a read of a filter that cannot grow */
+        self->inflight++;                /* (close waits for it) */
         PyThreadState *released = PyEval_SaveThread();
-        rc = sbloom_get_stats(self->filter, &st);
+        rc = sbloom_get_stats(f, &st);
         PyEval_RestoreThread(released);
+        self->inflight--;
     } else {
-        rc = sbloom_get_stats(self->filter, &st);
+        rc = sbloom_get_stats(f, &st);
     }
-    return rc == SBLOOM_OK ? stats_dict(&st, self->filter) : raise_code(rc, NULL);
+    return rc == SBLOOM_OK ? stats_dict(&st, f) : raise_code(rc, NULL);
 }
 
 static PyObject *Filter_estimate(FilterObject *self, PyObject *unused)
 {
     (void)unused;
+    sbloom_t *f = open_filter(self);
+    if (!f)
+        return NULL;
     sbloom_stats st = sbloom_stats_init();
-    int rc = sbloom_estimate(self->filter, &st);
-    return rc == SBLOOM_OK ? stats_dict(&st, self->filter) : raise_code(rc, NULL);
+    int rc = sbloom_estimate(f, &st);
+    return rc == SBLOOM_OK ? stats_dict(&st, f) : raise_code(rc, NULL);
 }
 
 static PyObject *Filter_copy(FilterObject *self, PyObject *unused)
 {
     (void)unused;
-    sbloom_t *f = NULL;
-    int rc = sbloom_clone(&f, self->filter);
-    return rc == SBLOOM_OK ? (PyObject *)wrap(f) : raise_code(rc, NULL);
+    sbloom_t *f = exclusive_begin(self), *copy = NULL;
+    if (!f)
+        return NULL;
+    int rc = sbloom_clone(&copy, f);
+    exclusive_end(self);
+    return rc == SBLOOM_OK ? (PyObject *)wrap(copy) : raise_code(rc, NULL);
 }
 
 static PyObject *Filter_clear(FilterObject *self, PyObject *unused)
 {
     (void)unused;
-    int rc = sbloom_clear(self->filter);
+    sbloom_t *f = exclusive_begin(self);
+    if (!f)
+        return NULL;
+    int rc = sbloom_clear(f);
+    exclusive_end(self);
     return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
 }
 
@@ -498,8 +804,27 @@ static PyObject *Filter_union(FilterObject *self, PyObject *other)
         PyErr_SetString(PyExc_TypeError, "union takes another simdbloom.Filter");
         return NULL;
     }
-    int rc = sbloom_union(self->filter, ((FilterObject *)other)->filter);
-    return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
+    FilterObject *o = (FilterObject *)other;
+    sbloom_t *f = exclusive_begin(self);
+    if (!f)
+        return NULL;
+    sbloom_t *g = o == self ? f : exclusive_begin(o);
+    int rc = g ? sbloom_union(f, g) : SBLOOM_OK;
+    if (g && o != self)
+        exclusive_end(o);
+    exclusive_end(self);
+    if (!g)
+        return NULL;
+    if (rc == SBLOOM_E_INCOMPATIBLE) {
+        PyErr_Format(PyExc_ValueError,
+                     "union takes a filter of the same layout and size: this one is %s of %llu "
+                     "bytes, the other %s of %llu bytes",
+                     sbloom_layout_name(sbloom_get_layout(f)), (unsigned long long)sbloom_bytes(f),
+                     sbloom_layout_name(sbloom_get_layout(g)), (unsigned long long)sbloom_bytes(g));
+        return NULL;
+    }
+    return rc == SBLOOM_OK ? Py_NewRef(Py_None)
+                           : raise_for(rc, f, "union takes bit filters (not counting ones)");
 }
 
 static PyObject *Filter_ior(PyObject *self, PyObject *other)
@@ -530,35 +855,54 @@ static PyObject *Filter_set_concurrent(FilterObject *self, PyObject *arg)
     int on = PyObject_IsTrue(arg);
     if (on < 0)
         return NULL;
-    int rc = sbloom_set_concurrent(self->filter, on);
-    return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
+    sbloom_t *f = exclusive_begin(self); /* (no batch runs without the GIL meanwhile) */
+    if (!f)
+        return NULL;
+    int rc = sbloom_set_concurrent(f, on);
+    exclusive_end(self);
+    if (rc == SBLOOM_E_INVALID)
+        return PyErr_Format(PyExc_ValueError, "a filter mapped with concurrent=True stays "
+                                              "concurrent (other processes may be adding)");
+    return rc == SBLOOM_OK ? Py_NewRef(Py_None)
+                           : raise_for(rc, f,
+                                       "concurrent mode takes a bit filter of fixed size, or a "
+                                       "planned window (not a counting or growing one)");
 }
 
 static PyObject *Filter_set_threads(FilterObject *self, PyObject *arg)
 {
-    unsigned long threads = PyLong_AsUnsignedLong(arg);
-    if (threads == (unsigned long)-1 && PyErr_Occurred())
+    unsigned long long threads;
+    if (count_arg(arg, "threads", 0, 1024, &threads) < 0)
         return NULL;
-    int rc = sbloom_set_threads(self->filter, (unsigned)threads);
+    sbloom_t *f = exclusive_begin(self);
+    if (!f)
+        return NULL;
+    int rc = sbloom_set_threads(f, (unsigned)threads);
+    exclusive_end(self);
     return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
 }
 
 static PyObject *Filter_advance(FilterObject *self, PyObject *arg)
 {
-    unsigned long long now = PyLong_AsUnsignedLongLong(arg);
-    if (now == (unsigned long long)-1 && PyErr_Occurred())
+    unsigned long long now;
+    sbloom_t *f = open_filter(self);
+    if (!f || count_arg(arg, "now", 0, UINT64_MAX, &now) < 0)
         return NULL;
-    int rc = sbloom_advance(self->filter, now);
-    return rc == SBLOOM_OK ? Py_NewRef(Py_None) : raise_code(rc, NULL);
+    int rc = sbloom_advance(f, now);
+    return rc == SBLOOM_OK ? Py_NewRef(Py_None)
+                           : raise_for(rc, f, "advance needs a windowed filter (Filter.windowed)");
 }
 
 static PyObject *Filter_window(FilterObject *self, PyObject *unused)
 {
     (void)unused;
+    sbloom_t *f = open_filter(self);
+    if (!f)
+        return NULL;
     sbloom_window w = sbloom_window_init();
-    int rc = sbloom_get_window(self->filter, &w);
+    int rc = sbloom_get_window(f, &w);
     if (rc != SBLOOM_OK)
-        return raise_code(rc, NULL);
+        return raise_for(rc, f, "window() needs a windowed filter (Filter.windowed)");
     PyObject *gens = PyList_New(0);
     for (uint32_t i = 0; gens && i < w.generations; i++) {
         PyObject *start = w.generation_start[i] == UINT64_MAX
@@ -581,50 +925,33 @@ static PyObject *Filter_window(FilterObject *self, PyObject *unused)
                          "generations", gens);
 }
 
-static PyObject *get_layout(FilterObject *self, void *closure)
-{
-    (void)closure;
-    return PyUnicode_FromString(sbloom_layout_name(sbloom_get_layout(self->filter)));
-}
+/* The getters: of an open filter (a closed one raises ValueError, but for `closed`). */
+#define GETTER(name, expr)                                                                         \
+    static PyObject *get_##name(FilterObject *self, void *closure)                                 \
+    {                                                                                              \
+        (void)closure;                                                                             \
+        sbloom_t *f = open_filter(self);                                                           \
+        return f ? (expr) : NULL;                                                                  \
+    }
+GETTER(layout, PyUnicode_FromString(sbloom_layout_name(sbloom_get_layout(f))))
+GETTER(items, PyLong_FromUnsignedLongLong(sbloom_items(f)))
+GETTER(bytes, PyLong_FromUnsignedLongLong(sbloom_bytes(f)))
+GETTER(planned_items, PyLong_FromUnsignedLongLong(sbloom_planned_items(f)))
+GETTER(planned_fpp, PyFloat_FromDouble(sbloom_planned_fpp(f)))
+GETTER(concurrent, PyBool_FromLong(sbloom_is_concurrent(f)))
+GETTER(isa, PyUnicode_FromString(sbloom_filter_isa(f)))
+GETTER(growing, PyBool_FromLong(sbloom_is_growing(f)))
 
-static PyObject *get_items(FilterObject *self, void *closure)
+static PyObject *get_closed(FilterObject *self, void *closure)
 {
     (void)closure;
-    return PyLong_FromUnsignedLongLong(sbloom_items(self->filter));
-}
-
-static PyObject *get_bytes(FilterObject *self, void *closure)
-{
-    (void)closure;
-    return PyLong_FromUnsignedLongLong(sbloom_bytes(self->filter));
-}
-
-static PyObject *get_planned_items(FilterObject *self, void *closure)
-{
-    (void)closure;
-    return PyLong_FromUnsignedLongLong(sbloom_planned_items(self->filter));
-}
-
-static PyObject *get_planned_fpp(FilterObject *self, void *closure)
-{
-    (void)closure;
-    return PyFloat_FromDouble(sbloom_planned_fpp(self->filter));
-}
-
-static PyObject *get_concurrent(FilterObject *self, void *closure)
-{
-    (void)closure;
-    return PyBool_FromLong(sbloom_is_concurrent(self->filter));
-}
-
-static PyObject *get_isa(FilterObject *self, void *closure)
-{
-    (void)closure;
-    return PyUnicode_FromString(sbloom_filter_isa(self->filter));
+    return PyBool_FromLong(self->filter == NULL);
 }
 
 static PyObject *Filter_repr(FilterObject *self)
 {
+    if (!self->filter)
+        return PyUnicode_FromString("<simdbloom.Filter closed>");
     return PyUnicode_FromFormat("<simdbloom.Filter %s, %llu bytes, %llu items>",
                                 sbloom_layout_name(sbloom_get_layout(self->filter)),
                                 (unsigned long long)sbloom_bytes(self->filter),
@@ -635,25 +962,41 @@ static PyMethodDef Filter_methods[] = {
     {"load", (PyCFunction)Filter_load, METH_O | METH_CLASS,
      "Filter.load(path): a filter read from a file (every checksum verified)."},
     {"map", (PyCFunction)(void (*)(void))Filter_map, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "Filter.map(path, write=False, concurrent=False): the file mapped, zero copy. write=True adds "
-     "to the file itself; concurrent=True with it lets several processes add at once."},
+     "Filter.map(path, write=False, concurrent=False, expected=None, fpp=1e-6, layout=None): the "
+     "file mapped, zero copy. write=True adds to the file itself; concurrent=True with it lets "
+     "several processes add at once. With expected, a file that does not exist is made first "
+     "(planned: a mapping cannot grow) and mapped for writing."},
     {"windowed", (PyCFunction)(void (*)(void))Filter_windowed,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "Filter.windowed(expected, fpp, periods, period, now=0): 'seen in the last periods x period "
-     "time units?'; expected keys per window (None: it grows as keys come, from 1M a window). "
-     "Move its clock with advance(now)."},
+     "time units?'; expected keys per window, at most expected / periods in any one period "
+     "(None: it grows as keys come, from 1M a window). Move its clock with advance(now)."},
+    {"from_bytes", (PyCFunction)Filter_from_bytes, METH_O | METH_CLASS,
+     "Filter.from_bytes(data): a filter from to_bytes()'s bytes (every checksum verified)."},
+    {"to_bytes", (PyCFunction)Filter_to_bytes, METH_NOARGS,
+     "to_bytes() -> bytes: the filter's file image (what save() writes); pickle uses it."},
+    {"__reduce__", (PyCFunction)Filter_reduce, METH_NOARGS, "pickle: from_bytes(to_bytes())."},
     {"save", (PyCFunction)Filter_save, METH_O, "save(path): write the filter crash-safely."},
     {"sync", (PyCFunction)Filter_sync, METH_NOARGS,
      "sync(): write a writable mapping's header back (the file is then valid)."},
+    {"close", (PyCFunction)Filter_close, METH_NOARGS,
+     "close(): frees the filter now (a writable mapping is synced and unmapped); any later call "
+     "but close raises ValueError. A Filter is also a context manager."},
+    {"__enter__", (PyCFunction)Filter_enter, METH_NOARGS,
+     "with Filter... as f: closed at the end."},
+    {"__exit__", (PyCFunction)Filter_exit, METH_VARARGS, "closes the filter."},
     {"add", (PyCFunction)Filter_add, METH_O,
-     "add(key) -> bool: adds a str or bytes key; True if it was new."},
+     "add(key) -> bool: adds a str or bytes key; True if it was new (pybloomfiltermmap3's add "
+     "answers the reverse: True if it was there)."},
     {"add_if_new", (PyCFunction)Filter_add, METH_O,
      "add_if_new(key) -> bool: the same as add: True if the key was new (and is now added)."},
     {"remove", (PyCFunction)Filter_remove, METH_O,
-     "remove(key): takes a key out of a counting filter; KeyError if it was never added."},
+     "remove(key): takes a key out of a counting filter; KeyError if a counter of it is zero."},
     {"add_many", (PyCFunction)Filter_add_many, METH_O,
-     "add_many(keys) -> int: adds a list of str/bytes, or a uint64 buffer; returns how many were "
-     "new."},
+     "add_many(keys) -> int: adds a list of str/bytes, or a 64-bit integer buffer; returns how "
+     "many were new."},
+    {"update", (PyCFunction)Filter_update, METH_VARARGS,
+     "update(*keys): adds each batch of keys, as a set's update (add_many for one)."},
     {"contains_many", (PyCFunction)Filter_contains_many, METH_O,
      "contains_many(keys) -> bytes: one byte per key, 1 if it may be present."},
     {"add_if_new_many", (PyCFunction)Filter_add_if_new_many, METH_O,
@@ -674,7 +1017,7 @@ static PyMethodDef Filter_methods[] = {
      "set_concurrent(on): concurrent mode: adds and lookups from many threads at once, batch calls "
      "without the GIL."},
     {"set_threads", (PyCFunction)Filter_set_threads, METH_O,
-     "set_threads(n): threads one large batch call uses (0: every core)."},
+     "set_threads(n): threads one large batch call uses (0: every core; at most 1024)."},
     {"advance", (PyCFunction)Filter_advance, METH_O,
      "advance(now): a windowed filter's clock moves to now (it forgets what fell out)."},
     {"window", (PyCFunction)Filter_window, METH_NOARGS,
@@ -690,6 +1033,9 @@ static PyGetSetDef Filter_getset[] = {
     {"planned_fpp", (getter)get_planned_fpp, NULL, "the false-positive rate planned", NULL},
     {"concurrent", (getter)get_concurrent, NULL, "True in concurrent mode", NULL},
     {"isa", (getter)get_isa, NULL, "the instruction set its kernels use", NULL},
+    {"closed", (getter)get_closed, NULL, "True after close()", NULL},
+    {"growing", (getter)get_growing, NULL,
+     "True for a filter planned without a count, which grows as keys come", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -723,17 +1069,35 @@ static PyTypeObject FilterType = {
 #include "simdbloom_redis.h"
 
 typedef struct {
-    PyObject_HEAD sbloom_redis_t *filter;
+    PyObject_HEAD sbloom_redis_t *filter; /* NULL once closed */
     int busy; /* a call is running on the handle (without the GIL): one at a time */
+    char name[130];
 } RedisFilterObject;
+
+/* The exception of a fleet error: TimeoutError (a server that kept not answering: stopped, or
+ * overloaded), ConnectionError (none reachable), RuntimeError (the rest), with the message. */
+static PyObject *redis_exception(int code)
+{
+    return code == SBLOOM_REDIS_E_TIMEOUT   ? PyExc_TimeoutError
+           : code == SBLOOM_REDIS_E_CONNECT ? PyExc_ConnectionError
+                                            : PyExc_RuntimeError;
+}
 
 static PyObject *raise_redis(sbloom_redis_t *f, int code)
 {
     if (code == SBLOOM_E_NOMEM)
         return PyErr_NoMemory();
-    PyErr_Format(code == SBLOOM_REDIS_E_CONNECT ? PyExc_ConnectionError : PyExc_RuntimeError,
-                 "redis: %s", f ? sbloom_redis_message(f) : sbloom_redis_strerror(code));
+    PyErr_Format(redis_exception(code), "redis: %s",
+                 f ? sbloom_redis_message(f) : sbloom_redis_strerror(code));
     return NULL;
+}
+
+/* The handle of an open RedisFilter, or NULL with ValueError (after close()). */
+static sbloom_redis_t *open_redis(RedisFilterObject *self)
+{
+    if (!self->filter)
+        PyErr_SetString(PyExc_ValueError, "the RedisFilter is closed");
+    return self->filter;
 }
 
 static PyObject *RedisFilter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -746,6 +1110,11 @@ static PyObject *RedisFilter_new(PyTypeObject *type, PyObject *args, PyObject *k
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "ss|Odzdd:RedisFilter", names, &nodes, &name,
                                      &expected, &fpp, &password, &retry, &timeout))
         return NULL;
+    if (retry < 0 || timeout < 0 || !isfinite(retry) || !isfinite(timeout)) {
+        PyErr_SetString(PyExc_ValueError, "retry and timeout are seconds, 0 or more (0: the "
+                                          "library's 30 and 5)");
+        return NULL;
+    }
     sbloom_redis_options options = sbloom_redis_options_init();
     options.nodes = nodes;
     options.password = password;
@@ -754,8 +1123,8 @@ static PyObject *RedisFilter_new(PyTypeObject *type, PyObject *args, PyObject *k
     sbloom_redis_plan plan = sbloom_redis_plan_init();
     int planned = expected != Py_None;
     if (planned) {
-        unsigned long long n = PyLong_AsUnsignedLongLong(expected);
-        if (n == (unsigned long long)-1 && PyErr_Occurred())
+        unsigned long long n;
+        if (count_arg(expected, "expected", 1, UINT64_MAX, &n) < 0 || fpp_arg(fpp) < 0)
             return NULL;
         sbloom_plan p = sbloom_plan_init();
         int rc = sbloom_plan_for(n, fpp, &p);
@@ -773,8 +1142,7 @@ static PyObject *RedisFilter_new(PyTypeObject *type, PyObject *args, PyObject *k
     rc = sbloom_redis_open(&f, &options, name, planned ? &plan : NULL, err, sizeof err);
     PyEval_RestoreThread(released);
     if (rc != 0) {
-        PyErr_Format(rc == SBLOOM_REDIS_E_CONNECT ? PyExc_ConnectionError : PyExc_RuntimeError,
-                     "redis: %s", err);
+        PyErr_Format(redis_exception(rc), "redis: %s", err);
         return NULL;
     }
     RedisFilterObject *self = (RedisFilterObject *)type->tp_alloc(type, 0);
@@ -783,6 +1151,7 @@ static PyObject *RedisFilter_new(PyTypeObject *type, PyObject *args, PyObject *k
         return NULL;
     }
     self->filter = f;
+    snprintf(self->name, sizeof self->name, "%s", name);
     return (PyObject *)self;
 }
 
@@ -792,12 +1161,59 @@ static void RedisFilter_dealloc(RedisFilterObject *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+static PyObject *RedisFilter_close(RedisFilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "this RedisFilter is in use by another thread");
+        return NULL;
+    }
+    sbloom_redis_t *f = self->filter;
+    self->filter = NULL;
+    if (f) { /* (its pending count is sent: bounded by the handle's timeout and retry) */
+        Py_BEGIN_ALLOW_THREADS sbloom_redis_close(f);
+        Py_END_ALLOW_THREADS
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *RedisFilter_enter(RedisFilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    return open_redis(self) ? Py_NewRef(self) : NULL;
+}
+
+static PyObject *RedisFilter_exit(RedisFilterObject *self, PyObject *args)
+{
+    (void)args;
+    PyObject *r = RedisFilter_close(self, NULL);
+    Py_XDECREF(r);
+    return r ? Py_NewRef(Py_False) : NULL;
+}
+
+static PyObject *RedisFilter_repr(RedisFilterObject *self)
+{
+    if (!self->filter)
+        return PyUnicode_FromFormat("<simdbloom.RedisFilter %s closed>", self->name);
+    sbloom_redis_plan plan = sbloom_redis_plan_init();
+    sbloom_redis_get_plan(self->filter, &plan);
+    return PyUnicode_FromFormat("<simdbloom.RedisFilter %s: %s, %llu bytes in %llu shards>",
+                                self->name, sbloom_layout_name(plan.layout),
+                                (unsigned long long)plan.bytes, (unsigned long long)plan.shards);
+}
+
+static PyObject *get_redis_closed(RedisFilterObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(self->filter == NULL);
+}
+
 /* A batch against the fleet, without the GIL. A handle takes one call at a time (the library's
  * rule): a second thread calling while one runs gets RuntimeError (open one per thread). */
 static PyObject *redis_batch(RedisFilterObject *self, PyObject *keys, int op)
 {
     batch b;
-    if (batch_open(keys, &b) < 0)
+    if (!open_redis(self) || batch_open(keys, &b) < 0)
         return NULL;
     if (b.is_u64) {
         batch_release(&b);
@@ -878,6 +1294,8 @@ static int RedisFilter_contains(RedisFilterObject *self, PyObject *key)
 static PyObject *RedisFilter_info(RedisFilterObject *self, PyObject *unused)
 {
     (void)unused;
+    if (!open_redis(self))
+        return NULL;
     sbloom_redis_info info = sbloom_redis_info_init();
     sbloom_redis_plan plan = sbloom_redis_plan_init();
     sbloom_redis_get_plan(self->filter, &plan);
@@ -904,10 +1322,33 @@ static PyMethodDef RedisFilter_methods[] = {
      "exception: nothing is answered)."},
     {"info", (PyCFunction)RedisFilter_info, METH_NOARGS,
      "info() -> dict: layout, bytes, shards, items (all clients), bits_set, masters."},
+    {"close", (PyCFunction)RedisFilter_close, METH_NOARGS,
+     "close(): sends the handle's pending count and disconnects; later calls raise ValueError."},
+    {"__enter__", (PyCFunction)RedisFilter_enter, METH_NOARGS, "with: closed at the end."},
+    {"__exit__", (PyCFunction)RedisFilter_exit, METH_VARARGS, "closes the handle."},
     {NULL, NULL, 0, NULL},
 };
 
+/* len(): the keys the fleet reported new (its counter; info() reads it, with a count of the
+ * bits set on the servers). */
+static Py_ssize_t RedisFilter_len(RedisFilterObject *self)
+{
+    PyObject *info = RedisFilter_info(self, NULL);
+    if (!info)
+        return -1;
+    PyObject *items = PyDict_GetItemString(info, "items");
+    Py_ssize_t n = items ? PyLong_AsSsize_t(items) : -1;
+    Py_DECREF(info);
+    return n;
+}
+
+static PyGetSetDef RedisFilter_getset[] = {
+    {"closed", (getter)get_redis_closed, NULL, "True after close()", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PySequenceMethods RedisFilter_as_sequence = {
+    .sq_length = (lenfunc)RedisFilter_len,
     .sq_contains = (objobjproc)RedisFilter_contains,
 };
 
@@ -920,7 +1361,9 @@ static PyTypeObject RedisFilterType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = RedisFilter_new,
     .tp_dealloc = (destructor)RedisFilter_dealloc,
+    .tp_repr = (reprfunc)RedisFilter_repr,
     .tp_methods = RedisFilter_methods,
+    .tp_getset = RedisFilter_getset,
     .tp_as_sequence = &RedisFilter_as_sequence,
 };
 #endif

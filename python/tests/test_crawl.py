@@ -195,7 +195,7 @@ def test_a_crawl_stopped_and_resumed_from_jobdir_fetches_no_page_twice(site, tmp
     assert set(site.fetches) == want
 
 
-def test_two_processes_sharing_one_file_split_the_site(site, tmp_path):
+def test_two_processes_sharing_one_file_fetch_no_page_twice(site, tmp_path):
     want = reachable()
     shared = tmp_path / "shared.sbloom"
     common = ["DUPEFILTER_CLASS=simdbloom.scrapy.DupeFilter", "SIMDBLOOM_EXPECTED=100000",
@@ -235,7 +235,7 @@ def test_redis_filter_answers_as_a_set(redis_server):
         simdbloom.RedisFilter(redis_server, "absent")  # no plan: it must exist
 
 
-def test_two_processes_with_the_redis_filter_split_the_site(site, tmp_path, redis_server):
+def test_two_processes_with_the_redis_filter_fetch_no_page_twice(site, tmp_path, redis_server):
     want = reachable()
     assert crawl_twice_at_once(
         tmp_path, site, "DUPEFILTER_CLASS=simdbloom.scrapy.DupeFilter", "SIMDBLOOM_EXPECTED=100000",
@@ -243,3 +243,33 @@ def test_two_processes_with_the_redis_filter_split_the_site(site, tmp_path, redi
         "SIMDBLOOM_REDIS_NAME=site") == [0, 0]
     assert once_each(site.fetches, 2), "a page fetched by both processes"
     assert set(site.fetches) == want
+
+
+def test_a_stalled_redis_raises_timeouterror_in_seconds(redis_server, tmp_path):
+    """A server stopped (SIGSTOP) under a handle: the call raises TimeoutError, naming the server
+    that did not answer, within its timeout and retry (not half a minute), and close() returns
+    in the same bound; the Scrapy filter's settings give those bounds."""
+    import signal
+    import time as clock
+    import simdbloom
+    f = simdbloom.RedisFilter(redis_server, "stall", expected=10_000, timeout=0.5, retry=1)
+    assert f.add("https://example.org/x") is True
+    pid = int(next((tmp_path / "redis").rglob("redis.pid")).read_text())
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        began = clock.monotonic()
+        with pytest.raises(TimeoutError, match="did not answer within"):
+            f.add_if_new_many([f"https://example.org/{i}" for i in range(100)])
+        assert clock.monotonic() - began < 10
+        began = clock.monotonic()
+        f.close()
+        assert clock.monotonic() - began < 10 and f.closed
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    with simdbloom.RedisFilter(redis_server, "stall") as g:  # running again: as before
+        assert "https://example.org/x" in g and g.add("https://example.org/y") and len(g) >= 1
+        assert "stall" in repr(g)
+    from simdbloom.scrapy import DupeFilter
+    d = DupeFilter(redis_nodes=redis_server, redis_name="stall", expected=10_000,
+                   redis_timeout=0.5, redis_retry=1)
+    d.close("finished")

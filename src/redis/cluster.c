@@ -34,6 +34,7 @@ struct rc_cluster {
     double timeout, retry;
     uint64_t rounds;
     char message[512];
+    int timed_out; /* the last failure: a server that did not answer within the timeout */
 };
 
 int rc_fail(rc_cluster *c, int code, const char *fmt, ...)
@@ -42,7 +43,31 @@ int rc_fail(rc_cluster *c, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(c->message, sizeof c->message, fmt, ap);
     va_end(ap);
+    c->timed_out = 0;
     return code;
+}
+
+/* A connection's failure that is a timeout: hiredis reports the read or write that waited the
+ * whole timeout as an I/O error with EAGAIN's text. */
+static int timed_out(const redisContext *ctx)
+{
+    return ctx && ctx->err == REDIS_ERR_IO && strcmp(ctx->errstr, strerror(EAGAIN)) == 0;
+}
+
+/* The failure of node i's connection, said as a timeout when it is one (and remembered). */
+static int connection_failed(rc_cluster *c, int i, const char *doing)
+{
+    const rc_node *n = &c->nodes[i];
+    if (timed_out(n->ctx)) {
+        rc_fail(c, SBLOOM_REDIS_E_CONNECT,
+                "%s:%d did not answer within %.3g s %s (stopped, or "
+                "overloaded)",
+                n->host, n->port, c->timeout, doing);
+        c->timed_out = 1;
+        return SBLOOM_REDIS_E_CONNECT;
+    }
+    return rc_fail(c, SBLOOM_REDIS_E_CONNECT, "%s:%d: %s %s", n->host, n->port,
+                   n->ctx ? n->ctx->errstr : "not connected", doing);
 }
 
 const char *rc_message(const rc_cluster *c)
@@ -157,13 +182,16 @@ static int ensure_connected(rc_cluster *c, int i)
         c->password ? redisCommand(ctx, "AUTH %s", c->password) : redisCommand(ctx, "PING");
     int rc = 0;
     if (!r) {
+        n->ctx = ctx; /* (for the message) */
         rc = ctx->err == REDIS_ERR_PROTOCOL
                  ? rc_fail(c, SBLOOM_REDIS_E_PROTOCOL,
                            "%s:%d does not speak the Redis protocol (%s)", n->host, n->port,
                            ctx->errstr)
-                 : rc_fail(c, SBLOOM_REDIS_E_CONNECT,
-                           "%s:%d failed at the greeting (%s): is it a Redis server?", n->host,
-                           n->port, ctx->errstr);
+             : timed_out(ctx) ? connection_failed(c, i, "at the greeting")
+                              : rc_fail(c, SBLOOM_REDIS_E_CONNECT,
+                                        "%s:%d failed at the greeting (%s): is it a Redis server?",
+                                        n->host, n->port, ctx->errstr);
+        n->ctx = NULL;
     } else if (rc_error_is(r, "NOAUTH") || rc_error_is(r, "WRONGPASS") ||
                (r->type == REDIS_REPLY_ERROR && c->password)) {
         rc = rc_fail(c, SBLOOM_REDIS_E_AUTH, "%s:%d refused the login: %s%s", n->host, n->port,
@@ -196,8 +224,7 @@ static int topology_from(rc_cluster *c, int i)
         return rc;
     redisReply *r = redisCommand(c->nodes[i].ctx, "CLUSTER SLOTS");
     if (!r) {
-        rc = rc_fail(c, SBLOOM_REDIS_E_CONNECT, "%s:%d: %s", c->nodes[i].host, c->nodes[i].port,
-                     c->nodes[i].ctx->errstr);
+        rc = connection_failed(c, i, "(asked for the cluster's slots)");
         drop_connection(c, i);
         return rc;
     }
@@ -542,9 +569,12 @@ int rc_run(rc_cluster *c, rc_cmd *cmds, size_t n)
                     broken = 1;
                     continue;
                 }
-                rc_fail(c, SBLOOM_REDIS_E_CONNECT, "lost the connection to %s:%d: %s",
-                        c->nodes[node].host, c->nodes[node].port,
-                        ctx ? ctx->errstr : "not connected");
+                if (timed_out(ctx))
+                    connection_failed(c, node, "to a command");
+                else
+                    rc_fail(c, SBLOOM_REDIS_E_CONNECT, "lost the connection to %s:%d: %s",
+                            c->nodes[node].host, c->nodes[node].port,
+                            ctx ? ctx->errstr : "not connected");
                 drop_connection(c, node);
                 cmd->uncertain = 1;
                 pending[nretry++] = order[j];
@@ -575,8 +605,11 @@ int rc_run(rc_cluster *c, rc_cmd *cmds, size_t n)
         if (monotonic_seconds() >= deadline) {
             char last[sizeof c->message];
             snprintf(last, sizeof last, "%s", c->message);
+            int timeout = c->timed_out;
             rc = rc_fail(c,
-                         strstr(last, "connect") ? SBLOOM_REDIS_E_CONNECT : SBLOOM_REDIS_E_CLUSTER,
+                         timeout                   ? SBLOOM_REDIS_E_TIMEOUT
+                         : strstr(last, "connect") ? SBLOOM_REDIS_E_CONNECT
+                                                   : SBLOOM_REDIS_E_CLUSTER,
                          "gave up after %.0f s of retries: %s", c->retry, last);
             break;
         }

@@ -20,6 +20,8 @@ const char *sbloom_redis_strerror(int code)
     case SBLOOM_REDIS_E_NOT_FOUND: return "no such filter in Redis";
     case SBLOOM_REDIS_E_REPLY: return "Redis answered with an error";
     case SBLOOM_REDIS_E_DAMAGED: return "a shard of the filter in Redis is missing or damaged";
+    case SBLOOM_REDIS_E_TIMEOUT:
+        return "a Redis server did not answer within the timeout (stopped, or overloaded)";
     case SBLOOM_REDIS_E_CLOCK:
         return "this client's clock and the Redis servers' differ by more than a window allows";
     default: return sbloom_strerror(code);
