@@ -69,12 +69,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
 }
 
-/* A windowed file written before the form byte, with at most 3 periods: an image per generation,
- * which today's writer puts as one image of the lines (the record's form byte, at 184, is 0). */
+/* A windowed file that loads as another image: one written before the form byte, with at most 3
+ * periods (an image per generation, which today's writer puts as one image of the lines: the
+ * record's form byte, at 184, is 0), or one whose rotation a kill cut short (the record's target
+ * at 176 set: a load finishes the rotation). */
 static int windowed_of_old_form(const uint8_t *data, size_t size, const sbloom_t *f)
 {
     return sbloom_get_layout(f) == SBLOOM_LAYOUT_WINDOWED && size >= 128 + 192 &&
-           data[128 + 184] == 0 && le64(data + 128 + 8) % (UINT64_C(1) << 32) <= 3;
+           ((data[128 + 184] == 0 && le64(data + 128 + 8) % (UINT64_C(1) << 32) <= 3) ||
+            (data[128 + 184] != 2 && le64(data + 128 + 176) != 0));
 }
 
 /* What loaded must serialize back to exactly the input bytes; a windowed file of the old form

@@ -208,6 +208,11 @@ check "window: generation $q expires by itself, a quarter period after the windo
   [ "$expiry" = "$(( ((q + 4) * 4 + 1) * 1000 ))" -o "$(rcli exists "$gen")" = 0 ]
 info=$("$sb" info --redis "$nodes" --name win)
 check "window: info shows the window" grep -q "forgets after 12 s: 3 periods of 4 s" <<<"$info"
+check "window: info gives each generation's start as a date" \
+  grep -q "^  generation [0-9]  *began 20[0-9][0-9]-[0-9][0-9]-[0-9][0-9] " <<<"$info"
+err=$("$sb" info --redis "$nodes" --name win --repair 2>&1 >/dev/null); rc=$?
+check "window: info --repair on a windowed fleet filter: exit 1, saying what to do" \
+  [ "$rc" -eq 1 -a "$(grep -c "windowed filter: --repair resets the shards of a plain one" <<<"$err")" -eq 1 ]
 check "window: a plain run on a windowed table is refused" \
   bash -c "! '$sb' dedup --quiet --redis '$nodes' --name win <'$work/w-all' >/dev/null 2>&1"
 # overwrite the current generation of shard 0 with a hash: the next run stops, naming it

@@ -324,6 +324,19 @@ static void mapped_in_place(double p)
           memcmp(a, b, sizeof a) == 0);
     sbloom_free(back);
     sbloom_free(f);
+    /* a record whose count for a generation is more than its bits (a forged file: a mapping
+     * verifies no checksum) is refused by the mapping as by a load, naming it */
+    {
+        FILE *fp = fopen(path, "r+b");
+        uint64_t huge = UINT64_C(1) << 62;
+        CHECK(fp && fseek(fp, 128 + 32 + 8 * 4 + 8 * 1, SEEK_SET) == 0 &&
+              fwrite(&huge, 8, 1, fp) == 1); /* (little-endian: this test's hosts) */
+        if (fp)
+            fclose(fp);
+        m = (sbloom_t *)1;
+        CHECK(sbloom_map(&m, path, SBLOOM_OPEN_WRITE) == SBLOOM_E_CORRUPT && m == NULL);
+        CHECK(strstr(sbloom_error_detail(), "generation 1 counts") != NULL);
+    }
     /* more than 3 periods: an image per generation, not mapped */
     CHECK(sbloom_create_windowed(&f, 6000, p, 4, 100, 1000) == SBLOOM_OK);
     CHECK(f && sbloom_save(f, path) == SBLOOM_OK);
