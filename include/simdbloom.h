@@ -201,6 +201,56 @@ SBLOOM_API double sbloom_classic_bits_per_key(double p);
 
 typedef struct sbloom sbloom_t; /* opaque */
 
+/* Every filter from one call: sbloom_create_opts(&f, &opts), the options made by
+ * sbloom_opts_init() and set by name (unset fields keep their zero meaning):
+ *
+ *     sbloom_opts opts = sbloom_opts_init();
+ *     opts.expected = 10000000;     // keys to plan for; 0: the filter grows as keys come
+ *     opts.fpp = 1e-6;              // the false-positive rate (0: 1e-6)
+ *     int rc = sbloom_create_opts(&f, &opts);
+ *
+ * The struct begins with its own size (libbpf's habit), so that fields added later do not break
+ * callers built against this one: the library reads the fields the caller's size covers and
+ * takes zero for the rest; fields a newer caller sets that this library does not know must be
+ * zero (else SBLOOM_E_INVALID). What is made:
+ *   - with memory: the filter's image in the caller's buffer (sbloom_create_in), of `bytes` and
+ *     `layout`, or planned for `expected`;
+ *   - with periods (or layout SBLOOM_LAYOUT_WINDOWED: 1 period of 1 unit): a window of `periods`
+ *     periods of `period` units, its clock at `now`, planned for `expected` keys a window, or
+ *     growing from `first` (sbloom_create_windowed, _windowed_scalable);
+ *   - with bytes: a filter of that size of `layout` (sbloom_create_bytes);
+ *   - with expected: planned for it, of `layout` or the smallest (sbloom_create,
+ *     sbloom_create_for_layout; layout SBLOOM_LAYOUT_SCALABLE grows from `expected`);
+ *   - else a filter that grows from `first` keys (sbloom_create_scalable).
+ * flags SBLOOM_OPTS_CONCURRENT: in concurrent mode from the start (sbloom_set_concurrent).
+ * Contradictory options (bytes and expected, a window in caller memory) are SBLOOM_E_INVALID.
+ * The constructors below are this call with their arguments as options. */
+#define SBLOOM_OPTS_CONCURRENT 1u
+typedef struct sbloom_opts {
+    size_t size;          /* sizeof(sbloom_opts): set by sbloom_opts_init() */
+    uint64_t expected;    /* keys to plan for (a window: per window); 0: grow as keys come */
+    double fpp;           /* the false-positive rate; 0: 1e-6 */
+    sbloom_layout layout; /* 0: the smallest for the plan; or a layout */
+    uint64_t bytes;       /* instead of a plan: a filter of this size (with a layout) */
+    uint64_t first;       /* growing: the keys its first stage is planned for; 0: 1,000,000 */
+    uint32_t periods;     /* a window of this many periods, 1 to SBLOOM_WINDOW_MAX_PERIODS */
+    uint64_t period;      /* the window's period, in the caller's time unit */
+    uint64_t now;         /* the window's clock when made */
+    void *memory;         /* the image in the caller's memory (64-byte aligned), or NULL */
+    size_t memory_size;   /* its bytes: at least sbloom_image_size */
+    unsigned flags;       /* SBLOOM_OPTS_CONCURRENT */
+} sbloom_opts;
+
+static inline sbloom_opts sbloom_opts_init(void)
+{
+    sbloom_opts opts;
+    memset(&opts, 0, sizeof opts);
+    opts.size = sizeof opts;
+    return opts;
+}
+
+SBLOOM_API int sbloom_create_opts(sbloom_t **out, const sbloom_opts *opts);
+
 /* A filter planned by sbloom_plan_for(n, p) (a bit layout). *out is set to NULL on failure. */
 SBLOOM_API int sbloom_create(sbloom_t **out, uint64_t n, double p);
 /* The same with the layout chosen by the caller (sbloom_plan_for_layout); with

@@ -712,9 +712,140 @@ static void exported_initializers(void)
     sbloom_free(f);
 }
 
+/* f and g: the same layout, size, plan, mode and window. */
+static int same_filter(const sbloom_t *f, const sbloom_t *g)
+{
+    sbloom_window wf = sbloom_window_init(), wg = sbloom_window_init();
+    int windowed = sbloom_get_window(f, &wf) == SBLOOM_OK;
+    if (windowed != (sbloom_get_window(g, &wg) == SBLOOM_OK) ||
+        (windowed && memcmp(&wf, &wg, sizeof wf) != 0))
+        return 0;
+    return f && g && sbloom_get_layout(f) == sbloom_get_layout(g) &&
+           sbloom_bytes(f) == sbloom_bytes(g) &&
+           sbloom_planned_items(f) == sbloom_planned_items(g) &&
+           (sbloom_planned_fpp(f) == sbloom_planned_fpp(g) ||
+            (isnan(sbloom_planned_fpp(f)) && isnan(sbloom_planned_fpp(g)))) &&
+           sbloom_is_concurrent(f) == sbloom_is_concurrent(g) &&
+           sbloom_is_growing(f) == sbloom_is_growing(g);
+}
+
+/* sbloom_create_opts: every kind of filter from options, each the same as its constructor's; the
+ * struct's size read as libbpf reads its options (a shorter one from an older caller; a longer one
+ * whose unknown tail is zero; a set unknown field refused); contradictions refused. */
+static void create_from_options(void)
+{
+    static uint64_t memory_a[4096], memory_b[4096]; /* 32 KiB, 64-byte aligned by alignment below */
+    uint8_t *a = (uint8_t *)(((uintptr_t)memory_a + 63) & ~(uintptr_t)63);
+    uint8_t *b = (uint8_t *)(((uintptr_t)memory_b + 63) & ~(uintptr_t)63);
+    sbloom_t *f = NULL, *g = NULL;
+    sbloom_opts o = sbloom_opts_init();
+    o.expected = 10000;
+    o.fpp = 1e-4;
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK && sbloom_create(&g, 10000, 1e-4) == SBLOOM_OK);
+    CHECK(same_filter(f, g));
+    sbloom_free(f), sbloom_free(g);
+    o.layout = SBLOOM_LAYOUT_PARQUET;
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK &&
+          sbloom_create_for_layout(&g, 10000, 1e-4, SBLOOM_LAYOUT_PARQUET) == SBLOOM_OK);
+    CHECK(same_filter(f, g));
+    sbloom_free(f), sbloom_free(g);
+    o = sbloom_opts_init(); /* no expected: it grows from first (1M unless given) */
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK &&
+          sbloom_create_scalable(&g, 1000000, 1e-6) == SBLOOM_OK);
+    CHECK(same_filter(f, g) && sbloom_is_growing(f));
+    sbloom_free(f), sbloom_free(g);
+    o.first = 5000;
+    o.fpp = 1e-3;
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK &&
+          sbloom_create_scalable(&g, 5000, 1e-3) == SBLOOM_OK);
+    CHECK(same_filter(f, g));
+    sbloom_free(f), sbloom_free(g);
+    o = sbloom_opts_init();
+    o.bytes = 4096;
+    o.layout = SBLOOM_LAYOUT_BLOCK512_K8;
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK &&
+          sbloom_create_bytes(&g, 4096, SBLOOM_LAYOUT_BLOCK512_K8) == SBLOOM_OK);
+    CHECK(same_filter(f, g));
+    sbloom_free(f), sbloom_free(g);
+    o = sbloom_opts_init();
+    o.expected = 3000;
+    o.fpp = 0.01;
+    o.periods = 3;
+    o.period = 10;
+    o.now = 12345;
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK &&
+          sbloom_create_windowed(&g, 3000, 0.01, 3, 10, 12345) == SBLOOM_OK);
+    CHECK(same_filter(f, g));
+    sbloom_free(f), sbloom_free(g);
+    o.expected = 0;
+    o.first = 700;
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK &&
+          sbloom_create_windowed_scalable(&g, 700, 0.01, 3, 10, 12345) == SBLOOM_OK);
+    CHECK(same_filter(f, g));
+    sbloom_free(f), sbloom_free(g);
+    uint16_t probe = 1;
+    if (*(uint8_t *)&probe == 1) { /* images in place: little-endian hosts */
+        o = sbloom_opts_init();
+        o.expected = 1000;
+        o.fpp = 1e-3;
+        o.memory = a;
+        o.memory_size = 16384;
+        CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK &&
+              sbloom_create_in_planned(&g, b, 16384, 1000, 1e-3, 0) == SBLOOM_OK);
+        CHECK(same_filter(f, g) && sbloom_data(f) == a + 128);
+        sbloom_free(f), sbloom_free(g);
+        o.memory_size = 64; /* too small: as sbloom_create_in says */
+        CHECK(sbloom_create_opts(&f, &o) == SBLOOM_E_TRUNCATED && f == NULL);
+        o.memory_size = 16384;
+        o.periods = 3; /* a window lives in the library's memory */
+        o.period = 1;
+        CHECK(sbloom_create_opts(&f, &o) == SBLOOM_E_INVALID && f == NULL);
+    }
+    o = sbloom_opts_init(); /* concurrent from the start */
+    o.expected = 1000;
+    o.flags = SBLOOM_OPTS_CONCURRENT;
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK && f && sbloom_is_concurrent(f));
+    sbloom_free(f);
+    o.layout = SBLOOM_LAYOUT_COUNTING512; /* which cannot be: refused, nothing left */
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_E_LAYOUT && f == NULL);
+    /* contradictions and unknown flags */
+    o = sbloom_opts_init();
+    o.expected = 10;
+    o.bytes = 4096;
+    o.layout = SBLOOM_LAYOUT_BLOCK512_K8;
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_E_INVALID);
+    o = sbloom_opts_init();
+    o.flags = 1u << 7;
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_E_INVALID);
+    CHECK(sbloom_create_opts(NULL, &o) == SBLOOM_E_NULL &&
+          sbloom_create_opts(&f, NULL) == SBLOOM_E_NULL);
+    /* the size: an older caller's shorter struct (its fields only), a newer caller's longer one */
+    struct {
+        sbloom_opts opts;
+        uint64_t newer;
+    } longer;
+    memset(&longer, 0, sizeof longer);
+    longer.opts = sbloom_opts_init();
+    longer.opts.size = sizeof longer;
+    longer.opts.expected = 5000;
+    CHECK(sbloom_create_opts(&f, &longer.opts) == SBLOOM_OK && sbloom_planned_items(f) == 5000);
+    sbloom_free(f);
+    longer.newer = 1; /* an option this library does not know, set */
+    CHECK(sbloom_create_opts(&f, &longer.opts) == SBLOOM_E_INVALID && f == NULL);
+    o = sbloom_opts_init();
+    o.expected = 5000;
+    o.fpp = 0.5;
+    o.size = offsetof(sbloom_opts, fpp); /* a caller that knew expected only: fpp is its zero */
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK && sbloom_planned_fpp(f) == 1e-6);
+    sbloom_free(f);
+    o.size = 4; /* not even the size */
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_E_INVALID && f == NULL);
+}
+
 int main(void)
 {
     exported_initializers();
+    create_from_options();
     errors_have_names();
     overload_estimate();
     statistics_every_layout();

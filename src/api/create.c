@@ -2,34 +2,64 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "../modes/modes.h"
+#include "api.h"
 
-int sbloom_create(sbloom_t **out, uint64_t n, double p)
+int sbloom_create_opts(sbloom_t **out, const sbloom_opts *opts)
 {
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
-    sbloom_plan plan = sbloom_plan_init();
-    int rc = sbloom_plan_for(n, p, &plan);
-    if (rc != SBLOOM_OK)
-        return rc;
-    return sbloom_plain_new(out, plan.bytes, plan.layout, n, p, SBLOOM_OWNER_HEAP);
+    if (!opts)
+        return SBLOOM_E_NULL;
+    sbloom_opts o;
+    int rc = sbloom_read_options(opts, &o);
+    if (rc == SBLOOM_OK)
+        rc = sbloom_make(out, &o);
+    if (rc == SBLOOM_OK && (o.flags & SBLOOM_OPTS_CONCURRENT) &&
+        (rc = sbloom_set_concurrent(*out, 1)) != SBLOOM_OK) {
+        sbloom_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* The constructors before sbloom_create_opts: their arguments as options. A zero that the options
+ * read as "not given" (n, first) is an error here, as it always was. */
+
+/* The call with these options; *out NULL on failure. */
+static int create_with(sbloom_t **out, const sbloom_opts *opts)
+{
+    return sbloom_create_opts(out, opts);
+}
+
+/* The checks every constructor makes first: out given (and cleared), n and p in range. */
+static int checked(sbloom_t **out, uint64_t n, double p)
+{
+    if (!out)
+        return SBLOOM_E_NULL;
+    *out = NULL;
+    return n == 0 || !(p > 0.0 && p < 1.0) ? SBLOOM_E_INVALID : SBLOOM_OK;
+}
+
+int sbloom_create(sbloom_t **out, uint64_t n, double p)
+{
+    int rc = checked(out, n, p);
+    sbloom_opts o = sbloom_opts_init();
+    o.expected = n;
+    o.fpp = p;
+    return rc != SBLOOM_OK ? rc : create_with(out, &o);
 }
 
 int sbloom_create_for_layout(sbloom_t **out, uint64_t n, double p, sbloom_layout layout)
 {
-    if (!out)
-        return SBLOOM_E_NULL;
-    *out = NULL;
-    if (layout == SBLOOM_LAYOUT_SCALABLE)
-        return sbloom_create_scalable(out, n, p);
-    if (layout == SBLOOM_LAYOUT_WINDOWED)
-        return sbloom_create_windowed(out, n, p, 1, 1, 0);
-    sbloom_plan plan = sbloom_plan_init();
-    int rc = sbloom_plan_for_layout(n, p, layout, &plan);
-    if (rc != SBLOOM_OK)
-        return rc;
-    return sbloom_plain_new(out, plan.bytes, plan.layout, n, p, SBLOOM_OWNER_HEAP);
+    int rc = checked(out, n, p);
+    sbloom_opts o = sbloom_opts_init();
+    o.expected = n;
+    o.fpp = p;
+    o.layout = layout;
+    if (rc == SBLOOM_OK && !sbloom_layout_known(layout))
+        rc = SBLOOM_E_LAYOUT;
+    return rc != SBLOOM_OK ? rc : create_with(out, &o);
 }
 
 int sbloom_create_bytes(sbloom_t **out, uint64_t bytes, sbloom_layout layout)
@@ -37,43 +67,86 @@ int sbloom_create_bytes(sbloom_t **out, uint64_t bytes, sbloom_layout layout)
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
-    if (!sbloom_layout_known(layout))
+    if (!sbloom_layout_known(layout) || sbloom_layout_composite(layout))
         return SBLOOM_E_LAYOUT;
-    return sbloom_plain_new(out, bytes, layout, 0, NAN, SBLOOM_OWNER_HEAP);
+    sbloom_opts o = sbloom_opts_init();
+    o.bytes = bytes ? bytes : 1; /* (a filter of no bytes is one block, as it always was) */
+    o.layout = layout;
+    return create_with(out, &o);
 }
 
 int sbloom_create_scalable(sbloom_t **out, uint64_t first_items, double p)
 {
-    if (!out)
-        return SBLOOM_E_NULL;
-    *out = NULL;
-    if (first_items == 0 || !(p > 0.0 && p < 1.0))
-        return SBLOOM_E_INVALID;
-    return sbloom_scalable_new(out, first_items, p);
+    int rc = checked(out, first_items, p);
+    sbloom_opts o = sbloom_opts_init();
+    o.first = first_items;
+    o.fpp = p;
+    return rc != SBLOOM_OK ? rc : create_with(out, &o);
+}
+
+/* A window's arguments in range: periods 1 to SBLOOM_WINDOW_MAX_PERIODS, a period. */
+static int window_checked(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period)
+{
+    int rc = checked(out, n, p);
+    if (rc == SBLOOM_OK && (periods == 0 || periods > SBLOOM_WINDOW_MAX_PERIODS || period == 0))
+        rc = SBLOOM_E_INVALID;
+    return rc;
 }
 
 int sbloom_create_windowed(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
                            uint64_t now)
 {
-    if (!out)
-        return SBLOOM_E_NULL;
-    *out = NULL;
-    if (n == 0 || !(p > 0.0 && p < 1.0) || periods == 0 || periods > SBLOOM_WINDOW_MAX_PERIODS ||
-        period == 0)
-        return SBLOOM_E_INVALID;
-    return sbloom_windowed_new(out, n, p, periods, period, now);
+    int rc = window_checked(out, n, p, periods, period);
+    sbloom_opts o = sbloom_opts_init();
+    o.expected = n;
+    o.fpp = p;
+    o.periods = periods;
+    o.period = period;
+    o.now = now;
+    return rc != SBLOOM_OK ? rc : create_with(out, &o);
 }
 
 int sbloom_create_windowed_scalable(sbloom_t **out, uint64_t first_n, double p, uint32_t periods,
                                     uint64_t period, uint64_t now)
 {
+    int rc = window_checked(out, first_n, p, periods, period);
+    sbloom_opts o = sbloom_opts_init();
+    o.first = first_n;
+    o.fpp = p;
+    o.periods = periods;
+    o.period = period;
+    o.now = now;
+    return rc != SBLOOM_OK ? rc : create_with(out, &o);
+}
+
+int sbloom_create_in(sbloom_t **out, void *buf, size_t cap, uint64_t bytes, sbloom_layout layout)
+{
     if (!out)
         return SBLOOM_E_NULL;
     *out = NULL;
-    if (first_n == 0 || !(p > 0.0 && p < 1.0) || periods == 0 ||
-        periods > SBLOOM_WINDOW_MAX_PERIODS || period == 0)
-        return SBLOOM_E_INVALID;
-    return sbloom_windowed_new_growing(out, first_n, p, periods, period, now);
+    if (!buf)
+        return SBLOOM_E_NULL;
+    sbloom_opts o = sbloom_opts_init();
+    o.memory = buf;
+    o.memory_size = cap;
+    o.bytes = bytes ? bytes : 1;
+    o.layout = layout;
+    return create_with(out, &o);
+}
+
+int sbloom_create_in_planned(sbloom_t **out, void *buf, size_t cap, uint64_t n, double fpp,
+                             sbloom_layout layout)
+{
+    int rc = checked(out, n, fpp);
+    if (rc == SBLOOM_OK && !buf)
+        rc = SBLOOM_E_NULL;
+    sbloom_opts o = sbloom_opts_init();
+    o.memory = buf;
+    o.memory_size = cap;
+    o.expected = n;
+    o.fpp = fpp;
+    o.layout = layout;
+    return rc != SBLOOM_OK ? rc : create_with(out, &o);
 }
 
 /* The checks of a call that moves a window's clock: SBLOOM_OK, or the error. */

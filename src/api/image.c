@@ -11,7 +11,7 @@
 
 #include "../base/endian.h"
 #include "../base/hash.h"
-#include "../modes/modes.h"
+#include "api.h"
 
 uint64_t sbloom_image_size(uint64_t bytes, sbloom_layout layout)
 {
@@ -27,13 +27,9 @@ static int aligned(const void *p)
     return ((uintptr_t)p & 63u) == 0;
 }
 
-/* A new filter in buf, recording the plan it was made for (0 and NaN: none). */
-static int create_in(sbloom_t **out, void *buf, size_t cap, uint64_t bytes, sbloom_layout layout,
+int sbloom_image_new(sbloom_t **out, void *buf, size_t cap, uint64_t bytes, sbloom_layout layout,
                      uint64_t planned_items, double planned_fpp)
 {
-    if (!out)
-        return SBLOOM_E_NULL;
-    *out = NULL;
     if (!buf)
         return SBLOOM_E_NULL;
     if (!sbloom_layout_known(layout) || sbloom_layout_composite(layout))
@@ -59,25 +55,6 @@ static int create_in(sbloom_t **out, void *buf, size_t cap, uint64_t bytes, sblo
     sbloom_object_sync(f); /* a valid image from the start: another process may attach at once */
     *out = f;
     return SBLOOM_OK;
-}
-
-int sbloom_create_in(sbloom_t **out, void *buf, size_t cap, uint64_t bytes, sbloom_layout layout)
-{
-    return create_in(out, buf, cap, bytes, layout, 0, NAN);
-}
-
-int sbloom_create_in_planned(sbloom_t **out, void *buf, size_t cap, uint64_t n, double fpp,
-                             sbloom_layout layout)
-{
-    if (!out)
-        return SBLOOM_E_NULL;
-    *out = NULL;
-    sbloom_plan plan = sbloom_plan_init();
-    int rc =
-        layout ? sbloom_plan_for_layout(n, fpp, layout, &plan) : sbloom_plan_for(n, fpp, &plan);
-    if (rc != SBLOOM_OK)
-        return rc;
-    return create_in(out, buf, cap, plan.bytes, plan.layout, n, fpp);
 }
 
 int sbloom_attach(sbloom_t **out, void *buf, size_t len, unsigned flags)
@@ -115,7 +92,7 @@ int sbloom_set_concurrent_shared(sbloom_t *filter, void *locks, size_t len)
         return SBLOOM_E_INVALID;
     if (filter->core.owner != SBLOOM_OWNER_CALLER || !filter->image || filter->readonly)
         return SBLOOM_E_INVALID; /* caller memory written in place: the one kind it is for */
-    if (sbloom_is_concurrent(filter))
+    if (filter->mode == &sbloom_mode_concurrent)
         return SBLOOM_E_INVALID; /* set once, before the first add */
     return sbloom_concurrent_share_region(filter, locks);
 }
