@@ -18,7 +18,7 @@ if(simdbloom_installed_targets)
   install(EXPORT simdbloomTargets NAMESPACE simdbloom:: DESTINATION ${SIMDBLOOM_CMAKE_DIR}
     COMPONENT dev)
 endif()
-install(FILES include/simdbloom.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+install(FILES include/simdbloom.h include/simdbloom_inline.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 # libsimdbloom-redis, where hiredis was found: its libraries (an export set of its own, which
 # simdbloomConfig.cmake includes where installed: simdbloom::simdbloom_redis), its header and
 # simdbloom-redis.pc.
