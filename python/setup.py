@@ -48,7 +48,10 @@ setup(
     packages=["simdbloom"],
     package_data={"simdbloom": ["_simdbloom.pyi", "py.typed"]},
     ext_modules=[Extension(
-        "simdbloom._simdbloom", sources=["simdbloom/_simdbloom.c"],
+        "simdbloom._simdbloom",
+        sources=["simdbloom/module.c", "simdbloom/keys.c", "simdbloom/filter.c",
+                 "simdbloom/redis_filter.c"],
+        depends=["simdbloom/_simdbloom.h"],
         include_dirs=[os.path.join(ROOT, "include")], libraries=["m", "pthread"],
         extra_compile_args=["-std=c11", "-Wall", "-Wextra"])],
     cmdclass={"build_ext": BuildWithLibrary},

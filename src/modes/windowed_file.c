@@ -420,7 +420,8 @@ static int read_ring(windowed **out, const sbloom_header *h, const window_record
         rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "its checksum does not match");
     if (rc == SBLOOM_OK)
         rc = read_header_and_record(&rh, payload, &rec);
-    if (rc == SBLOOM_OK && (rec.rings || rec.periods != outer->periods ||
+    /* (a growing window is never mapped: no rotation of its rings can have been cut short) */
+    if (rc == SBLOOM_OK && (rec.rings || rec.rotating || rec.periods != outer->periods ||
                             rec.period != outer->period || rec.current != outer->current ||
                             rh.planned_items != ring_items_for(h->planned_items, step) ||
                             rh.planned_fpp != ring_rate_for(h->planned_fpp, step)))
