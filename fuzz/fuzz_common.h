@@ -44,6 +44,24 @@ static inline unsigned fuzz_take_op(fuzz_input *in, uint64_t hashes[64], size_t 
     return op;
 }
 
+/* One operation of the fuzzers of the layouts that remove (fuzz_counting, fuzz_fingerprint):
+ * by the opcode's low 2 bits, test-and-add, remove or contains of the n hashes (answers in out),
+ * or one key of each through the single-key calls (a number that encodes their three answers). */
+static inline int64_t fuzz_removing_op(sbloom_t *filter, unsigned op, const uint64_t *hashes,
+                                       size_t n, uint8_t *out)
+{
+    switch (op & 3) {
+    case 0: return sbloom_add_if_new_hashes(filter, hashes, n, out);
+    case 1: return sbloom_remove_hashes(filter, hashes, n, out);
+    case 2: return sbloom_contains_hashes(filter, hashes, n, out);
+    default:
+        return n ? sbloom_add_hash(filter, hashes[0]) * 4 +
+                       sbloom_remove_hash(filter, hashes[n - 1]) * 2 +
+                       sbloom_contains_hash(filter, hashes[0])
+                 : 0;
+    }
+}
+
 typedef struct fuzz_filters {
     size_t count;
     const char *isa[FUZZ_MAX_ISAS];

@@ -41,17 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int64_t answer;
             uint8_t *out = f == 0 ? want : got;
             memset(out, 0xee, sizeof want);
-            switch (op & 3) {
-            case 0: answer = sbloom_add_if_new_hashes(filter[f], hashes, n, out); break;
-            case 1: answer = sbloom_remove_hashes(filter[f], hashes, n, out); break;
-            case 2: answer = sbloom_contains_hashes(filter[f], hashes, n, out); break;
-            default:
-                answer = n ? sbloom_add_hash(filter[f], hashes[0]) * 4 +
-                                 sbloom_remove_hash(filter[f], hashes[n - 1]) * 2 +
-                                 sbloom_contains_hash(filter[f], hashes[0])
-                           : 0;
-                break;
-            }
+            answer = fuzz_removing_op(filter[f], op, hashes, n, out);
             if (f == 0)
                 want_count = answer;
             else if (answer != want_count || memcmp(want, got, sizeof want) != 0 ||

@@ -91,14 +91,18 @@ enum {
     SBLOOM_E_READONLY = -13,     /* the filter is a read-only mapping or attachment */
     SBLOOM_E_UNSUPPORTED = -14,  /* not possible on this host or build (in-place images on a
                                     big-endian host) */
-    SBLOOM_E_ABSENT = -15, /* remove refused: a counter of the key is zero, so it was never added */
+    SBLOOM_E_ABSENT = -15, /* remove refused: the key is not in the filter (a counter is zero, no
+                              entry matches), so it was never added */
     SBLOOM_E_NOT_REGULAR = -16, /* the path is a directory, FIFO, device or socket, not a file */
     SBLOOM_E_FACTOR = -17,      /* a fold factor that does not divide the block count */
-    SBLOOM_E_LOCKED = -18 /* another process sharing the filter's locks kept one too long (it is
+    SBLOOM_E_LOCKED = -18, /* another process sharing the filter's locks kept one too long (it is
                              stopped or stuck), or a signal came while waiting for it; the
                              detail names it. A batch that fails so may have added some of its
                              keys: is_new says exactly which (0 for the others, which are then
                              present already or still absent) */
+    SBLOOM_E_FULL = -19    /* a fingerprint filter had no room for a key (its line and both spare
+                              lines full: it holds far more than it was planned for). That key was
+                              not added; the rest of a batch was, and is_new says which. */
 };
 
 /* A short, static, human-readable description of an error code (never NULL). */
@@ -129,26 +133,42 @@ typedef enum sbloom_layout {
     SBLOOM_LAYOUT_SCALABLE = 5,
     /* A windowed filter (sbloom_create_windowed): keys are forgotten after a window of G
      * periods, kept in a ring of G + 1 generations side by side in 64-byte lines, XXH3-64. */
-    SBLOOM_LAYOUT_WINDOWED = 6
+    SBLOOM_LAYOUT_WINDOWED = 6,
+    /* The fingerprint family: a key is a 64-byte line, a quotient and an r-bit remainder; the
+     * line stores the remainders in order of quotient with a unary directory, so a lookup reads
+     * one line (a line that overflowed also asks a spare, for about 3% of lookups). Far fewer
+     * bits a key than the Bloom layouts at low rates (1e-6: about 26 against block512-k16's 39),
+     * and keys are removed exactly (sbloom_remove). Adds past the planned count fill the lines,
+     * and a key that finds no room is refused (SBLOOM_E_FULL). XXH3-64; the whole 64-bit hash
+     * chooses line, quotient and remainder. One layout a remainder width, for rates from 1e-3
+     * (r10) to 1e-9 (r29); sbloom_plan_any picks among them and the Bloom layouts. */
+    SBLOOM_LAYOUT_FP512_R10 = 7,
+    SBLOOM_LAYOUT_FP512_R13 = 8,
+    SBLOOM_LAYOUT_FP512_R16 = 9,
+    SBLOOM_LAYOUT_FP512_R19 = 10,
+    SBLOOM_LAYOUT_FP512_R22 = 11,
+    SBLOOM_LAYOUT_FP512_R27 = 12,
+    SBLOOM_LAYOUT_FP512_R29 = 13
 } sbloom_layout;
 
 /* Layouts are 1 .. SBLOOM_LAYOUT_COUNT. */
-#define SBLOOM_LAYOUT_COUNT 6
+#define SBLOOM_LAYOUT_COUNT 13
 
 /* Largest filter this build creates: 2^32 blocks of the layout's size would be the limit of the
  * 32-bit multiply-high block index; 64 GiB is the supported ceiling. */
 #define SBLOOM_MAX_BYTES (UINT64_C(64) << 30)
 
-/* "parquet", "block512-k8", "block512-k16", "counting512", "scalable"; NULL for an unknown
- * layout. */
+/* "parquet", "block512-k8", "block512-k16", "counting512", "scalable", "windowed", "fp512-r10"
+ * .. "fp512-r29"; NULL for an unknown layout. */
 SBLOOM_API const char *sbloom_layout_name(sbloom_layout layout);
 /* The layout with that name as an int (a positive sbloom_layout value), or SBLOOM_E_LAYOUT
  * (SBLOOM_E_NULL for NULL). */
 SBLOOM_API int sbloom_layout_from_name(const char *name);
 /* Bytes per block (32 or 64), or 0 for an unknown layout. */
 SBLOOM_API uint32_t sbloom_layout_block_bytes(sbloom_layout layout);
-/* Bits set per key (8 or 16), or 0 for an unknown layout and for the scalable one (its stages
- * are block512-k8 or -k16, whichever is smaller for the stage's plan). */
+/* Bits set per key (8 or 16), or 0 for an unknown layout, the fingerprint layouts (they set no
+ * bits) and the scalable one (its stages are block512-k8 or -k16, whichever is smaller for the
+ * stage's plan). */
 SBLOOM_API uint32_t sbloom_layout_k(sbloom_layout layout);
 
 /* ---- Sizing ------------------------------------------------------------------------------- */
@@ -179,14 +199,20 @@ SBLOOM_API void sbloom_plan_reset(sbloom_plan *plan);
  * items is at most p. Ties go to the layout that sets fewer bits. out->size must be set
  * (SBLOOM_E_INVALID otherwise). */
 SBLOOM_API int sbloom_plan_for(uint64_t n, double p, sbloom_plan *out);
-/* The same, for one given layout (the counting one included). */
+/* The same, for one given layout (the counting and fingerprint ones included). */
 SBLOOM_API int sbloom_plan_for_layout(uint64_t n, double p, sbloom_layout layout, sbloom_plan *out);
+/* The smallest filter over every family: the bit layouts and the fingerprint layouts (which also
+ * remove keys). sbloom_plan_for keeps to the bit layouts, so that callers of sbloom_create keep
+ * what they relied on (set operations, Parquet bits, adds that never fail); a new caller asks for
+ * the smallest of all with this plan (or SBLOOM_OPTS_ANY_FAMILY). Ties go to the bit layouts. */
+SBLOOM_API int sbloom_plan_any(uint64_t n, double p, sbloom_plan *out);
 
 /* Expected false-positive rate of a blocked filter of `bytes` bytes holding n distinct items:
  * sum over the Poisson-distributed number L of keys in the probed block of that block's
  * false-positive rate, which for a layout of W words of w bits, one bit per word, is
- * (1 - (1 - 1/w)^L)^W (w = 16 counters for the counting layout). Returns NaN for an unknown
- * layout or bytes below one block. */
+ * (1 - (1 - 1/w)^L)^W (w = 16 counters for the counting layout). For a fingerprint layout of Q
+ * quotients and r-bit remainders with lam keys a main line: lam / Q * 2^-r, and the spare's share
+ * (docs/SIZING.md). Returns NaN for an unknown layout or bytes below its least size. */
 SBLOOM_API double sbloom_blocked_fpp(sbloom_layout layout, uint64_t bytes, uint64_t n);
 
 /* The classic (unblocked) Bloom filter: rate (1 - e^(-k/bits_per_key))^k for k hash functions
@@ -222,10 +248,13 @@ typedef struct sbloom sbloom_t; /* opaque */
  *   - with expected: planned for it, of `layout` or the smallest (sbloom_create,
  *     sbloom_create_for_layout; layout SBLOOM_LAYOUT_SCALABLE grows from `expected`);
  *   - else a filter that grows from `first` keys (sbloom_create_scalable).
- * flags SBLOOM_OPTS_CONCURRENT: in concurrent mode from the start (sbloom_set_concurrent).
+ * flags SBLOOM_OPTS_CONCURRENT: in concurrent mode from the start (sbloom_set_concurrent);
+ * SBLOOM_OPTS_ANY_FAMILY: with `expected` and no layout, the smallest of every family
+ * (sbloom_plan_any: a fingerprint layout where it is smaller) instead of the smallest bit layout.
  * Contradictory options (bytes and expected, a window in caller memory) are SBLOOM_E_INVALID.
  * The constructors below are this call with their arguments as options. */
 #define SBLOOM_OPTS_CONCURRENT 1u
+#define SBLOOM_OPTS_ANY_FAMILY 2u
 typedef struct sbloom_opts {
     size_t size;          /* sizeof(sbloom_opts): set by sbloom_opts_init() */
     uint64_t expected;    /* keys to plan for (a window: per window); 0: grow as keys come */
@@ -238,7 +267,7 @@ typedef struct sbloom_opts {
     uint64_t now;         /* the window's clock when made */
     void *memory;         /* the image in the caller's memory (64-byte aligned), or NULL */
     size_t memory_size;   /* its bytes: at least sbloom_image_size */
-    unsigned flags;       /* SBLOOM_OPTS_CONCURRENT */
+    unsigned flags;       /* SBLOOM_OPTS_CONCURRENT, SBLOOM_OPTS_ANY_FAMILY */
 } sbloom_opts;
 
 static inline sbloom_opts sbloom_opts_init(void)

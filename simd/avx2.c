@@ -325,13 +325,35 @@ static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t li
 
 SBK_DEFINE_WINDOW_KERNELS(counting, 1)
 
+/* ---- The fingerprint family (fingerprint.h): the line's main bytes compared with one byte
+ * in two YMM compares; the rest of each operation is the word-level form ---- */
+
+#include "fingerprint.h"
+
+/* Bit i set when byte i of the line equals `byte`. */
+static inline uint64_t fp_matches(const uint64_t *w, uint8_t byte)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return sbk_fp_matches_portable(w, byte); /* SIMDe on a big-endian host: bytes are not bits */
+#else
+    __m256i b = _mm256_set1_epi8((char)byte);
+    uint32_t low =
+        (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_load_si256((const __m256i *)w), b));
+    uint32_t high = (uint32_t)_mm256_movemask_epi8(
+        _mm256_cmpeq_epi8(_mm256_load_si256((const __m256i *)w + 1), b));
+    return (uint64_t)high << 32 | low;
+#endif
+}
+
+SBK_FP_WORD_LINE(fp_line, fp_matches, sbk_fp_put, sbk_fp_drop)
+#define SBK_FP_LINE fp_line
+SBK_FP_GEOMETRIES(SBK_FP_KERNELS)
+
 const sbloom_kernels SBK_X86_TABLE(avx2) = {
     .name = SBK_X86_NAME(avx2),
-    .layout =
-        {
-            [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
-            [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
-            [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
-            [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
-        },
+    .layout = {[SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
+               [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
+               [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
+               [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
+               SBK_FP_GEOMETRIES(SBK_FP_TABLE_ENTRY)},
 };

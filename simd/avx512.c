@@ -376,14 +376,141 @@ static void xxh64_x8(const uint8_t *const keys[8], const size_t lens[8], uint64_
 #define SBK_XXH64_X8 NULL /* SIMDe: the gathers' byte order is the host's */
 #endif
 
+/* ---- The fingerprint family (fingerprint.h): the line's main bytes compared with one byte
+ * in one ZMM compare into a mask register; the rest of each operation is the word-level form ----
+ */
+
+#include "fingerprint.h"
+
+/* Bit i set when byte i of the line equals `byte`. */
+static inline uint64_t fp_matches(const uint64_t *w, uint8_t byte)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return sbk_fp_matches_portable(w, byte); /* SIMDe on a big-endian host: bytes are not bits */
+#else
+    return (uint64_t)_mm512_cmpeq_epi8_mask(_mm512_load_si512((const void *)w),
+                                            _mm512_set1_epi8((char)byte));
+#endif
+}
+
+/* The line as one 512-bit number in a ZMM register (lane j: bits 64j .. 64j+63). */
+
+/* v shifted up (toward bit 511) or down by k bits, 1 <= k <= 63, across the lanes. */
+static inline __m512i fp_up(__m512i v, unsigned k)
+{
+    __m512i below = _mm512_maskz_permutexvar_epi64(0xFE, _mm512_setr_epi64(0, 0, 1, 2, 3, 4, 5, 6),
+                                                   v); /* lane j: v's lane j-1, lane 0 zero */
+    return _mm512_or_si512(_mm512_slli_epi64(v, k), _mm512_srli_epi64(below, 64 - k));
+}
+
+static inline __m512i fp_down(__m512i v, unsigned k)
+{
+    __m512i above = _mm512_maskz_permutexvar_epi64(0x7F, _mm512_setr_epi64(1, 2, 3, 4, 5, 6, 7, 7),
+                                                   v); /* lane j: v's lane j+1, lane 7 zero */
+    return _mm512_or_si512(_mm512_srli_epi64(v, k), _mm512_slli_epi64(above, 64 - k));
+}
+
+static inline __m512i fp_lane_bits(void)
+{
+    return _mm512_setr_epi64(0, 64, 128, 192, 256, 320, 384, 448);
+}
+
+/* Bits a and above (a lane wholly above a: all ones; one wholly below it, or a >= 512: none),
+ * by a variable shift per lane, whose counts of 64 and more give 0. */
+static inline __m512i fp_from(unsigned a)
+{
+    __m512i count = _mm512_max_epi64(_mm512_sub_epi64(_mm512_set1_epi64(a), fp_lane_bits()),
+                                     _mm512_setzero_si512());
+    return _mm512_sllv_epi64(_mm512_set1_epi64(-1), count);
+}
+
+/* Bits [a, b). */
+static inline __m512i fp_span(unsigned a, unsigned b)
+{
+    return _mm512_andnot_si512(fp_from(b), fp_from(a));
+}
+
+/* A value of at most 32 bits placed at bit `at`: its low part in at's lane, the rest in the next
+ * (a negative shift count is a huge one, and gives 0). */
+static inline __m512i fp_place(uint64_t value, unsigned at)
+{
+    __m512i v = _mm512_set1_epi64((long long)value);
+    __m512i up = _mm512_sub_epi64(_mm512_set1_epi64(at), fp_lane_bits());
+    return _mm512_or_si512(_mm512_sllv_epi64(v, up),
+                           _mm512_srlv_epi64(v, _mm512_sub_epi64(_mm512_setzero_si512(), up)));
+}
+
+/* The directory's bits as a vector, for a bit select into the line. */
+static inline __m512i fp_directory_lanes(sbk_u128 d)
+{
+    return _mm512_setr_epi64((long long)d, (long long)(d >> 64), 0, 0, 0, 0, 0, 0);
+}
+
+/* sbk_fp_put in one register: the directory updated in two words, the main bytes after the new
+ * one moved up a byte by a byte-masked move, the extras after it up e bits by a bit select, and
+ * the line stored once. */
+static inline void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
+{
+    unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
+    sbk_u128 d = sbk_fp_directory(w, g);
+    unsigned count = sbk_fp_count_of(d, g), end = sbk_fp_run_end(d, g, q), at = q + end;
+    sbk_u128 low = ((sbk_u128)1 << at) - 1;
+    d = (d & low) | ((sbk_u128)1 << at) | ((d & ~low) << 1);
+    __m512i v = _mm512_load_si512((const void *)w);
+    __m512i dir_bits = fp_directory_lanes((((sbk_u128)1 << (g.q + g.s)) - 1));
+    __m512i out = _mm512_ternarylogic_epi64(dir_bits, fp_directory_lanes(d), v, 0xCA);
+    /* main bytes: byte head + end takes the new key's, those up to head + count the one below */
+    __mmask64 moved = ((UINT64_C(2) << (head + count)) - 1) & ~((UINT64_C(2) << (head + end)) - 1);
+    out = _mm512_mask_mov_epi8(out, moved, fp_up(v, 8));
+    out =
+        _mm512_mask_mov_epi8(out, UINT64_C(1) << (head + end), _mm512_set1_epi8((char)(rem >> e)));
+    /* extras: bits [x + e end, x + e (count + 1)) become the new key's and those below them */
+    __m512i span = fp_span(x + e * end, x + e * (count + 1));
+    __m512i shifted = _mm512_or_si512(fp_up(_mm512_and_si512(v, span), e),
+                                      fp_place(rem & ((UINT32_C(1) << e) - 1), x + e * end));
+    out = _mm512_ternarylogic_epi64(span, shifted, out, 0xCA); /* span ? shifted : out */
+    _mm512_store_si512((void *)w, out);
+}
+
+/* sbk_fp_drop in one register: slot i and its directory bit taken out, everything after them
+ * moved down. */
+static inline void fp_drop512(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
+{
+    unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
+    sbk_u128 d = sbk_fp_directory(w, g);
+    unsigned count = sbk_fp_count_of(d, g), at = q + i;
+    sbk_u128 low = ((sbk_u128)1 << at) - 1;
+    d = (d & low) | ((d >> 1) & ~low);
+    __m512i v = _mm512_load_si512((const void *)w);
+    __m512i dir_bits = fp_directory_lanes((((sbk_u128)1 << (g.q + g.s)) - 1));
+    __m512i out = _mm512_ternarylogic_epi64(dir_bits, fp_directory_lanes(d), v, 0xCA);
+    /* main bytes head + i .. head + count - 1 take the byte above (the last one a 0) */
+    __mmask64 moved = ((UINT64_C(1) << (head + count)) - 1) & ~((UINT64_C(1) << (head + i)) - 1);
+    __m512i above = _mm512_maskz_mov_epi8(moved & ~(UINT64_C(1) << (head + i)), v);
+    out = _mm512_mask_mov_epi8(out, moved, fp_down(above, 8));
+    /* extras: bits [x + e i, x + e count) take those e above them, the top e zero */
+    __m512i span = fp_span(x + e * i, x + e * count);
+    __m512i source = _mm512_and_si512(v, fp_span(x + e * (i + 1), x + e * count));
+    out = _mm512_ternarylogic_epi64(span, fp_down(source, e), out, 0xCA);
+    _mm512_store_si512((void *)w, out);
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+/* SIMDe on a big-endian host: a lane's bytes are not its bits in order, so the byte moves above
+ * would not be the line's; the word-level forms are */
+SBK_FP_WORD_LINE(fp_line, fp_matches, sbk_fp_put, sbk_fp_drop)
+#else
+SBK_FP_WORD_LINE(fp_line, fp_matches, fp_put512, fp_drop512)
+#endif
+#define SBK_FP_LINE fp_line
+SBK_FP_GEOMETRIES(SBK_FP_KERNELS)
+
 const sbloom_kernels SBK_X86_TABLE(avx512) = {
     .name = SBK_X86_NAME(avx512),
-    .layout =
-        {
-            [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
-            [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
-            [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
-            [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
-        },
+    .layout = {[SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
+               [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
+               [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
+               [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
+               SBK_FP_GEOMETRIES(SBK_FP_TABLE_ENTRY)},
     .xxh64_x8 = SBK_XXH64_X8,
 };

@@ -24,7 +24,15 @@ enum {
     SBK_BLOCK512_K8 = 1,
     SBK_BLOCK512_K16 = 2,
     SBK_COUNTING512 = 3,
-    SBK_LAYOUTS = 4
+    /* 4 and 5 are the scalable and windowed layouts: stages and rings, no kernels of their own */
+    SBK_FP512_R10 = 6, /* the fingerprint family (fingerprint.h) */
+    SBK_FP512_R13 = 7,
+    SBK_FP512_R16 = 8,
+    SBK_FP512_R19 = 9,
+    SBK_FP512_R22 = 10,
+    SBK_FP512_R27 = 11,
+    SBK_FP512_R29 = 12,
+    SBK_LAYOUTS = 13
 };
 
 /* Block index from the high 32 bits by multiply-high: uniform over [0, nblocks) without a
@@ -107,11 +115,22 @@ static inline void sbk_prefetch_owned(const void *p, int prefetchw)
  *             zero, decrements each that is below 15 and sets removed[i] = 1; otherwise changes
  *             nothing and sets 0. Returns the count removed.
  *
+ * The fingerprint layouts (SBK_FP512_*, fingerprint.h): insert is the test-and-add (a present
+ * key is not stored again) and adds SBK_FP_REFUSED to its count when a key found its line and
+ * both spare lines full (that key was not added; results[i] 0); remove takes out one matching
+ * entry. No shared, windowed or transaction forms.
+ *
  * The counting layout (SBK_COUNTING512): 64-byte blocks of 8 x 64-bit words, each word sixteen
  * 4-bit counters (counter j in bits 4j..4j+3). A key counts in counter
  * ((uint32)hash * salt[i]) >> 28 of word i, with the first eight block512 salts. A counter at 15
  * is saturated: never incremented or decremented again.
  */
+/* Added to an insert kernel's count when it refused a key (fingerprint layouts: its line and
+ * both spare lines full): that key was not added, every other key of the batch was. insert_one
+ * answers SBK_FP_ONE_REFUSED for such a key. */
+#define SBK_FP_REFUSED (UINT64_C(1) << 63)
+#define SBK_FP_ONE_REFUSED 2
+
 typedef uint64_t (*sbk_batch_fn)(void *blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,
                                  uint8_t *results);
 typedef uint64_t (*sbk_probe_fn)(const void *blocks, uint64_t nblocks, const uint64_t *hashes,

@@ -251,13 +251,40 @@ static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t li
 
 SBK_DEFINE_WINDOW_KERNELS(counting, 1)
 
+/* ---- The fingerprint family (fingerprint.h): the line's main bytes compared with one byte
+ * in four 128-bit compares, each byte's answer weighted by its bit and summed pairwise into a
+ * 64-bit mask; the rest of each operation is the word-level form ---- */
+
+#include "fingerprint.h"
+
+/* Bit i set when byte i of the line equals `byte`. */
+static inline uint64_t fp_matches(const uint64_t *w, uint8_t byte)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return sbk_fp_matches_portable(w, byte);
+#else
+    static const uint8_t weights[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    const uint8_t *p = (const uint8_t *)w;
+    uint8x16_t b = vdupq_n_u8(byte), weight = vld1q_u8(weights);
+    uint8x16_t m0 = vandq_u8(vceqq_u8(vld1q_u8(p), b), weight);
+    uint8x16_t m1 = vandq_u8(vceqq_u8(vld1q_u8(p + 16), b), weight);
+    uint8x16_t m2 = vandq_u8(vceqq_u8(vld1q_u8(p + 32), b), weight);
+    uint8x16_t m3 = vandq_u8(vceqq_u8(vld1q_u8(p + 48), b), weight);
+    /* pairs, quads, then eights of bytes summed: byte j of the result is bytes 8j .. 8j+7 */
+    uint8x16_t quads = vpaddq_u8(vpaddq_u8(m0, m1), vpaddq_u8(m2, m3));
+    return vgetq_lane_u64(vreinterpretq_u64_u8(vpaddq_u8(quads, quads)), 0);
+#endif
+}
+
+SBK_FP_WORD_LINE(fp_line, fp_matches, sbk_fp_put, sbk_fp_drop)
+#define SBK_FP_LINE fp_line
+SBK_FP_GEOMETRIES(SBK_FP_KERNELS)
+
 const sbloom_kernels sbloom_kernels_neon = {
     .name = "neon",
-    .layout =
-        {
-            [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
-            [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
-            [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
-            [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
-        },
+    .layout = {[SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
+               [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
+               [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
+               [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
+               SBK_FP_GEOMETRIES(SBK_FP_TABLE_ENTRY)},
 };

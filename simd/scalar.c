@@ -247,13 +247,18 @@ static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t li
 
 SBK_DEFINE_WINDOW_KERNELS(counting, 1)
 
+/* ---- The fingerprint family (fingerprint.h): its reference line operations ---- */
+
+#include "fingerprint.h"
+
+#define SBK_FP_LINE sbk_fp_ref
+SBK_FP_GEOMETRIES(SBK_FP_KERNELS)
+
 const sbloom_kernels sbloom_kernels_scalar = {
     .name = "scalar",
-    .layout =
-        {
-            [SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
-            [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
-            [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
-            [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
-        },
+    .layout = {[SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
+               [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
+               [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),
+               [SBK_COUNTING512] = SBK_COUNTING_ENTRY(counting),
+               SBK_FP_GEOMETRIES(SBK_FP_TABLE_ENTRY)},
 };

@@ -35,6 +35,9 @@
 #ifndef __mmask16
 #define __mmask16 simde__mmask16
 #endif
+#ifndef __mmask64
+#define __mmask64 simde__mmask64
+#endif
 
 /* vptest: testz is 1 when a AND b is all zero; testc when NOT a AND b is. */
 static inline int sbk_simde_testz_si256(simde__m256i a, simde__m256i b)

@@ -131,7 +131,8 @@ void sbloom_object_runner(const sbloom_t *f, sbloom_runner *r)
     r->ctx = (sbloom_t *)f; /* a lookup's chunk function only reads */
     r->core = f->mode->has_core ? &f->core : NULL;
     r->layout = f->layout;
-    r->threads = f->threads;
+    /* a fingerprint filter's lines share one spare: its batches run on one thread */
+    r->threads = sbloom_layout_is_fingerprint(f->layout) ? 1 : f->threads;
 }
 
 /* (The object is never in read-only memory: a const filter's batch may still have to say that it

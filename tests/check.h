@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 static unsigned long check_passed_count, check_failed_count;
 
@@ -60,6 +61,30 @@ static inline uint64_t test_rand(uint64_t *state)
 static const sbloom_layout test_layouts[] = {SBLOOM_LAYOUT_PARQUET, SBLOOM_LAYOUT_BLOCK512_K8,
                                              SBLOOM_LAYOUT_BLOCK512_K16};
 #define TEST_NLAYOUTS 3
+
+/* The 200 keys of DATA_DIR/v1-keys.txt, the golden files' keys, one a line (64 bytes at most):
+ * the count read (200 unless the file is missing or short). */
+#define TEST_GOLDEN_KEYS 200
+static inline int test_golden_keys(const char *dir, char lines[TEST_GOLDEN_KEYS][64])
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/v1-keys.txt", dir);
+    FILE *in = fopen(path, "r");
+    int n = 0;
+    while (in && n < TEST_GOLDEN_KEYS && fgets(lines[n], 64, in)) {
+        lines[n][strcspn(lines[n], "\n")] = '\0';
+        n++;
+    }
+    if (in)
+        fclose(in);
+    return n;
+}
+
+/* The fingerprint layouts (one kernel each in every table). */
+static inline int test_layout_fingerprint(sbloom_layout layout)
+{
+    return layout >= SBLOOM_LAYOUT_FP512_R10 && layout <= SBLOOM_LAYOUT_FP512_R29;
+}
 
 /* Every layout the library has, 1 .. SBLOOM_LAYOUT_COUNT: the counting layout, the scalable
  * filter and any layout added later. Statistics, estimate and batch tests loop over this, so a

@@ -198,7 +198,8 @@ static int run_pair(sbloom_layout layout, const char *isa, uint64_t ops, uint64_
  * answers) through the batch entry points. */
 static int64_t long_batch(sbloom_t *f, int kind, const uint64_t *hashes, size_t n, uint8_t *out)
 {
-    int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
+    int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512 ||
+                   test_layout_fingerprint(sbloom_get_layout(f)); /* kind 1 removes */
     switch (kind) {
     case 0: return sbloom_add_hashes(f, hashes, n);
     case 1:
@@ -214,8 +215,9 @@ static int64_t long_batch(sbloom_t *f, int kind, const uint64_t *hashes, size_t 
 static int64_t long_batch_by_key(sbloom_t *f, int kind, const uint64_t *hashes, size_t n,
                                  uint8_t *out)
 {
-    int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
-    int64_t count = 0;
+    int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512 ||
+                   test_layout_fingerprint(sbloom_get_layout(f));
+    int64_t count = 0, full = 0;
     for (size_t i = 0; i < n; i++) {
         int answer;
         if (kind == 0 || (kind == 1 && !counting))
@@ -224,13 +226,17 @@ static int64_t long_batch_by_key(sbloom_t *f, int kind, const uint64_t *hashes, 
             answer = sbloom_remove_hash(f, hashes[i]) == 1;
         else
             answer = sbloom_contains_hash(f, hashes[i]);
+        if (answer == SBLOOM_E_FULL) { /* a full fingerprint filter: the batch goes on, as here */
+            full = answer;
+            answer = 0;
+        }
         if (answer < 0)
             return answer;
         if (kind == 1 || kind == 2)
             out[i] = (uint8_t)answer;
         count += answer;
     }
-    return count;
+    return full ? full : count;
 }
 
 static int run_long_batches(sbloom_layout layout, const char *isa, uint64_t seed)
@@ -246,7 +252,9 @@ static int run_long_batches(sbloom_layout layout, const char *isa, uint64_t seed
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         uint32_t block = sbloom_layout_block_bytes(layout);
         uint64_t bytes = (sizes[s] + block - 1) / block * block;
-        int shared = s % 2 == 1 && layout != SBLOOM_LAYOUT_COUNTING512; /* its mode: one writer */
+        /* the counting and fingerprint layouts have one writer */
+        int shared =
+            s % 2 == 1 && layout != SBLOOM_LAYOUT_COUNTING512 && !test_layout_fingerprint(layout);
         sbloom_t *ref, *fast;
         sbloom_set_isa("scalar");
         CHECK(sbloom_create_bytes(&ref, bytes, layout) == SBLOOM_OK);
@@ -266,7 +274,7 @@ static int run_long_batches(sbloom_layout layout, const char *isa, uint64_t seed
                 memset(isa_out, 2, n);
                 int64_t a = long_batch_by_key(ref, kind, hashes, n, ref_out);
                 int64_t b = long_batch(fast, kind, hashes, n, isa_out);
-                if (a < 0 || a != b || memcmp(ref_out, isa_out, n) != 0 ||
+                if ((a < 0 && a != SBLOOM_E_FULL) || a != b || memcmp(ref_out, isa_out, n) != 0 ||
                     memcmp(sbloom_data(ref), sbloom_data(fast), bytes) != 0) {
                     fprintf(stderr,
                             "%s %s: long batch of %zu keys (kind %d, %llu-byte filter%s) differs\n",
@@ -290,24 +298,28 @@ static int run_long_batches(sbloom_layout layout, const char *isa, uint64_t seed
 }
 
 /*
- * The counting kernels: the same random walk of adds, removes (of held keys, of repeats and of
- * keys never added) and contains, on hashes and strings, single and batch, over filters small
- * enough that counters saturate in the one-block phases.
+ * The layouts that remove keys (counting512, the fingerprint layouts): the same random walk of
+ * adds, removes (of held keys, of repeats and of keys never added) and contains, on hashes and
+ * strings, single and batch, over filters small enough that the counting layout's counters
+ * saturate in the small phases and a fingerprint filter's lines and spare fill up (its adds are
+ * then refused, SBLOOM_E_FULL, on both sides alike).
  */
-static int run_counting_pair(const char *isa, uint64_t ops, uint64_t seed)
+static int run_removing_pair(sbloom_layout layout, const char *isa, uint64_t ops, uint64_t seed)
 {
     world *w = calloc(1, sizeof *w);
     w->rng = seed;
     uint8_t ref_out[MAX_BATCH], isa_out[MAX_BATCH];
-    uint64_t mismatches = 0, done = 0, saturated = 0;
+    uint64_t mismatches = 0, done = 0, saturated = 0, refused = 0;
+    const char *name = sbloom_layout_name(layout);
     for (int phase = 0; phase < PHASES && mismatches == 0; phase++) {
         uint64_t nblocks = phase_blocks(w, phase, 64);
         uint64_t bytes = nblocks * 64;
         sbloom_t *ref, *fast;
         sbloom_set_isa("scalar");
-        CHECK(sbloom_create_bytes(&ref, bytes, SBLOOM_LAYOUT_COUNTING512) == SBLOOM_OK);
+        CHECK(sbloom_create_bytes(&ref, bytes, layout) == SBLOOM_OK);
         sbloom_set_isa(isa);
-        CHECK(sbloom_create_bytes(&fast, bytes, SBLOOM_LAYOUT_COUNTING512) == SBLOOM_OK);
+        CHECK(sbloom_create_bytes(&fast, bytes, layout) == SBLOOM_OK);
+        bytes = sbloom_bytes(ref); /* a fingerprint filter has two lines at least */
         CHECK(strcmp(sbloom_filter_isa(fast), isa) == 0);
         w->nseen = 0;
         uint64_t phase_ops = ops / PHASES;
@@ -352,24 +364,28 @@ static int run_counting_pair(const char *isa, uint64_t ops, uint64_t seed)
                 }
                 break;
             }
-            if (differs(w, "counting512", isa, a, b, ref_out, isa_out, sbloom_data(ref),
-                        sbloom_data(fast), bytes, done, kind, n)) {
+            refused += a == SBLOOM_E_FULL || a == SBLOOM_E_FULL * 4 + SBLOOM_E_FULL;
+            if (differs(w, name, isa, a, b, ref_out, isa_out, sbloom_data(ref), sbloom_data(fast),
+                        bytes, done, kind, n)) {
                 mismatches++;
                 break;
             }
         }
         CHECK(memcmp(sbloom_data(ref), sbloom_data(fast), bytes) == 0);
         CHECK(sbloom_items(ref) == sbloom_items(fast));
-        saturated += sbloom_saturated(ref);
+        if (layout == SBLOOM_LAYOUT_COUNTING512)
+            saturated += (uint64_t)sbloom_saturated(ref);
         sbloom_free(ref);
         sbloom_free(fast);
     }
     sbloom_set_isa(NULL);
     free(w);
-    CHECK(saturated > 0); /* the walk reached the saturation paths */
-    printf("%-12s %-7s %llu operations, %s (%llu saturated counters at phase ends)\n",
-           "counting512", isa, (unsigned long long)done,
-           mismatches ? "MISMATCH" : "identical to scalar", (unsigned long long)saturated);
+    /* the walk reached the saturation paths, or the refusals of a full fingerprint filter */
+    CHECK(layout == SBLOOM_LAYOUT_COUNTING512 ? saturated > 0 : refused > 0);
+    printf("%-12s %-7s %llu operations, %s (%llu saturated counters at phase ends, %llu "
+           "refused adds)\n",
+           name, isa, (unsigned long long)done, mismatches ? "MISMATCH" : "identical to scalar",
+           (unsigned long long)saturated, (unsigned long long)refused);
     return mismatches == 0;
 }
 
@@ -464,11 +480,15 @@ int main(void)
         for (int l = 0; l < TEST_NLAYOUTS; l++) /* scalar too: its loops are the others' */
             CHECK(run_long_batches(test_layouts[l], names[i], 99 + (uint64_t)l * 5 + i));
         CHECK(run_long_batches(SBLOOM_LAYOUT_COUNTING512, names[i], 98 + i));
+        for (int l = SBLOOM_LAYOUT_FP512_R10; l <= SBLOOM_LAYOUT_FP512_R29; l++)
+            CHECK(run_long_batches((sbloom_layout)l, names[i], 97 + (uint64_t)l + i));
         if (strcmp(names[i], "scalar") == 0)
             continue;
         for (int l = 0; l < TEST_NLAYOUTS; l++)
             CHECK(run_pair(test_layouts[l], names[i], ops, 1234 + (uint64_t)l * 77 + i));
-        CHECK(run_counting_pair(names[i], ops, 4321 + i));
+        CHECK(run_removing_pair(SBLOOM_LAYOUT_COUNTING512, names[i], ops, 4321 + i));
+        for (int l = SBLOOM_LAYOUT_FP512_R10; l <= SBLOOM_LAYOUT_FP512_R29; l++)
+            CHECK(run_removing_pair((sbloom_layout)l, names[i], ops / 4, 5321 + (uint64_t)l + i));
         CHECK(run_window_pair(names[i], 3, 0.01, ops / 4, 777 + i)); /* generation slots */
         CHECK(run_window_pair(names[i], 4, 0.01, ops / 4, 778 + i)); /* adjacent lines */
         CHECK(run_window_pair(names[i], 3, 1e-6, ops / 4, 779 + i));

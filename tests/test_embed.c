@@ -283,19 +283,11 @@ static void test_writable_map(void)
 static void test_old_files(const char *dir)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/v1-keys.txt", dir);
-    FILE *in = fopen(path, "r");
-    CHECK(in != NULL);
-    if (!in)
+    static char lines[TEST_GOLDEN_KEYS][64];
+    int nlines = test_golden_keys(dir, lines);
+    CHECK(nlines == TEST_GOLDEN_KEYS);
+    if (nlines != TEST_GOLDEN_KEYS)
         return;
-    static char lines[200][64];
-    int nlines = 0;
-    while (nlines < 200 && fgets(lines[nlines], sizeof lines[nlines], in)) {
-        lines[nlines][strcspn(lines[nlines], "\n")] = '\0';
-        nlines++;
-    }
-    fclose(in);
-    CHECK(nlines == 200);
     /* (the scalable layout has no fixed size and no 0.1.0 file: tests/test_scalable.c) */
     for (int layout = 1; layout < SBLOOM_LAYOUT_SCALABLE; layout++) {
         const char *name = sbloom_layout_name((sbloom_layout)layout);

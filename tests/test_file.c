@@ -198,12 +198,13 @@ static void forged_headers(void)
         {32, UINT64_C(1) << 55, 8, SBLOOM_E_CORRUPT}, /* 2^55 blocks: refused, not allocated */
         {72, UINT64_C(1) << 60, 8, SBLOOM_E_CORRUPT}, /* payload bytes disagree with blocks */
         {32, 0, 8, SBLOOM_E_CORRUPT},                 /* no blocks */
-        {8, 2, 4, SBLOOM_E_VERSION},                  /* a newer format */
+        {8, 3, 4, SBLOOM_E_VERSION},                  /* a newer format */
+        {8, 2, 4, SBLOOM_E_CORRUPT},                  /* the fingerprint files' version */
         {20, 9, 4, SBLOOM_E_VERSION},                 /* an unknown hash function */
         {24, 5, 8, SBLOOM_E_VERSION},                 /* a seed this build does not use */
         {96, 1, 8, SBLOOM_E_VERSION},                 /* reserved bytes used by a newer writer */
-        {16, 7, 4, SBLOOM_E_LAYOUT},                  /* an unknown layout */
-        {40, 9, 4, SBLOOM_E_CORRUPT},                 /* k disagrees with the layout */
+        {16, SBLOOM_LAYOUT_COUNT + 1, 4, SBLOOM_E_LAYOUT}, /* an unknown layout */
+        {40, 9, 4, SBLOOM_E_CORRUPT},                      /* k disagrees with the layout */
         {56, 0, 8,
          SBLOOM_E_CORRUPT}, /* "planned" flag with no planned items (found by fuzz_load) */
         {44, 0, 4, SBLOOM_E_CORRUPT}, /* planned fields present, flag clear */
@@ -285,17 +286,19 @@ static void forged_plans(void)
         memcpy(buf, clean, len); /* an item count that would wrap at the next add */
         forge(buf, 48, UINT64_MAX, 8);
         CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, "18446744073709551615 items"));
-        memcpy(buf, clean, len); /* a rate of 1, then NaN */
+        memcpy(buf, clean, len); /* a rate of 1, then NaN (re-signed over its own version) */
+        unsigned version = test_layout_fingerprint(layout) ? 2 : 1;
         put_double(buf + 64, 1.0);
-        forge(buf, 8, 1, 4);
+        forge(buf, 8, version, 4);
         CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, "at rate 1"));
         put_double(buf + 64, NAN);
-        forge(buf, 8, 1, 4);
+        forge(buf, 8, version, 4);
         CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, "at rate nan"));
-        memcpy(buf, clean, len);
-        forge(buf, 40, 0, 4);
+        memcpy(buf, clean, len); /* a k the layout does not have (fingerprints have none) */
+        unsigned forged_k = sbloom_layout_k(layout) == 0 ? 1 : 0;
+        forge(buf, 40, forged_k, 4);
         char want[64];
-        snprintf(want, sizeof want, "k 0 for %s", sbloom_layout_name(layout));
+        snprintf(want, sizeof want, "k %u for %s", forged_k, sbloom_layout_name(layout));
         CHECK(refused_naming(buf, len, SBLOOM_E_CORRUPT, want));
         memcpy(buf, clean, len); /* and the payload's checksum is named as such */
         buf[len - 1] ^= 1;

@@ -196,7 +196,7 @@ static int64_t run_spans(const sbloom_t *filter, sbloom_batch_op op, const void 
     int rc = check_spans(filter, data, offsets, wide, n, op != SBLOOM_OP_CONTAINS);
     if (rc != SBLOOM_OK)
         return rc;
-    if (op == SBLOOM_OP_REMOVE && filter->layout != SBLOOM_LAYOUT_COUNTING512)
+    if (op == SBLOOM_OP_REMOVE && !sbloom_layout_removes(filter->layout))
         return SBLOOM_E_LAYOUT;
     if (n == 0)
         return 0;
@@ -257,14 +257,14 @@ int64_t sbloom_remove_strings64(sbloom_t *filter, const void *data, const int64_
     return run_spans(filter, SBLOOM_OP_REMOVE, data, offsets, 1, n, removed);
 }
 
-/* ---- Removal (the counting layout) ---- */
+/* ---- Removal (the counting and fingerprint layouts) ---- */
 
 int64_t sbloom_remove_hashes(sbloom_t *filter, const uint64_t *hashes, size_t n, uint8_t *removed)
 {
     int rc = check_hashes(filter, hashes, n, 1);
     if (rc != SBLOOM_OK)
         return rc;
-    if (filter->layout != SBLOOM_LAYOUT_COUNTING512)
+    if (!sbloom_layout_removes(filter->layout))
         return SBLOOM_E_LAYOUT;
     uint64_t gone = drive_hashes(filter, SBLOOM_OP_REMOVE, hashes, n, removed);
     sbloom_object_uncount(filter, gone);
@@ -277,7 +277,7 @@ int64_t sbloom_remove_keys(sbloom_t *filter, const void *const *keys, const size
     int rc = check_keys(filter, keys, lens, n, 1);
     if (rc != SBLOOM_OK)
         return rc;
-    if (filter->layout != SBLOOM_LAYOUT_COUNTING512)
+    if (!sbloom_layout_removes(filter->layout))
         return SBLOOM_E_LAYOUT;
     int valid;
     sbloom_key_source src = {.keys = keys, .lens = lens};

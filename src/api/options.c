@@ -24,7 +24,18 @@ int sbloom_read_options(const sbloom_opts *in, sbloom_opts *out)
     for (size_t at = sizeof *out; at < in->size; at++)
         if (((const unsigned char *)in)[at] != 0)
             return SBLOOM_E_INVALID; /* an option of a newer library, set */
-    return (out->flags & ~SBLOOM_OPTS_CONCURRENT) ? SBLOOM_E_INVALID : SBLOOM_OK;
+    return (out->flags & ~(SBLOOM_OPTS_CONCURRENT | SBLOOM_OPTS_ANY_FAMILY)) ? SBLOOM_E_INVALID
+                                                                             : SBLOOM_OK;
+}
+
+/* The plan for n keys at p: of `layout`, or (0) the smallest bit layout, or with
+ * SBLOOM_OPTS_ANY_FAMILY the smallest of every family. */
+static int plan_with(const sbloom_opts *o, uint64_t n, double p, sbloom_plan *plan)
+{
+    if (o->layout)
+        return sbloom_plan_for_layout(n, p, o->layout, plan);
+    return (o->flags & SBLOOM_OPTS_ANY_FAMILY) ? sbloom_plan_any(n, p, plan)
+                                               : sbloom_plan_for(n, p, plan);
 }
 
 static int valid_rate(double p)
@@ -32,11 +43,11 @@ static int valid_rate(double p)
     return p > 0.0 && p < 1.0;
 }
 
-/* A filter planned for n keys at p, of `layout` (0: the smallest), with the library's memory. */
-static int planned(sbloom_t **out, uint64_t n, double p, sbloom_layout layout)
+/* A filter planned for n keys at p (plan_with), with the library's memory. */
+static int planned(sbloom_t **out, const sbloom_opts *o, uint64_t n, double p)
 {
     sbloom_plan plan = sbloom_plan_init();
-    int rc = layout ? sbloom_plan_for_layout(n, p, layout, &plan) : sbloom_plan_for(n, p, &plan);
+    int rc = plan_with(o, n, p, &plan);
     if (rc != SBLOOM_OK)
         return rc;
     return sbloom_plain_new(out, plan.bytes, plan.layout, n, p, SBLOOM_OWNER_HEAP);
@@ -50,8 +61,7 @@ static int in_memory(sbloom_t **out, const sbloom_opts *o, double p)
     if (o->bytes)
         return sbloom_image_new(out, o->memory, o->memory_size, o->bytes, o->layout, 0, NAN);
     sbloom_plan plan = sbloom_plan_init();
-    int rc = o->layout ? sbloom_plan_for_layout(o->expected, p, o->layout, &plan)
-                       : sbloom_plan_for(o->expected, p, &plan);
+    int rc = plan_with(o, o->expected, p, &plan);
     if (rc != SBLOOM_OK)
         return rc;
     return sbloom_image_new(out, o->memory, o->memory_size, plan.bytes, plan.layout, o->expected,
@@ -90,5 +100,5 @@ int sbloom_make(sbloom_t **out, const sbloom_opts *o)
         uint64_t first = o->expected ? o->expected : o->first ? o->first : DEFAULT_FIRST;
         return valid_rate(p) ? sbloom_scalable_new(out, first, p) : SBLOOM_E_INVALID;
     }
-    return planned(out, o->expected, p, o->layout);
+    return planned(out, o, o->expected, p);
 }

@@ -8,6 +8,7 @@
 #define SIMDBLOOM_BASE_H
 
 #include "simdbloom.h"
+#include "../../simd/fingerprint.h"
 #include "../../simd/kernels.h"
 
 /* The three operations of the kernel table, as the batch drivers name them. */
@@ -39,6 +40,11 @@ uint32_t sbloom_layout_slots(sbloom_layout layout);
 int sbloom_layout_composite(sbloom_layout layout);
 /* 1 for the layouts whose blocks are plain bits (Parquet, block512-k8, block512-k16). */
 int sbloom_layout_is_bits(sbloom_layout layout);
+/* 1 for the fingerprint layouts (fp512-r*), and their geometry (SBLOOM_E_LAYOUT for others). */
+int sbloom_layout_is_fingerprint(sbloom_layout layout);
+int sbloom_layout_fp_geometry(sbloom_layout layout, sbk_fp_geo *out);
+/* 1 for the layouts that remove keys (counting512, the fingerprint layouts). */
+int sbloom_layout_removes(sbloom_layout layout);
 
 /* sizing.c: the smaller of the block512-k8 and -k16 plans for n keys at rate p (the cores of the
  * composite layouts are whichever is smaller), or the k8 plan's error when neither exists. */

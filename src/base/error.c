@@ -52,8 +52,10 @@ const char *sbloom_strerror(int code)
     case SBLOOM_E_LOCKED:
         return "another process holds a lock of the filter and does not let it go (stopped or "
                "stuck)";
-    case SBLOOM_E_ABSENT:
-        return "key not in the counting filter (a counter is zero); nothing removed";
+    case SBLOOM_E_ABSENT: return "key not in the filter; nothing removed";
+    case SBLOOM_E_FULL:
+        return "fingerprint filter full: no room for the key (it holds far more keys than "
+               "planned); the key was not added";
     default: return code > 0 ? "not an error code" : "unknown error";
     }
 }

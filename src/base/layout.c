@@ -19,7 +19,33 @@ static const struct {
     [SBLOOM_LAYOUT_SCALABLE - 1] = {"scalable", 64, 0, 1},
     /* a ring of generations of 512-bit blocks: k 0, and the file counts 64-byte units */
     [SBLOOM_LAYOUT_WINDOWED - 1] = {"windowed", 64, 0, 1},
+    /* 64-byte lines of fingerprints: no bits set, k 0 (simd/fingerprint.h) */
+    [SBLOOM_LAYOUT_FP512_R10 - 1] = {"fp512-r10", 64, 0, 0},
+    [SBLOOM_LAYOUT_FP512_R13 - 1] = {"fp512-r13", 64, 0, 0},
+    [SBLOOM_LAYOUT_FP512_R16 - 1] = {"fp512-r16", 64, 0, 0},
+    [SBLOOM_LAYOUT_FP512_R19 - 1] = {"fp512-r19", 64, 0, 0},
+    [SBLOOM_LAYOUT_FP512_R22 - 1] = {"fp512-r22", 64, 0, 0},
+    [SBLOOM_LAYOUT_FP512_R27 - 1] = {"fp512-r27", 64, 0, 0},
+    [SBLOOM_LAYOUT_FP512_R29 - 1] = {"fp512-r29", 64, 0, 0},
 };
+
+/* The fingerprint geometries, from the kernels' one list (kernel index = layout - 1). */
+#define GEOMETRY_ROW(NAME, INDEX, R, S, Q, MARK_BITS, HEAD_BYTES)                                  \
+    [INDEX] = {R, S, Q, MARK_BITS, HEAD_BYTES},
+static const sbk_fp_geo geometries[SBK_LAYOUTS] = {SBK_FP_GEOMETRIES(GEOMETRY_ROW)};
+
+int sbloom_layout_is_fingerprint(sbloom_layout layout)
+{
+    return sbloom_layout_known(layout) && geometries[layout - 1].r != 0;
+}
+
+int sbloom_layout_fp_geometry(sbloom_layout layout, sbk_fp_geo *out)
+{
+    if (!sbloom_layout_is_fingerprint(layout))
+        return SBLOOM_E_LAYOUT;
+    *out = geometries[layout - 1];
+    return SBLOOM_OK;
+}
 
 int sbloom_layout_known(sbloom_layout layout)
 {
@@ -53,6 +79,8 @@ uint32_t sbloom_layout_k(sbloom_layout layout)
 
 uint32_t sbloom_layout_word_bits(sbloom_layout layout)
 {
+    if (sbloom_layout_is_fingerprint(layout))
+        return 64; /* a line is 8 words of 64 bits (simd/fingerprint.h) */
     return sbloom_layout_known(layout) && layouts[layout - 1].k
                ? layouts[layout - 1].block_bytes * 8 / layouts[layout - 1].k
                : 0;
@@ -69,6 +97,11 @@ int sbloom_layout_is_bits(sbloom_layout layout)
 {
     return layout == SBLOOM_LAYOUT_PARQUET || layout == SBLOOM_LAYOUT_BLOCK512_K8 ||
            layout == SBLOOM_LAYOUT_BLOCK512_K16;
+}
+
+int sbloom_layout_removes(sbloom_layout layout)
+{
+    return layout == SBLOOM_LAYOUT_COUNTING512 || sbloom_layout_is_fingerprint(layout);
 }
 
 int sbloom_layout_composite(sbloom_layout layout)

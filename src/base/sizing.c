@@ -25,8 +25,123 @@
 /* Plans round the block count up to a multiple of this (folding by 2, 4, 8). */
 #define FOLD_UNIT 8
 
+/*
+ * The fingerprint layouts (simd/fingerprint.h). With L main lines, S spare lines and n keys, a
+ * main line's load X is Poisson(lam = n / L). A random absent key collides with a key of its line
+ * when quotient and remainder both match: lam / Q * 2^-r on average, whether that key stayed in the
+ * line or moved to the spare (its spare place is a function of line, quotient and remainder, so
+ * the absent key finds it there). A key whose line overflowed and whose quotient is at or above
+ * the line's mark also asks its two spare lines, and may match one of their keys by chance: the
+ * line keeps its s lowest quotients, so the mark sits at about the (s+1)-th lowest of X, above a
+ * share (X - s) / (X + 1) of the quotients (plus one quotient for rounding), and each spare line
+ * holds `occupied` keys at the spill's mean, each matching with 1 / Q * 2^-r.
+ *
+ *   rate = lam / Q * 2^-r  +  E[X > s: (X - s) / (X + 1) + 1 / Q] * 2 * occupied / Q * 2^-r
+ *
+ * The second term is about 6% of the first at the loads plans use (docs/SIZING.md).
+ */
+typedef struct {
+    double spill; /* E[(X - s)+]: keys a main line sends to the spare */
+    double reach; /* the share of absent keys that ask the spare */
+} line_load;
+
+static line_load fp_load(double lam, double s, double q)
+{
+    line_load out = {0.0, 0.0};
+    if (lam > SATURATED_LOAD) { /* every line far past full (and the sum below too long) */
+        out.spill = lam - s;
+        out.reach = 1.0;
+        return out;
+    }
+    double spread = TAIL_SIGMAS * sqrt(lam) + 40.0;
+    double first = fmax(s + 1.0, floor(lam - spread)), last = ceil(lam + spread);
+    for (double x = first; x <= last; x += 1.0) {
+        double pmf = exp(x * log(lam) - lam - lgamma(x + 1.0));
+        out.spill += pmf * (x - s);
+        out.reach += pmf * fmin(1.0, (x - s) / (x + 1.0) + 1.0 / q);
+    }
+    return out;
+}
+
+/* The most keys a main line is planned to hold on average: beyond it more than 4.5% of the keys
+ * would live in the spare, and fewer than 95% of the operations would read one line only. */
+#define FP_MAX_SPILL 0.045
+
+static double fp_max_load(const sbk_fp_geo *g)
+{
+    double lo = 1.0, hi = g->s;
+    for (int i = 0; i < 60; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (fp_load(mid, g->s, g->q).spill / mid <= FP_MAX_SPILL)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The spare's load at which two choices leave both lines of a key full with probability below
+ * 1e-16 a line (the fluid limit of two-choice allocation with lines of s slots: 0.77 of 16 slots,
+ * 0.84 of 23, 0.91 of 42; this line lies under each of them). */
+static double fp_spare_load(const sbk_fp_geo *g)
+{
+    return 0.77 + (g->s - 16.0) * (0.14 / 26.0);
+}
+
+static double fp_rate(const sbk_fp_geo *g, uint64_t nblocks, uint64_t n)
+{
+    uint64_t main = sbk_fp_main_lines(nblocks), spare = nblocks - main;
+    double lam = (double)n / (double)main, q = g->q;
+    if (lam > g->s) /* more keys than the lines have slots: most would be refused, not held */
+        return 1.0;
+    line_load load = fp_load(lam, g->s, q);
+    double occupied = fmin((double)g->s, (double)main * load.spill / (double)spare);
+    double rate = (lam / q + load.reach * 2.0 * occupied / q) * ldexp(1.0, -(int)g->r);
+    return fmin(rate, 1.0);
+}
+
+/* Whether nblocks lines of a fingerprint layout hold n keys within rate p: the rate, a main load
+ * at most fp_max_load, and a spare that holds the mean spill plus six of its standard deviations
+ * (a Poisson count's: a small filter's spill varies most) and one line's slots, at
+ * fp_spare_load. */
+static int fp_holds(const sbk_fp_geo *g, uint64_t nblocks, uint64_t n, double p, double max_load)
+{
+    uint64_t main = sbk_fp_main_lines(nblocks), spare = nblocks - main;
+    double lam = (double)n / (double)main;
+    if (lam > max_load || fp_rate(g, nblocks, n) > p)
+        return 0;
+    double spilled = (double)main * fp_load(lam, g->s, g->q).spill;
+    return spilled + 6.0 * sqrt(spilled) + g->s <= fp_spare_load(g) * g->s * spare;
+}
+
+static int plan_fingerprint(uint64_t n, double p, sbloom_layout layout, sbloom_plan *out)
+{
+    sbk_fp_geo g;
+    sbloom_layout_fp_geometry(layout, &g);
+    double max_load = fp_max_load(&g);
+    uint64_t lo = 2, hi = SBLOOM_MAX_BYTES / 64;
+    if (!fp_holds(&g, hi, n, p, max_load))
+        return SBLOOM_E_TOO_LARGE;
+    while (lo < hi) { /* every condition eases as lines are added */
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (fp_holds(&g, mid, n, p, max_load))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    out->layout = layout;
+    out->bytes = lo * 64;
+    out->k = 0;
+    out->bits_per_key = (double)out->bytes * 8.0 / (double)n;
+    out->fpp = fp_rate(&g, lo, n);
+    return SBLOOM_OK;
+}
+
 double sbloom_blocked_fpp(sbloom_layout layout, uint64_t bytes, uint64_t n)
 {
+    sbk_fp_geo g;
+    if (sbloom_layout_fp_geometry(layout, &g) == SBLOOM_OK)
+        return bytes < 2 * 64 ? NAN : n == 0 ? 0.0 : fp_rate(&g, bytes / 64, n);
     uint32_t block_bytes = sbloom_layout_block_bytes(layout);
     if (block_bytes == 0 || bytes < block_bytes || sbloom_layout_k(layout) == 0)
         return NAN; /* unknown, or scalable: each stage has its own rate */
@@ -59,6 +174,8 @@ static int plan_blocks(uint64_t n, double p, sbloom_layout layout, sbloom_plan *
         return SBLOOM_E_NULL;
     if (out->size < sizeof(sbloom_plan) || n == 0 || !(p > 0.0 && p < 1.0)) /* NaN too */
         return SBLOOM_E_INVALID;
+    if (sbloom_layout_is_fingerprint(layout))
+        return plan_fingerprint(n, p, layout, out);
 
     uint64_t block_bytes = sbloom_layout_block_bytes(layout);
     uint64_t lo = 1, hi = SBLOOM_MAX_BYTES / block_bytes;
@@ -114,6 +231,24 @@ int sbloom_plan_for(uint64_t n, double p, sbloom_plan *out)
             return rc;
         if (rc == SBLOOM_OK && (best != SBLOOM_OK || candidate.bytes < out->bytes)) {
             size_t callers_size = out->size; /* a newer caller's struct may be larger */
+            *out = candidate;
+            out->size = callers_size;
+            best = SBLOOM_OK;
+        }
+    }
+    return best;
+}
+
+int sbloom_plan_any(uint64_t n, double p, sbloom_plan *out)
+{
+    int best = sbloom_plan_for(n, p, out); /* the bit layouts first: they win a tie */
+    if (best == SBLOOM_E_NULL || best == SBLOOM_E_INVALID)
+        return best;
+    for (int layout = SBLOOM_LAYOUT_FP512_R10; layout <= SBLOOM_LAYOUT_FP512_R29; layout++) {
+        sbloom_plan candidate = sbloom_plan_init();
+        if (sbloom_plan_for_layout(n, p, (sbloom_layout)layout, &candidate) == SBLOOM_OK &&
+            (best != SBLOOM_OK || candidate.bytes < out->bytes)) {
+            size_t callers_size = out->size;
             *out = candidate;
             out->size = callers_size;
             best = SBLOOM_OK;

@@ -50,7 +50,8 @@ void sbloom_header_start(sbloom_header *h, sbloom_layout layout, uint64_t items,
                          uint64_t planned_items, double planned_fpp)
 {
     memset(h, 0, sizeof *h);
-    h->version = SBLOOM_FORMAT_VERSION;
+    h->version =
+        sbloom_layout_is_fingerprint(layout) ? SBLOOM_FORMAT_VERSION_FP : SBLOOM_FORMAT_VERSION;
     h->layout = layout;
     h->hash_function = layout == SBLOOM_LAYOUT_PARQUET ? HASH_XXH64 : HASH_XXH3_64;
     h->k = sbloom_layout_k(layout);
@@ -98,6 +99,9 @@ static uint64_t max_items(const sbloom_header *h)
 {
     if (h->layout == SBLOOM_LAYOUT_COUNTING512 || sbloom_layout_composite(h->layout))
         return UINT64_C(1) << 62; /* a scalable filter's stages are checked one by one */
+    sbk_fp_geo g;
+    if (sbloom_layout_fp_geometry(h->layout, &g) == SBLOOM_OK)
+        return h->nblocks * g.s; /* every slot of every line */
     return h->payload_bytes * 8 /
            (sbloom_layout_word_bits(h->layout) / sbloom_layout_slots(h->layout));
 }
@@ -119,7 +123,7 @@ int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
     /* From here the header is as its writer made it; what we do not know is a newer writer's. */
     memset(h, 0, sizeof *h);
     h->version = sbloom_get_le32(b + AT_VERSION);
-    if (h->version != SBLOOM_FORMAT_VERSION ||
+    if ((h->version != SBLOOM_FORMAT_VERSION && h->version != SBLOOM_FORMAT_VERSION_FP) ||
         sbloom_get_le32(b + AT_HEADER_BYTES) != SBLOOM_HEADER_BYTES)
         return sbloom_fail_with(SBLOOM_E_VERSION, "format version %u, header of %u bytes",
                                 h->version, sbloom_get_le32(b + AT_HEADER_BYTES));
@@ -130,6 +134,9 @@ int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
     if (!sbloom_layout_known(h->layout))
         return sbloom_fail_with(SBLOOM_E_LAYOUT, "unknown layout %u", (unsigned)h->layout);
     const char *layout = sbloom_layout_name(h->layout);
+    if ((h->version == SBLOOM_FORMAT_VERSION_FP) != sbloom_layout_is_fingerprint(h->layout))
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "inconsistent header: format version %u for %s",
+                                h->version, layout);
     h->hash_function = sbloom_get_le32(b + AT_HASH);
     h->hash_seed = sbloom_get_le64(b + AT_SEED);
     uint32_t want_hash = h->layout == SBLOOM_LAYOUT_PARQUET ? HASH_XXH64 : HASH_XXH3_64;

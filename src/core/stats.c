@@ -51,13 +51,45 @@ static void scan_blocks(const sbloom_core *c, uint64_t stride, sbloom_stats *out
         out->fill >= 1.0 ? INFINITY : -(double)c->nblocks * slots * log1p(-out->fill);
 }
 
+/*
+ * A fingerprint core (simd/fingerprint.h): the fill is the share of slots in use; the items are
+ * the entries, main and spare, scaled up from the sampled lines (each distinct key added is one
+ * entry, and one that collided with an earlier key's fingerprint none); a random absent key meets
+ * its main line's entries with 1 / Q * 2^-r each, and, at or above the line's mark, its two spare
+ * lines' entries (at their mean). Lines 0, stride, 2 * stride, ... of each part are read.
+ */
+static void scan_lines(const sbloom_core *c, uint64_t stride, sbloom_stats *out)
+{
+    sbk_fp_geo g;
+    sbloom_layout_fp_geometry(c->layout, &g);
+    uint64_t main = sbk_fp_main_lines(c->nblocks), spare = c->nblocks - main;
+    const uint64_t *w = c->blocks;
+    double main_entries = 0, spare_entries = 0, asking = 0, main_read = 0, spare_read = 0;
+    for (uint64_t i = 0; i < main; i += stride, main_read++) {
+        main_entries += sbk_fp_count(w + 8 * i, g);
+        asking += (double)(g.q - sbk_fp_mark(w + 8 * i, g)) / g.q;
+    }
+    uint64_t spare_stride = stride < spare ? stride : 1;
+    for (uint64_t i = main; i < c->nblocks; i += spare_stride, spare_read++)
+        spare_entries += sbk_fp_count(w + 8 * i, g);
+    double per_main = main_entries / main_read, per_spare = spare_entries / spare_read;
+    double entries = per_main * (double)main + per_spare * (double)spare;
+    out->fill = entries / ((double)c->nblocks * g.s);
+    out->estimated_items = entries;
+    out->estimated_fpp =
+        (per_main + asking / main_read * 2.0 * per_spare) / g.q * ldexp(1.0, -(int)g.r);
+}
+
 /* Blocks the estimate reads at most: 4096 x 64 bytes = 256 KiB, a few microseconds. */
 #define ESTIMATE_BLOCKS 4096
 
 void sbloom_core_stats(const sbloom_core *c, int sampled, sbloom_stats *out)
 {
     uint64_t stride = sampled ? c->nblocks / ESTIMATE_BLOCKS : 1;
-    scan_blocks(c, stride ? stride : 1, out);
+    if (sbloom_layout_is_fingerprint(c->layout))
+        scan_lines(c, stride ? stride : 1, out);
+    else
+        scan_blocks(c, stride ? stride : 1, out);
 }
 
 uint64_t sbloom_core_estimated_items(const sbloom_core *c)

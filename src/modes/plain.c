@@ -78,7 +78,14 @@ static uint64_t plain_chunk(void *ctx, sbloom_batch_op op, const uint64_t *hashe
 {
     const sbloom_core *c = &((const sbloom_t *)ctx)->core;
     switch (op) {
-    case SBLOOM_OP_INSERT: return c->kern->insert(c->blocks, c->nblocks, hashes, n, results);
+    case SBLOOM_OP_INSERT: {
+        uint64_t fresh = c->kern->insert(c->blocks, c->nblocks, hashes, n, results);
+        if (fresh & SBK_FP_REFUSED) { /* a fingerprint filter had no room for a key */
+            sbloom_object_fail(ctx, SBLOOM_E_FULL);
+            fresh &= ~SBK_FP_REFUSED;
+        }
+        return fresh;
+    }
     case SBLOOM_OP_REMOVE: return c->kern->remove(c->blocks, c->nblocks, hashes, n, results);
     case SBLOOM_OP_CONTAINS:
     default: return c->kern->contains(c->blocks, c->nblocks, hashes, n, results);
@@ -93,7 +100,12 @@ static uint64_t plain_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashe
 
 static int plain_add_one(sbloom_t *f, uint64_t hash)
 {
-    return f->core.kern->insert_one(f->core.blocks, f->core.nblocks, hash);
+    int fresh = f->core.kern->insert_one(f->core.blocks, f->core.nblocks, hash);
+    if (fresh == SBK_FP_ONE_REFUSED) {
+        sbloom_object_fail(f, SBLOOM_E_FULL);
+        return 0;
+    }
+    return fresh;
 }
 
 static int plain_contains_one(const sbloom_t *f, uint64_t hash)

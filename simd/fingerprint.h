@@ -1,0 +1,840 @@
+/*
+ * The fingerprint family: a key is a line (one 64-byte bucket, from the hash's high bits), a
+ * quotient (one of Q mini-buckets of the line) and a remainder of r bits; the line stores the
+ * remainders, in order of their quotient, and a unary directory that says which quotient each
+ * has. A lookup reads one line; a line that overflowed sends the keys of its highest quotients to
+ * a spare, and only lookups at or above its mark (the lowest quotient it ever sent) read the spare
+ * too (docs/SIZING.md derives the rate and the loads; docs/FORMAT.md the bytes).
+ *
+ * A line, as 512 bits (bit b is bit b % 64 of 64-bit word b / 64, so on a little-endian host byte
+ * i of the line holds bits 8i .. 8i+7):
+ *
+ *   bits 0 .. Q+s-1        the directory: for each quotient j in turn, a 1 per key of quotient j
+ *                          and then a 0. With c keys the first Q + c bits are used, the rest 0.
+ *   bits Q+s .. +mark_bits Q - mark: 0 while the line never overflowed (mark = Q)
+ *   bytes head_bytes ..    s main bytes: the top 8 bits of each slot's remainder
+ *   after them             s extras of r - 8 bits: the rest of each remainder, packed
+ *
+ * Slot i (the i-th key in directory order) holds the remainder (main[i] << extra_bits) |
+ * extra[i]; unused slots are 0, so an empty line is all zero bytes and a filter starts as zeros.
+ *
+ * The filter's blocks are main lines followed by spare lines, one spare line for every 20 main
+ * lines (sbk_fp_spare_lines). A spare line has the same form (its mark unused); a key that leaves
+ * its main line is identified by (line, quotient, remainder) alone, which choose two spare lines
+ * and a quotient and remainder in them (sbk_fp_spare); it goes to the emptier of the two. When
+ * both are full the add is refused (SBK_FP_REFUSED) and nothing changes.
+ *
+ * This header holds the geometry, the hash's decomposition, the line operations twice (a
+ * reference written for reading, used by the scalar table; and word-level forms for the vector
+ * tables, which give the same bytes), and the key operations and batch loops over either.
+ */
+#ifndef SIMDBLOOM_FINGERPRINT_H
+#define SIMDBLOOM_FINGERPRINT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels.h"
+
+/* The geometries: X(NAME, INDEX, R, S, Q, MARK_BITS, HEAD_BYTES): remainder bits, slots a line,
+ * quotients a line, the mark's bits (enough for 0 .. Q) and the bytes of directory and mark
+ * (Q + S + MARK_BITS bits, rounded up). Every one fits 512 bits: HEAD_BYTES * 8 + S * R <= 512.
+ * experiments/fingerprint_model/model.py chose them: the fewest bits a key for rates 1e-3 .. 1e-9
+ * (docs/notes/fingerprints.md). */
+#define SBK_FP_GEOMETRIES(X)                                                                       \
+    X(fp10, SBK_FP512_R10, 10, 42, 40, 6, 11)                                                      \
+    X(fp13, SBK_FP512_R13, 13, 33, 41, 6, 10)                                                      \
+    X(fp16, SBK_FP512_R16, 16, 27, 47, 6, 10)                                                      \
+    X(fp19, SBK_FP512_R19, 19, 23, 43, 6, 9)                                                       \
+    X(fp22, SBK_FP512_R22, 22, 20, 46, 6, 9)                                                       \
+    X(fp27, SBK_FP512_R27, 27, 17, 26, 5, 6)                                                       \
+    X(fp29, SBK_FP512_R29, 29, 16, 27, 5, 6)
+
+typedef struct sbk_fp_geo {
+    unsigned r, s, q, mark_bits, head_bytes;
+} sbk_fp_geo;
+
+#define SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES) ((sbk_fp_geo){R, S, Q, MARK_BITS, HEAD_BYTES})
+
+/* Bits of a remainder beyond its main byte, and where the main bytes and the extras begin. */
+static inline unsigned sbk_fp_extra_bits(sbk_fp_geo g)
+{
+    return g.r - 8;
+}
+static inline unsigned sbk_fp_main_at(sbk_fp_geo g)
+{
+    return g.head_bytes * 8;
+}
+static inline unsigned sbk_fp_extra_at(sbk_fp_geo g)
+{
+    return (g.head_bytes + g.s) * 8;
+}
+
+/* One spare line for every SBK_FP_SPARE_EVERY - 1 main lines (rounded up: at least one). The
+ * spare takes the keys past a full line, 4.5% of them at the most a plan loads a line with; at
+ * that load 20 main lines send 0.85 s keys a spare line on average, where two choices keep the
+ * chance that both of a key's spare lines are full below 1e-16 a line (docs/SIZING.md). */
+#define SBK_FP_SPARE_EVERY 21
+
+static inline uint64_t sbk_fp_spare_lines(uint64_t nblocks)
+{
+    return (nblocks + SBK_FP_SPARE_EVERY - 1) / SBK_FP_SPARE_EVERY;
+}
+
+static inline uint64_t sbk_fp_main_lines(uint64_t nblocks)
+{
+    return nblocks - sbk_fp_spare_lines(nblocks);
+}
+
+/* ---- The hash's decomposition ---- */
+
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 sbk_u128;
+#else
+#error "the fingerprint kernels need a 64 x 64 -> 128-bit multiply (unsigned __int128)"
+#endif
+
+/* The high 64 bits of a * b; the low 64 in *low. */
+static inline uint64_t sbk_mul_high(uint64_t a, uint64_t b, uint64_t *low)
+{
+    sbk_u128 p = (sbk_u128)a * b;
+    *low = (uint64_t)p;
+    return (uint64_t)(p >> 64);
+}
+
+typedef struct sbk_fp_key {
+    uint64_t line; /* main line, 0 .. lines - 1 */
+    uint32_t q;    /* quotient, 0 .. Q - 1 */
+    uint32_t rem;  /* remainder, r bits */
+} sbk_fp_key;
+
+/* hash / 2^64 as a point in [0, lines): its whole part is the line; the fraction, times Q, gives
+ * the quotient as its whole part and the remainder as the top r bits of what is left. Each step
+ * keeps the rest of the hash's entropy, so line, quotient and remainder are uniform and
+ * independent for a uniform hash (64 bits are enough: lines * Q * 2^r < 2^64 for any filter up to
+ * SBLOOM_MAX_BYTES). */
+static inline sbk_fp_key sbk_fp_split(uint64_t hash, uint64_t lines, sbk_fp_geo g)
+{
+    sbk_fp_key k;
+    uint64_t fraction, rest;
+    k.line = sbk_mul_high(hash, lines, &fraction);
+    k.q = (uint32_t)sbk_mul_high(fraction, g.q, &rest);
+    k.rem = (uint32_t)(rest >> (64 - g.r));
+    return k;
+}
+
+/* The key's main line, for a prefetch. */
+static inline uint64_t sbk_fp_home(uint64_t hash, uint64_t nblocks)
+{
+    uint64_t unused;
+    return sbk_mul_high(hash, sbk_fp_main_lines(nblocks), &unused);
+}
+
+/* MurmurHash3's 64-bit finalizer: a bijection that mixes every input bit into every output bit. */
+static inline uint64_t sbk_fp_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    x ^= x >> 33;
+    return x;
+}
+
+typedef struct sbk_fp_spare_key {
+    uint64_t a, b; /* the two spare lines it may be in, 0 .. spare lines - 1 */
+    uint32_t q, rem;
+} sbk_fp_spare_key;
+
+/* Where a key that left main line k.line lives in the spare: a function of (line, quotient,
+ * remainder) only, since that is all a line keeps of a key it moves out. */
+static inline sbk_fp_spare_key sbk_fp_spare(sbk_fp_key k, uint64_t spare_lines, sbk_fp_geo g)
+{
+    uint64_t fingerprint = ((uint64_t)k.q << g.r) | k.rem;
+    uint64_t id = sbk_fp_mix(k.line ^ sbk_fp_mix(fingerprint + UINT64_C(0x9e3779b97f4a7c15)));
+    uint64_t unused;
+    sbk_fp_spare_key s;
+    s.a = sbk_mul_high(id, spare_lines, &unused);
+    s.b = sbk_mul_high(sbk_fp_mix(id + UINT64_C(0x632be59bd9b4e019)), spare_lines, &unused);
+    sbk_fp_key inner = sbk_fp_split(sbk_fp_mix(id + UINT64_C(0x85ebca77c2b2ae63)), 1, g);
+    s.q = inner.q;
+    s.rem = inner.rem;
+    return s;
+}
+
+/* A lookup between its two steps (SBK_FP_DEFINE_KEY_OPS: probe_start, probe_finish). */
+typedef struct sbk_fp_probe {
+    const uint64_t *w; /* the main line */
+    sbk_fp_key k;
+    uint64_t hits;      /* the slots whose main byte matches (word-level forms) */
+    int ask_spare;      /* the quotient is at or above the line's mark */
+    sbk_fp_spare_key s; /* then: where it would be in the spare (its lines requested) */
+} sbk_fp_probe;
+
+/* ---- Bits of a line (512 bits in 8 native 64-bit words) ---- */
+
+/* len bits (1 .. 57) from bit `at`. */
+static inline uint64_t sbk_fp_bits(const uint64_t *w, unsigned at, unsigned len)
+{
+    unsigned i = at / 64, o = at % 64;
+    uint64_t v = w[i] >> o;
+    if (o + len > 64)
+        v |= w[i + 1] << (64 - o);
+    return v & ((UINT64_C(1) << len) - 1);
+}
+
+static inline void sbk_fp_set_bits(uint64_t *w, unsigned at, unsigned len, uint64_t v)
+{
+    unsigned i = at / 64, o = at % 64;
+    uint64_t mask = (UINT64_C(1) << len) - 1;
+    w[i] = (w[i] & ~(mask << o)) | (v << o);
+    if (o + len > 64) {
+        unsigned spill = 64 - o;
+        w[i + 1] = (w[i + 1] & ~(mask >> spill)) | (v >> spill);
+    }
+}
+
+/* The directory (Q + s bits, at most 89) and the mark. */
+static inline sbk_u128 sbk_fp_directory(const uint64_t *w, sbk_fp_geo g)
+{
+    sbk_u128 d = (sbk_u128)w[0] | (sbk_u128)w[1] << 64;
+    return d & (((sbk_u128)1 << (g.q + g.s)) - 1);
+}
+
+static inline void sbk_fp_set_directory(uint64_t *w, sbk_fp_geo g, sbk_u128 d)
+{
+    sbk_u128 keep = ~(((sbk_u128)1 << (g.q + g.s)) - 1);
+    sbk_u128 v = (((sbk_u128)w[0] | (sbk_u128)w[1] << 64) & keep) | d;
+    w[0] = (uint64_t)v;
+    w[1] = (uint64_t)(v >> 64);
+}
+
+/* Keys in a line from its directory: its ones, at most s (a damaged line's count is taken as s,
+ * so that no operation reaches past the line: it answers wrongly, as a damaged Bloom block does,
+ * and the payload's checksum is what guards a file against that). */
+static inline unsigned sbk_fp_count_of(sbk_u128 d, sbk_fp_geo g)
+{
+    unsigned ones =
+        (unsigned)(__builtin_popcountll((uint64_t)d) + __builtin_popcountll((uint64_t)(d >> 64)));
+    return ones < g.s ? ones : g.s;
+}
+
+static inline unsigned sbk_fp_count(const uint64_t *w, sbk_fp_geo g)
+{
+    return sbk_fp_count_of(sbk_fp_directory(w, g), g);
+}
+
+/* The line's mark: quotients at or above it may have keys in the spare (Q: none can). */
+static inline unsigned sbk_fp_mark(const uint64_t *w, sbk_fp_geo g)
+{
+    return g.q - (unsigned)sbk_fp_bits(w, g.q + g.s, g.mark_bits);
+}
+
+static inline void sbk_fp_lower_mark(uint64_t *w, sbk_fp_geo g, unsigned q)
+{
+    if (q < sbk_fp_mark(w, g))
+        sbk_fp_set_bits(w, g.q + g.s, g.mark_bits, g.q - q);
+}
+
+/* ---- The reference line operations: slot by slot, bit by bit ---- */
+
+static inline uint32_t sbk_fp_ref_slot(const uint64_t *w, sbk_fp_geo g, unsigned i)
+{
+    unsigned e = sbk_fp_extra_bits(g);
+    uint32_t main_byte = (uint32_t)sbk_fp_bits(w, sbk_fp_main_at(g) + 8 * i, 8);
+    return (main_byte << e) | (uint32_t)sbk_fp_bits(w, sbk_fp_extra_at(g) + e * i, e);
+}
+
+static inline void sbk_fp_ref_set_slot(uint64_t *w, sbk_fp_geo g, unsigned i, uint32_t rem)
+{
+    unsigned e = sbk_fp_extra_bits(g);
+    sbk_fp_set_bits(w, sbk_fp_main_at(g) + 8 * i, 8, rem >> e);
+    sbk_fp_set_bits(w, sbk_fp_extra_at(g) + e * i, e, rem & ((UINT32_C(1) << e) - 1));
+}
+
+static inline unsigned sbk_fp_ref_bit(const uint64_t *w, unsigned b)
+{
+    return (unsigned)(w[b / 64] >> (b % 64)) & 1;
+}
+
+static inline void sbk_fp_ref_set_bit(uint64_t *w, unsigned b, unsigned v)
+{
+    w[b / 64] = (w[b / 64] & ~(UINT64_C(1) << (b % 64))) | ((uint64_t)v << (b % 64));
+}
+
+/* Directory bit b, 0 past the directory's Q + s bits. */
+static inline unsigned sbk_fp_ref_dir_bit(const uint64_t *w, sbk_fp_geo g, unsigned b)
+{
+    return b < g.q + g.s ? sbk_fp_ref_bit(w, b) : 0;
+}
+
+/* The slots of quotient q: [*start, *end). Walk the directory: a 1 is a key, a 0 ends a
+ * quotient's run. (Bounded by the line's count, for a damaged line's sake.) */
+static inline void sbk_fp_ref_run(const uint64_t *w, sbk_fp_geo g, unsigned q, unsigned *start,
+                                  unsigned *end)
+{
+    unsigned b = 0, slot = 0, zeros = 0, count = sbk_fp_count(w, g);
+    while (zeros < q && b < g.q + g.s) {
+        if (sbk_fp_ref_dir_bit(w, g, b))
+            slot++;
+        else
+            zeros++;
+        b++;
+    }
+    *start = slot < count ? slot : count;
+    while (sbk_fp_ref_dir_bit(w, g, b)) {
+        slot++;
+        b++;
+    }
+    *end = slot < count ? slot : count;
+}
+
+/* The slot holding (q, rem), or -1. */
+static inline int sbk_fp_ref_find(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
+{
+    unsigned start, end;
+    sbk_fp_ref_run(w, g, q, &start, &end);
+    for (unsigned i = start; i < end; i++)
+        if (sbk_fp_ref_slot(w, g, i) == rem)
+            return (int)i;
+    return -1;
+}
+
+/* The two steps of a batch's lookups (sbk_fp_probe): the reference does all in the second. */
+static inline uint64_t sbk_fp_ref_candidates(const uint64_t *w, sbk_fp_geo g, uint32_t rem)
+{
+    (void)w, (void)g, (void)rem;
+    return 0;
+}
+
+static inline int sbk_fp_ref_confirm(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem,
+                                     uint64_t hits)
+{
+    (void)hits;
+    return sbk_fp_ref_find(w, g, q, rem);
+}
+
+/* Adds (q, rem) at the end of quotient q's run; the line has room. */
+static inline void sbk_fp_ref_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
+{
+    unsigned count = sbk_fp_count(w, g), start, end;
+    sbk_fp_ref_run(w, g, q, &start, &end);
+    for (unsigned i = count; i > end; i--) /* the later slots move up one */
+        sbk_fp_ref_set_slot(w, g, i, sbk_fp_ref_slot(w, g, i - 1));
+    sbk_fp_ref_set_slot(w, g, end, rem);
+    /* a 1 at directory bit q + end (end keys and q zeros before it), the bits above move up */
+    for (unsigned b = g.q + count; b > q + end; b--)
+        sbk_fp_ref_set_bit(w, b, sbk_fp_ref_bit(w, b - 1));
+    sbk_fp_ref_set_bit(w, q + end, 1);
+}
+
+/* Takes out slot i, of quotient q. */
+static inline void sbk_fp_ref_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
+{
+    unsigned count = sbk_fp_count(w, g);
+    for (unsigned j = i; j + 1 < count; j++) /* the later slots move down one */
+        sbk_fp_ref_set_slot(w, g, j, sbk_fp_ref_slot(w, g, j + 1));
+    sbk_fp_ref_set_slot(w, g, count - 1, 0);
+    for (unsigned b = q + i; b + 1 < g.q + count; b++)
+        sbk_fp_ref_set_bit(w, b, sbk_fp_ref_bit(w, b + 1));
+    sbk_fp_ref_set_bit(w, g.q + count - 1, 0);
+}
+
+/* The quotient of the last slot of a full line: the zeros before its directory bit, the
+ * highest 1. */
+static inline unsigned sbk_fp_ref_last_quotient(const uint64_t *w, sbk_fp_geo g)
+{
+    unsigned b = g.q + g.s - 1;
+    while (b > 0 && !sbk_fp_ref_bit(w, b))
+        b--;
+    return b >= g.s - 1 && b - (g.s - 1) < g.q ? b - (g.s - 1) : g.q - 1; /* (damaged: Q - 1) */
+}
+
+/* ---- Word-level line operations (the vector tables'): the same bytes as the reference ---- */
+
+/* Bits [lo, hi) of word j of a 512-bit line, as a mask. */
+static inline uint64_t sbk_fp_span(unsigned lo, unsigned hi, unsigned j)
+{
+    unsigned a = j * 64, b = a + 64;
+    lo = lo > a ? lo : a;
+    hi = hi < b ? hi : b;
+    if (lo >= hi)
+        return 0;
+    uint64_t upto = hi - a == 64 ? ~UINT64_C(0) : (UINT64_C(1) << (hi - a)) - 1;
+    return upto & ~((UINT64_C(1) << (lo - a)) - 1);
+}
+
+/* Bits [at, end) move up k (1 .. 63) to [at + k, end + k); [at, at + k) becomes 0. The bits
+ * [end, end + k) it overwrites are unused slots (0). */
+static inline void sbk_fp_open(uint64_t *w, unsigned at, unsigned end, unsigned k)
+{
+    unsigned first = at / 64, last = (end + k - 1) / 64;
+    for (unsigned j = last + 1; j-- > first;) {
+        uint64_t shifted = (w[j] << k) | (j > first ? w[j - 1] >> (64 - k) : 0);
+        uint64_t moved = sbk_fp_span(at + k, end + k, j), cleared = sbk_fp_span(at, at + k, j);
+        w[j] = (w[j] & ~(moved | cleared)) | (shifted & moved);
+    }
+}
+
+/* Bits [at + k, end) move down k to [at, end - k); [end - k, end) becomes 0. */
+static inline void sbk_fp_close(uint64_t *w, unsigned at, unsigned end, unsigned k)
+{
+    unsigned first = at / 64, last = (end - 1) / 64;
+    for (unsigned j = first; j <= last; j++) {
+        uint64_t shifted = (w[j] >> k) | (j < last ? w[j + 1] << (64 - k) : 0);
+        uint64_t moved = sbk_fp_span(at, end - k, j), cleared = sbk_fp_span(end - k, end, j);
+        w[j] = (w[j] & ~(moved | cleared)) | (shifted & moved);
+    }
+}
+
+/* The position of the j-th 0 (from 0) of a 64-bit word x, or 64 + something when x has no more
+ * than j zeros (the caller then takes the next word's answer). */
+static inline unsigned sbk_fp_select0_64(uint64_t x, unsigned j)
+{
+#if defined(__BMI2__)
+    uint64_t bit = __builtin_ia32_pdep_di(UINT64_C(1) << (j & 63), ~x);
+    return bit ? (unsigned)__builtin_ctzll(bit) : 64;
+#else
+    x = ~x;
+    for (unsigned i = 0; i < j && x; i++)
+        x &= x - 1; /* drop the lowest set bit j times */
+    return x ? (unsigned)__builtin_ctzll(x) : 64;
+#endif
+}
+
+/* The position of the j-th 0 of the directory (it has one for every j < Q): in the low word, or
+ * the high word's (j - zeros of the low word)-th. Both are computed and one kept, without a
+ * branch: which word holds it depends on the line, and a wrong guess costs more than the work. */
+static inline unsigned sbk_fp_select0(sbk_u128 d, unsigned j, int one_word)
+{
+    uint64_t low = (uint64_t)d;
+    unsigned in_low = sbk_fp_select0_64(low, j);
+    if (one_word)
+        return in_low;
+    unsigned zeros_low = 64 - (unsigned)__builtin_popcountll(low);
+    unsigned in_high = 64 + sbk_fp_select0_64((uint64_t)(d >> 64), (j - zeros_low) & 63);
+    return j < zeros_low ? in_low : in_high;
+}
+
+/* The slot after quotient q's last: its run ends at zero number q, q + end (end ones and q zeros
+ * before it). A new key of quotient q goes there. */
+static inline unsigned sbk_fp_run_end(sbk_u128 d, sbk_fp_geo g, unsigned q)
+{
+    unsigned end = sbk_fp_select0(d, q, g.q + g.s <= 64) - q, count = sbk_fp_count_of(d, g);
+    return end < count ? end : count; /* (a damaged line's could be past it) */
+}
+
+/* Quotient q's slots [*start, *end) from the directory: its run ends at zero number q (q + end:
+ * end ones and q zeros before it) and begins after zero number q - 1 (or at slot 0). */
+static inline void sbk_fp_run(sbk_u128 d, sbk_fp_geo g, unsigned q, unsigned *start, unsigned *end)
+{
+    int one_word = g.q + g.s <= 64;
+    *end = sbk_fp_select0(d, q, one_word) - q;
+    unsigned before = sbk_fp_select0(d, q - 1, one_word) + 1 - q; /* q > 0: ones before it */
+    *start = q ? before : 0;
+}
+
+/* The position of the j-th 1 (from 0) of a 64-bit word, 64 or more when it has no more than j. */
+static inline unsigned sbk_fp_select1_64(uint64_t x, unsigned j)
+{
+#if defined(__BMI2__)
+    uint64_t bit = __builtin_ia32_pdep_di(UINT64_C(1) << (j & 63), x);
+    return bit ? (unsigned)__builtin_ctzll(bit) : 64;
+#else
+    for (unsigned k = 0; k < j && x; k++)
+        x &= x - 1;
+    return x ? (unsigned)__builtin_ctzll(x) : 64;
+#endif
+}
+
+/* The quotient of slot i: the zeros before its 1 in the directory (the i-th 1, at position
+ * quotient + i). */
+static inline unsigned sbk_fp_quotient_of(sbk_u128 d, sbk_fp_geo g, unsigned i)
+{
+    uint64_t low = (uint64_t)d;
+    unsigned at = sbk_fp_select1_64(low, i);
+    if (g.q + g.s > 64) {
+        unsigned ones_low = (unsigned)__builtin_popcountll(low);
+        unsigned in_high = 64 + sbk_fp_select1_64((uint64_t)(d >> 64), (i - ones_low) & 63);
+        at = i < ones_low ? at : in_high;
+    }
+    return at - i;
+}
+
+/* Whether slot i holds a key of quotient q: its 1 would be directory bit q + i, with exactly i
+ * ones below it (false for a slot past the line's keys, which has fewer). */
+static inline int sbk_fp_slot_is(sbk_u128 d, unsigned q, unsigned i)
+{
+    unsigned at = q + i;
+    sbk_u128 below = d & (((sbk_u128)1 << at) - 1);
+    unsigned ones = (unsigned)(__builtin_popcountll((uint64_t)below) +
+                               __builtin_popcountll((uint64_t)(below >> 64)));
+    return (unsigned)(d >> at) & (ones == i);
+}
+
+/* A slot's extra bits, without a branch on whether they cross a word: the word after is read
+ * too (the line's last word stands in for it past the end) and shifted in. */
+static inline uint32_t sbk_fp_extra(const uint64_t *w, sbk_fp_geo g, unsigned i)
+{
+    unsigned e = sbk_fp_extra_bits(g), at = sbk_fp_extra_at(g) + e * i;
+    unsigned word = at / 64, o = at % 64, next = word < 7 ? word + 1 : 7;
+    uint64_t v = (w[word] >> o) | ((w[next] << 1) << (63 - o));
+    return (uint32_t)(v & ((UINT64_C(1) << e) - 1));
+}
+
+/* Adds (q, rem) at the end of its run, three gaps opened at once; the line has room. */
+static inline void sbk_fp_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
+{
+    unsigned e = sbk_fp_extra_bits(g);
+    sbk_u128 d = sbk_fp_directory(w, g);
+    unsigned count = sbk_fp_count_of(d, g), end = sbk_fp_run_end(d, g, q);
+    unsigned main_at = sbk_fp_main_at(g), extra_at = sbk_fp_extra_at(g);
+    if (end < count) {
+        sbk_fp_open(w, main_at + 8 * end, main_at + 8 * count, 8);
+        sbk_fp_open(w, extra_at + e * end, extra_at + e * count, e);
+    }
+    sbk_fp_set_bits(w, main_at + 8 * end, 8, rem >> e);
+    sbk_fp_set_bits(w, extra_at + e * end, e, rem & ((UINT32_C(1) << e) - 1));
+    unsigned at = q + end; /* the directory: a 1 at `at`, the bits above it up one */
+    sbk_u128 low = ((sbk_u128)1 << at) - 1;
+    d = (d & low) | ((sbk_u128)1 << at) | ((d & ~low) << 1);
+    sbk_fp_set_directory(w, g, d);
+}
+
+/* Takes out slot i, of quotient q. */
+static inline void sbk_fp_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
+{
+    unsigned e = sbk_fp_extra_bits(g);
+    sbk_u128 d = sbk_fp_directory(w, g);
+    unsigned count = sbk_fp_count_of(d, g);
+    unsigned main_at = sbk_fp_main_at(g), extra_at = sbk_fp_extra_at(g);
+    sbk_fp_close(w, main_at + 8 * i, main_at + 8 * count, 8);
+    sbk_fp_close(w, extra_at + e * i, extra_at + e * count, e);
+    unsigned at = q + i;
+    sbk_u128 low = ((sbk_u128)1 << at) - 1;
+    d = (d & low) | ((d >> 1) & ~low);
+    sbk_fp_set_directory(w, g, d);
+}
+
+static inline unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
+{
+    sbk_u128 d = sbk_fp_directory(w, g);
+    unsigned top = (d >> 64) ? 127 - (unsigned)__builtin_clzll((uint64_t)(d >> 64))
+                   : d       ? 63 - (unsigned)__builtin_clzll((uint64_t)d)
+                             : 0;
+    return top >= g.s - 1 && top - (g.s - 1) < g.q ? top - (g.s - 1) : g.q - 1; /* as the ref */
+}
+
+/*
+ * The key operations over one form of the line operations, for one geometry. PREFIX names the
+ * functions made; LINE the line operations' prefix:
+ *
+ *   LINE##_find(w, g, q, rem)   slot or -1        LINE##_put(w, g, q, rem)    (room)
+ *   LINE##_drop(w, g, q, slot)                    LINE##_last_quotient(w, g)  (full)
+ *
+ * and the per-key functions made, over blocks of nblocks lines:
+ *
+ *   PREFIX##_probe(blocks, nblocks, key)   1 if present
+ *   PREFIX##_insert(blocks, nblocks, key)  test-and-add: 1 if it was absent and is now added, 0
+ *                                          if present, 2 if refused (absent, and not added)
+ *   PREFIX##_remove(blocks, nblocks, key)  1 if a matching entry was taken out, else 0
+ *
+ * `key` is the address of the hash (kernel_loops.h says why).
+ */
+#define SBK_FP_DEFINE_KEY_OPS(PREFIX, LINE, R, S, Q, MARK_BITS, HEAD_BYTES)                        \
+    static inline uint64_t *PREFIX##_line(const void *blocks, uint64_t i)                          \
+    {                                                                                              \
+        return (uint64_t *)blocks + 8 * i;                                                         \
+    }                                                                                              \
+    /* The spare slot of (k) in spare lines s.a or s.b: the line's words, or NULL */               \
+    static inline uint64_t *PREFIX##_spare_find(const void *blocks, uint64_t main,                 \
+                                                sbk_fp_spare_key s, int *slot)                     \
+    {                                                                                              \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        uint64_t *a = PREFIX##_line(blocks, main + s.a);                                           \
+        if ((*slot = LINE##_find(a, g, s.q, s.rem)) >= 0)                                          \
+            return a;                                                                              \
+        uint64_t *b = PREFIX##_line(blocks, main + s.b);                                           \
+        if ((*slot = LINE##_find(b, g, s.q, s.rem)) >= 0)                                          \
+            return b;                                                                              \
+        return NULL;                                                                               \
+    }                                                                                              \
+    /* A lookup in two steps, so that a batch can start several (their lines' loads and byte       \
+     * compares overlap) before it finishes them: start, then finish (1 if present). */            \
+    /* (a key at or above its line's mark has its spare lines requested here, ahead of the         \
+     * finish that may read them: about 3% of lookups at a full plan, whose two more misses        \
+     * would otherwise stall the batch) */                                                         \
+    static inline void PREFIX##_probe_start(const void *blocks, uint64_t nblocks, uint64_t main,   \
+                                            uint64_t hash, sbk_fp_probe *p)                        \
+    {                                                                                              \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        p->k = sbk_fp_split(hash, main, g);                                                        \
+        p->w = PREFIX##_line(blocks, p->k.line);                                                   \
+        p->hits = LINE##_candidates(p->w, g, p->k.rem);                                            \
+        p->ask_spare = p->k.q >= sbk_fp_mark(p->w, g);                                             \
+        if (p->ask_spare) {                                                                        \
+            p->s = sbk_fp_spare(p->k, nblocks - main, g);                                          \
+            __builtin_prefetch(PREFIX##_line(blocks, main + p->s.a), 0, 3);                        \
+            __builtin_prefetch(PREFIX##_line(blocks, main + p->s.b), 0, 3);                        \
+        }                                                                                          \
+    }                                                                                              \
+    static inline int PREFIX##_probe_finish(const void *blocks, uint64_t main,                     \
+                                            const sbk_fp_probe *p)                                 \
+    {                                                                                              \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        if (LINE##_confirm(p->w, g, p->k.q, p->k.rem, p->hits) >= 0)                               \
+            return 1;                                                                              \
+        int slot;                                                                                  \
+        return p->ask_spare && PREFIX##_spare_find(blocks, main, p->s, &slot) != NULL;             \
+    }                                                                                              \
+    static inline int PREFIX##_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)    \
+    {                                                                                              \
+        sbk_fp_probe p;                                                                            \
+        uint64_t main = sbk_fp_main_lines(nblocks);                                                \
+        PREFIX##_probe_start(blocks, nblocks, main, *key, &p);                                     \
+        return PREFIX##_probe_finish(blocks, main, &p);                                            \
+    }                                                                                              \
+    /* (q, rem) of main line `line` into the emptier of its spare lines: 0, or -1 if both full */  \
+    static inline int PREFIX##_spare_put(void *blocks, uint64_t main, uint64_t spare,              \
+                                         sbk_fp_key k)                                             \
+    {                                                                                              \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        sbk_fp_spare_key s = sbk_fp_spare(k, spare, g);                                            \
+        uint64_t *a = PREFIX##_line(blocks, main + s.a), *b = PREFIX##_line(blocks, main + s.b);   \
+        unsigned in_a = sbk_fp_count(a, g), in_b = sbk_fp_count(b, g);                             \
+        uint64_t *to = in_a <= in_b ? a : b;                                                       \
+        if ((in_a <= in_b ? in_a : in_b) >= (S))                                                   \
+            return -1;                                                                             \
+        LINE##_put(to, g, s.q, s.rem);                                                             \
+        return 0;                                                                                  \
+    }                                                                                              \
+    static inline int PREFIX##_insert(void *blocks, uint64_t nblocks, const uint64_t *key)         \
+    {                                                                                              \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        uint64_t main = sbk_fp_main_lines(nblocks), spare = nblocks - main;                        \
+        sbk_fp_key k = sbk_fp_split(*key, main, g);                                                \
+        uint64_t *w = PREFIX##_line(blocks, k.line);                                               \
+        if (LINE##_find(w, g, k.q, k.rem) >= 0)                                                    \
+            return 0;                                                                              \
+        if (k.q >= sbk_fp_mark(w, g)) {                                                            \
+            int slot;                                                                              \
+            if (PREFIX##_spare_find(blocks, main, sbk_fp_spare(k, spare, g), &slot))               \
+                return 0;                                                                          \
+        }                                                                                          \
+        if (sbk_fp_count(w, g) < (S)) {                                                            \
+            LINE##_put(w, g, k.q, k.rem);                                                          \
+            return 1;                                                                              \
+        }                                                                                          \
+        /* full: the key of the highest quotient goes to the spare, this one or the last slot's */ \
+        unsigned last = LINE##_last_quotient(w, g);                                                \
+        if (k.q >= last) {                                                                         \
+            if (PREFIX##_spare_put(blocks, main, spare, k) < 0)                                    \
+                return 2;                                                                          \
+            sbk_fp_lower_mark(w, g, k.q);                                                          \
+            return 1;                                                                              \
+        }                                                                                          \
+        sbk_fp_key out = {k.line, last, LINE##_slot(w, g, (S)-1)};                                 \
+        if (PREFIX##_spare_put(blocks, main, spare, out) < 0)                                      \
+            return 2;                                                                              \
+        LINE##_drop(w, g, last, (S)-1);                                                            \
+        LINE##_put(w, g, k.q, k.rem);                                                              \
+        sbk_fp_lower_mark(w, g, last);                                                             \
+        return 1;                                                                                  \
+    }                                                                                              \
+    static inline int PREFIX##_remove(void *blocks, uint64_t nblocks, const uint64_t *key)         \
+    {                                                                                              \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        uint64_t main = sbk_fp_main_lines(nblocks);                                                \
+        sbk_fp_key k = sbk_fp_split(*key, main, g);                                                \
+        uint64_t *w = PREFIX##_line(blocks, k.line);                                               \
+        int slot = LINE##_find(w, g, k.q, k.rem);                                                  \
+        if (slot >= 0) {                                                                           \
+            LINE##_drop(w, g, k.q, (unsigned)slot);                                                \
+            return 1;                                                                              \
+        }                                                                                          \
+        if (k.q < sbk_fp_mark(w, g))                                                               \
+            return 0;                                                                              \
+        sbk_fp_spare_key s = sbk_fp_spare(k, nblocks - main, g);                                   \
+        uint64_t *in = PREFIX##_spare_find(blocks, main, s, &slot);                                \
+        if (!in)                                                                                   \
+            return 0;                                                                              \
+        LINE##_drop(in, g, s.q, (unsigned)slot);                                                   \
+        return 1;                                                                                  \
+    }
+
+/* Eight bytes of w that equal `byte`, as bits 0..7 (a portable byte compare in a 64-bit word:
+ * a byte's high bit survives exactly when the byte of w ^ byte is zero). */
+static inline uint64_t sbk_fp_matches_word(uint64_t w, uint8_t byte)
+{
+    const uint64_t low7 = UINT64_C(0x7f7f7f7f7f7f7f7f);
+    uint64_t x = w ^ (UINT64_C(0x0101010101010101) * byte);
+    uint64_t zero_high = ~(((x & low7) + low7) | x | low7); /* 0x80 in each zero byte */
+    return ((zero_high >> 7) * UINT64_C(0x0102040810204080)) >> 56;
+}
+
+/* The line's 64 bytes that equal `byte` (bit i: byte i, bits 8i .. 8i+7 of the line), without
+ * vectors: the form for tables whose vectors are emulated on a big-endian host. */
+static inline uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
+{
+    uint64_t m = 0;
+    for (unsigned j = 0; j < 8; j++)
+        m |= sbk_fp_matches_word(w[j], byte) << (8 * j);
+    return m;
+}
+
+/*
+ * The word-level line operations under the names SBK_FP_DEFINE_KEY_OPS calls, with MATCHES(w,
+ * byte) the instruction set's byte compare of the whole line (bit i set when byte i of the line,
+ * bits 8i .. 8i+7, equals byte), and PUT and DROP its forms of sbk_fp_put and sbk_fp_drop (or
+ * those). find: the main bytes that match, kept to the quotient's run, and
+ * each such slot's extra bits compared (a key of another remainder matches the main byte with
+ * probability 1/256, so this is rarely more than the one compare).
+ */
+#define SBK_FP_WORD_LINE(LINE, MATCHES, PUT, DROP)                                                 \
+    /* the slots whose main byte is rem's (bit i: slot i), among the line's keys */                \
+    /* (unused slots are 0 bytes: they match a main byte of 0, and confirm turns them down) */     \
+    static inline uint64_t LINE##_candidates(const uint64_t *w, sbk_fp_geo g, uint32_t rem)        \
+    {                                                                                              \
+        uint64_t hits = MATCHES(w, (uint8_t)(rem >> sbk_fp_extra_bits(g))) >> g.head_bytes;        \
+        return hits & ((UINT64_C(1) << g.s) - 1);                                                  \
+    }                                                                                              \
+    /* which of them holds (q, rem): its extra bits and its quotient compared; most absent keys    \
+     * have no candidate, a present one its own */                                                 \
+    static inline int LINE##_confirm(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem,    \
+                                     uint64_t hits)                                                \
+    {                                                                                              \
+        uint32_t extra = rem & ((UINT32_C(1) << sbk_fp_extra_bits(g)) - 1);                        \
+        for (; hits; hits &= hits - 1) {                                                           \
+            unsigned i = (unsigned)__builtin_ctzll(hits);                                          \
+            if (sbk_fp_extra(w, g, i) == extra && sbk_fp_slot_is(sbk_fp_directory(w, g), q, i))    \
+                return (int)i;                                                                     \
+        }                                                                                          \
+        return -1;                                                                                 \
+    }                                                                                              \
+    static inline int LINE##_find(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)       \
+    {                                                                                              \
+        return LINE##_confirm(w, g, q, rem, LINE##_candidates(w, g, rem));                         \
+    }                                                                                              \
+    static inline void LINE##_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)             \
+    {                                                                                              \
+        PUT(w, g, q, rem);                                                                         \
+    }                                                                                              \
+    static inline void LINE##_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)              \
+    {                                                                                              \
+        DROP(w, g, q, i);                                                                          \
+    }                                                                                              \
+    static inline unsigned LINE##_last_quotient(const uint64_t *w, sbk_fp_geo g)                   \
+    {                                                                                              \
+        return sbk_fp_last_quotient(w, g);                                                         \
+    }                                                                                              \
+    static inline uint32_t LINE##_slot(const uint64_t *w, sbk_fp_geo g, unsigned i)                \
+    {                                                                                              \
+        return sbk_fp_ref_slot(w, g, i);                                                           \
+    }
+
+/*
+ * Batch loops over the per-key functions, with the sliding prefetch window of the Bloom loops
+ * (kernel_loops.h): while key j is handled, the main line of key j + ahead is requested. An
+ * insert loop's per-key answer 2 (refused) counts as absent-and-not-added: results[j] = 0 and
+ * SBK_FP_REFUSED is added to the returned count.
+ */
+#define SBK_FP_DEFINE_LOOP(LOOP, PER_KEY, BLOCKS, WRITE)                                           \
+    static uint64_t LOOP(BLOCKS blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,        \
+                         uint8_t *results)                                                         \
+    {                                                                                              \
+        uint64_t count = 0, refused = 0, main = sbk_fp_main_lines(nblocks);                        \
+        const uint64_t bytes_ = nblocks * 64;                                                      \
+        size_t ahead = bytes_ < SBK_PREFETCH_MIN_BYTES ? 8 : sbk_prefetch_ahead(bytes_);           \
+        if (n <= ahead)                                                                            \
+            ahead = 0;                                                                             \
+        for (size_t k = 0; k < ahead; k++) {                                                       \
+            uint64_t unused_;                                                                      \
+            __builtin_prefetch(                                                                    \
+                (const char *)blocks + 64 * sbk_mul_high(hashes[k], main, &unused_), WRITE, 3);    \
+        }                                                                                          \
+        for (size_t j = 0; j < n; j++) {                                                           \
+            if (ahead && j + ahead < n) {                                                          \
+                uint64_t unused_;                                                                  \
+                __builtin_prefetch((const char *)blocks +                                          \
+                                       64 * sbk_mul_high(hashes[j + ahead], main, &unused_),       \
+                                   WRITE, 3);                                                      \
+            }                                                                                      \
+            int answer = PER_KEY(blocks, nblocks, hashes + j);                                     \
+            refused |= (uint64_t)(answer >> 1);                                                    \
+            answer &= 1;                                                                           \
+            count += (uint64_t)answer;                                                             \
+            if (results)                                                                           \
+                results[j] = (uint8_t)answer;                                                      \
+        }                                                                                          \
+        return count | (refused ? SBK_FP_REFUSED : 0);                                             \
+    }
+
+/* Every kernel of one geometry over a line-operation form, and its table entry. */
+/* The lookups' loop: SBK_FP_GROUP keys started (line loaded, main bytes compared), then finished,
+ * so that a group's loads and compares overlap instead of waiting one behind the other's compare
+ * chain; lines the window ahead are prefetched as in SBK_FP_DEFINE_LOOP. */
+#define SBK_FP_GROUP 8
+#define SBK_FP_DEFINE_LOOKUPS(PREFIX)                                                              \
+    static uint64_t PREFIX##_contains_batch(const void *blocks, uint64_t nblocks,                  \
+                                            const uint64_t *hashes, size_t n, uint8_t *results)    \
+    {                                                                                              \
+        uint64_t count = 0, main = sbk_fp_main_lines(nblocks);                                     \
+        const uint64_t bytes_ = nblocks * 64;                                                      \
+        size_t ahead = bytes_ < SBK_PREFETCH_MIN_BYTES ? 0 : sbk_prefetch_ahead(bytes_);           \
+        for (size_t k = 0; k < ahead && k < n; k++) {                                              \
+            uint64_t unused_;                                                                      \
+            __builtin_prefetch(                                                                    \
+                (const char *)blocks + 64 * sbk_mul_high(hashes[k], main, &unused_), 0, 3);        \
+        }                                                                                          \
+        for (size_t j = 0; j < n; j += SBK_FP_GROUP) {                                             \
+            size_t m = n - j < SBK_FP_GROUP ? n - j : SBK_FP_GROUP;                                \
+            sbk_fp_probe group[SBK_FP_GROUP];                                                      \
+            for (size_t k = 0; k < m; k++) {                                                       \
+                if (ahead && j + k + ahead < n) {                                                  \
+                    uint64_t unused_;                                                              \
+                    __builtin_prefetch(                                                            \
+                        (const char *)blocks +                                                     \
+                            64 * sbk_mul_high(hashes[j + k + ahead], main, &unused_),              \
+                        0, 3);                                                                     \
+                }                                                                                  \
+                PREFIX##_probe_start(blocks, nblocks, main, hashes[j + k], &group[k]);             \
+            }                                                                                      \
+            for (size_t k = 0; k < m; k++) {                                                       \
+                int answer = PREFIX##_probe_finish(blocks, main, &group[k]);                       \
+                count += (uint64_t)answer;                                                         \
+                if (results)                                                                       \
+                    results[j + k] = (uint8_t)answer;                                              \
+            }                                                                                      \
+        }                                                                                          \
+        return count;                                                                              \
+    }
+
+#define SBK_FP_DEFINE_KERNELS(PREFIX, LINE, R, S, Q, MARK_BITS, HEAD_BYTES)                        \
+    SBK_FP_DEFINE_KEY_OPS(PREFIX, LINE, R, S, Q, MARK_BITS, HEAD_BYTES)                            \
+    SBK_FP_DEFINE_LOOP(PREFIX##_insert_batch, PREFIX##_insert, void *, 1)                          \
+    SBK_FP_DEFINE_LOOKUPS(PREFIX)                                                                  \
+    SBK_FP_DEFINE_LOOP(PREFIX##_remove_batch, PREFIX##_remove, void *, 1)                          \
+    static int PREFIX##_insert_one(void *blocks, uint64_t nblocks, uint64_t hash)                  \
+    {                                                                                              \
+        return PREFIX##_insert(blocks, nblocks, &hash);                                            \
+    }                                                                                              \
+    static int PREFIX##_contains_one(const void *blocks, uint64_t nblocks, uint64_t hash)          \
+    {                                                                                              \
+        return PREFIX##_probe(blocks, nblocks, &hash);                                             \
+    }
+
+/* Every geometry's kernels over the line operations SBK_FP_LINE names (an ISA file defines it,
+ * then expands SBK_FP_GEOMETRIES(SBK_FP_KERNELS)), and their table entries
+ * (SBK_FP_GEOMETRIES(SBK_FP_TABLE_ENTRY) inside the table's .layout). */
+#define SBK_FP_KERNELS(NAME, INDEX, R, S, Q, MARK_BITS, HEAD_BYTES)                                \
+    SBK_FP_DEFINE_KERNELS(NAME, SBK_FP_LINE, R, S, Q, MARK_BITS, HEAD_BYTES)
+#define SBK_FP_TABLE_ENTRY(NAME, INDEX, R, S, Q, MARK_BITS, HEAD_BYTES)                            \
+    [INDEX] = SBK_FP_ENTRY(NAME),
+
+#define SBK_FP_ENTRY(PREFIX)                                                                       \
+    {                                                                                              \
+        PREFIX##_insert_batch, PREFIX##_contains_batch, PREFIX##_remove_batch, NULL, NULL,         \
+            PREFIX##_insert_one, PREFIX##_contains_one, NULL, NULL, NULL, NULL, NULL               \
+    }
+
+#endif /* SIMDBLOOM_FINGERPRINT_H */
