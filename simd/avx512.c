@@ -383,7 +383,7 @@ static void xxh64_x8(const uint8_t *const keys[8], const size_t lens[8], uint64_
 #include "fingerprint.h"
 
 /* Bit i set when byte i of the line equals `byte`. */
-static inline uint64_t fp_matches(const uint64_t *w, uint8_t byte)
+SBK_FP_INLINE uint64_t fp_matches(const uint64_t *w, uint8_t byte)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     return sbk_fp_matches_portable(w, byte); /* SIMDe on a big-endian host: bytes are not bits */
@@ -396,28 +396,28 @@ static inline uint64_t fp_matches(const uint64_t *w, uint8_t byte)
 /* The line as one 512-bit number in a ZMM register (lane j: bits 64j .. 64j+63). */
 
 /* v shifted up (toward bit 511) or down by k bits, 1 <= k <= 63, across the lanes. */
-static inline __m512i fp_up(__m512i v, unsigned k)
+SBK_FP_INLINE __m512i fp_up(__m512i v, unsigned k)
 {
     __m512i below = _mm512_maskz_permutexvar_epi64(0xFE, _mm512_setr_epi64(0, 0, 1, 2, 3, 4, 5, 6),
                                                    v); /* lane j: v's lane j-1, lane 0 zero */
     return _mm512_or_si512(_mm512_slli_epi64(v, k), _mm512_srli_epi64(below, 64 - k));
 }
 
-static inline __m512i fp_down(__m512i v, unsigned k)
+SBK_FP_INLINE __m512i fp_down(__m512i v, unsigned k)
 {
     __m512i above = _mm512_maskz_permutexvar_epi64(0x7F, _mm512_setr_epi64(1, 2, 3, 4, 5, 6, 7, 7),
                                                    v); /* lane j: v's lane j+1, lane 7 zero */
     return _mm512_or_si512(_mm512_srli_epi64(v, k), _mm512_slli_epi64(above, 64 - k));
 }
 
-static inline __m512i fp_lane_bits(void)
+SBK_FP_INLINE __m512i fp_lane_bits(void)
 {
     return _mm512_setr_epi64(0, 64, 128, 192, 256, 320, 384, 448);
 }
 
 /* Bits a and above (a lane wholly above a: all ones; one wholly below it, or a >= 512: none),
  * by a variable shift per lane, whose counts of 64 and more give 0. */
-static inline __m512i fp_from(unsigned a)
+SBK_FP_INLINE __m512i fp_from(unsigned a)
 {
     __m512i count = _mm512_max_epi64(_mm512_sub_epi64(_mm512_set1_epi64(a), fp_lane_bits()),
                                      _mm512_setzero_si512());
@@ -425,14 +425,14 @@ static inline __m512i fp_from(unsigned a)
 }
 
 /* Bits [a, b). */
-static inline __m512i fp_span(unsigned a, unsigned b)
+SBK_FP_INLINE __m512i fp_span(unsigned a, unsigned b)
 {
     return _mm512_andnot_si512(fp_from(b), fp_from(a));
 }
 
 /* A value of at most 32 bits placed at bit `at`: its low part in at's lane, the rest in the next
  * (a negative shift count is a huge one, and gives 0). */
-static inline __m512i fp_place(uint64_t value, unsigned at)
+SBK_FP_INLINE __m512i fp_place(uint64_t value, unsigned at)
 {
     __m512i v = _mm512_set1_epi64((long long)value);
     __m512i up = _mm512_sub_epi64(_mm512_set1_epi64(at), fp_lane_bits());
@@ -441,7 +441,7 @@ static inline __m512i fp_place(uint64_t value, unsigned at)
 }
 
 /* The directory's bits as a vector, for a bit select into the line. */
-static inline __m512i fp_directory_lanes(sbk_u128 d)
+SBK_FP_INLINE __m512i fp_directory_lanes(sbk_u128 d)
 {
     return _mm512_setr_epi64((long long)d, (long long)(d >> 64), 0, 0, 0, 0, 0, 0);
 }
@@ -449,7 +449,7 @@ static inline __m512i fp_directory_lanes(sbk_u128 d)
 /* sbk_fp_put in one register: the directory updated in two words, the main bytes after the new
  * one moved up a byte by a byte-masked move, the extras after it up e bits by a bit select, and
  * the line stored once. */
-static inline void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
+SBK_FP_INLINE void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
 {
     unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
     sbk_u128 d = sbk_fp_directory(w, g);
@@ -474,7 +474,7 @@ static inline void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem
 
 /* sbk_fp_drop in one register: slot i and its directory bit taken out, everything after them
  * moved down. */
-static inline void fp_drop512(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
+SBK_FP_INLINE void fp_drop512(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
 {
     unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
     sbk_u128 d = sbk_fp_directory(w, g);

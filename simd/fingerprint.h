@@ -50,6 +50,14 @@
     X(fp27, SBK_FP512_R27, 27, 17, 26, 5, 6)                                                       \
     X(fp29, SBK_FP512_R29, 29, 16, 27, 5, 6)
 
+/* The line operations are inlined into each geometry's kernels, whatever the compiler's size
+ * heuristics say: with the geometry's constants folded in (a put or lookup of fp512-r19 knows its
+ * field offsets), an insert into a 1M-key fp512-r19 filter went from ~24 to ~16 ns a key on an
+ * AMD Zen 4 (AVX-512; docs/notes/fingerprints.md). The spare's path, about 5% of
+ * operations, stays out of line (SBK_FP_COLD), so that the common path keeps its registers. */
+#define SBK_FP_INLINE static inline __attribute__((always_inline))
+#define SBK_FP_COLD static __attribute__((noinline))
+
 typedef struct sbk_fp_geo {
     unsigned r, s, q, mark_bits, head_bytes;
 } sbk_fp_geo;
@@ -57,15 +65,15 @@ typedef struct sbk_fp_geo {
 #define SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES) ((sbk_fp_geo){R, S, Q, MARK_BITS, HEAD_BYTES})
 
 /* Bits of a remainder beyond its main byte, and where the main bytes and the extras begin. */
-static inline unsigned sbk_fp_extra_bits(sbk_fp_geo g)
+SBK_FP_INLINE unsigned sbk_fp_extra_bits(sbk_fp_geo g)
 {
     return g.r - 8;
 }
-static inline unsigned sbk_fp_main_at(sbk_fp_geo g)
+SBK_FP_INLINE unsigned sbk_fp_main_at(sbk_fp_geo g)
 {
     return g.head_bytes * 8;
 }
-static inline unsigned sbk_fp_extra_at(sbk_fp_geo g)
+SBK_FP_INLINE unsigned sbk_fp_extra_at(sbk_fp_geo g)
 {
     return (g.head_bytes + g.s) * 8;
 }
@@ -76,12 +84,12 @@ static inline unsigned sbk_fp_extra_at(sbk_fp_geo g)
  * chance that both of a key's spare lines are full below 1e-16 a line (docs/SIZING.md). */
 #define SBK_FP_SPARE_EVERY 21
 
-static inline uint64_t sbk_fp_spare_lines(uint64_t nblocks)
+SBK_FP_INLINE uint64_t sbk_fp_spare_lines(uint64_t nblocks)
 {
     return (nblocks + SBK_FP_SPARE_EVERY - 1) / SBK_FP_SPARE_EVERY;
 }
 
-static inline uint64_t sbk_fp_main_lines(uint64_t nblocks)
+SBK_FP_INLINE uint64_t sbk_fp_main_lines(uint64_t nblocks)
 {
     return nblocks - sbk_fp_spare_lines(nblocks);
 }
@@ -95,7 +103,7 @@ __extension__ typedef unsigned __int128 sbk_u128;
 #endif
 
 /* The high 64 bits of a * b; the low 64 in *low. */
-static inline uint64_t sbk_mul_high(uint64_t a, uint64_t b, uint64_t *low)
+SBK_FP_INLINE uint64_t sbk_mul_high(uint64_t a, uint64_t b, uint64_t *low)
 {
     sbk_u128 p = (sbk_u128)a * b;
     *low = (uint64_t)p;
@@ -113,7 +121,7 @@ typedef struct sbk_fp_key {
  * keeps the rest of the hash's entropy, so line, quotient and remainder are uniform and
  * independent for a uniform hash (64 bits are enough: lines * Q * 2^r < 2^64 for any filter up to
  * SBLOOM_MAX_BYTES). */
-static inline sbk_fp_key sbk_fp_split(uint64_t hash, uint64_t lines, sbk_fp_geo g)
+SBK_FP_INLINE sbk_fp_key sbk_fp_split(uint64_t hash, uint64_t lines, sbk_fp_geo g)
 {
     sbk_fp_key k;
     uint64_t fraction, rest;
@@ -124,14 +132,14 @@ static inline sbk_fp_key sbk_fp_split(uint64_t hash, uint64_t lines, sbk_fp_geo 
 }
 
 /* The key's main line, for a prefetch. */
-static inline uint64_t sbk_fp_home(uint64_t hash, uint64_t nblocks)
+SBK_FP_INLINE uint64_t sbk_fp_home(uint64_t hash, uint64_t nblocks)
 {
     uint64_t unused;
     return sbk_mul_high(hash, sbk_fp_main_lines(nblocks), &unused);
 }
 
 /* MurmurHash3's 64-bit finalizer: a bijection that mixes every input bit into every output bit. */
-static inline uint64_t sbk_fp_mix(uint64_t x)
+SBK_FP_INLINE uint64_t sbk_fp_mix(uint64_t x)
 {
     x ^= x >> 33;
     x *= UINT64_C(0xff51afd7ed558ccd);
@@ -148,7 +156,7 @@ typedef struct sbk_fp_spare_key {
 
 /* Where a key that left main line k.line lives in the spare: a function of (line, quotient,
  * remainder) only, since that is all a line keeps of a key it moves out. */
-static inline sbk_fp_spare_key sbk_fp_spare(sbk_fp_key k, uint64_t spare_lines, sbk_fp_geo g)
+SBK_FP_INLINE sbk_fp_spare_key sbk_fp_spare(sbk_fp_key k, uint64_t spare_lines, sbk_fp_geo g)
 {
     uint64_t fingerprint = ((uint64_t)k.q << g.r) | k.rem;
     uint64_t id = sbk_fp_mix(k.line ^ sbk_fp_mix(fingerprint + UINT64_C(0x9e3779b97f4a7c15)));
@@ -174,7 +182,7 @@ typedef struct sbk_fp_probe {
 /* ---- Bits of a line (512 bits in 8 native 64-bit words) ---- */
 
 /* len bits (1 .. 57) from bit `at`. */
-static inline uint64_t sbk_fp_bits(const uint64_t *w, unsigned at, unsigned len)
+SBK_FP_INLINE uint64_t sbk_fp_bits(const uint64_t *w, unsigned at, unsigned len)
 {
     unsigned i = at / 64, o = at % 64;
     uint64_t v = w[i] >> o;
@@ -183,7 +191,7 @@ static inline uint64_t sbk_fp_bits(const uint64_t *w, unsigned at, unsigned len)
     return v & ((UINT64_C(1) << len) - 1);
 }
 
-static inline void sbk_fp_set_bits(uint64_t *w, unsigned at, unsigned len, uint64_t v)
+SBK_FP_INLINE void sbk_fp_set_bits(uint64_t *w, unsigned at, unsigned len, uint64_t v)
 {
     unsigned i = at / 64, o = at % 64;
     uint64_t mask = (UINT64_C(1) << len) - 1;
@@ -195,13 +203,13 @@ static inline void sbk_fp_set_bits(uint64_t *w, unsigned at, unsigned len, uint6
 }
 
 /* The directory (Q + s bits, at most 89) and the mark. */
-static inline sbk_u128 sbk_fp_directory(const uint64_t *w, sbk_fp_geo g)
+SBK_FP_INLINE sbk_u128 sbk_fp_directory(const uint64_t *w, sbk_fp_geo g)
 {
     sbk_u128 d = (sbk_u128)w[0] | (sbk_u128)w[1] << 64;
     return d & (((sbk_u128)1 << (g.q + g.s)) - 1);
 }
 
-static inline void sbk_fp_set_directory(uint64_t *w, sbk_fp_geo g, sbk_u128 d)
+SBK_FP_INLINE void sbk_fp_set_directory(uint64_t *w, sbk_fp_geo g, sbk_u128 d)
 {
     sbk_u128 keep = ~(((sbk_u128)1 << (g.q + g.s)) - 1);
     sbk_u128 v = (((sbk_u128)w[0] | (sbk_u128)w[1] << 64) & keep) | d;
@@ -212,25 +220,25 @@ static inline void sbk_fp_set_directory(uint64_t *w, sbk_fp_geo g, sbk_u128 d)
 /* Keys in a line from its directory: its ones, at most s (a damaged line's count is taken as s,
  * so that no operation reaches past the line: it answers wrongly, as a damaged Bloom block does,
  * and the payload's checksum is what guards a file against that). */
-static inline unsigned sbk_fp_count_of(sbk_u128 d, sbk_fp_geo g)
+SBK_FP_INLINE unsigned sbk_fp_count_of(sbk_u128 d, sbk_fp_geo g)
 {
     unsigned ones =
         (unsigned)(__builtin_popcountll((uint64_t)d) + __builtin_popcountll((uint64_t)(d >> 64)));
     return ones < g.s ? ones : g.s;
 }
 
-static inline unsigned sbk_fp_count(const uint64_t *w, sbk_fp_geo g)
+SBK_FP_INLINE unsigned sbk_fp_count(const uint64_t *w, sbk_fp_geo g)
 {
     return sbk_fp_count_of(sbk_fp_directory(w, g), g);
 }
 
 /* The line's mark: quotients at or above it may have keys in the spare (Q: none can). */
-static inline unsigned sbk_fp_mark(const uint64_t *w, sbk_fp_geo g)
+SBK_FP_INLINE unsigned sbk_fp_mark(const uint64_t *w, sbk_fp_geo g)
 {
     return g.q - (unsigned)sbk_fp_bits(w, g.q + g.s, g.mark_bits);
 }
 
-static inline void sbk_fp_lower_mark(uint64_t *w, sbk_fp_geo g, unsigned q)
+SBK_FP_INLINE void sbk_fp_lower_mark(uint64_t *w, sbk_fp_geo g, unsigned q)
 {
     if (q < sbk_fp_mark(w, g))
         sbk_fp_set_bits(w, g.q + g.s, g.mark_bits, g.q - q);
@@ -238,39 +246,39 @@ static inline void sbk_fp_lower_mark(uint64_t *w, sbk_fp_geo g, unsigned q)
 
 /* ---- The reference line operations: slot by slot, bit by bit ---- */
 
-static inline uint32_t sbk_fp_ref_slot(const uint64_t *w, sbk_fp_geo g, unsigned i)
+SBK_FP_INLINE uint32_t sbk_fp_ref_slot(const uint64_t *w, sbk_fp_geo g, unsigned i)
 {
     unsigned e = sbk_fp_extra_bits(g);
     uint32_t main_byte = (uint32_t)sbk_fp_bits(w, sbk_fp_main_at(g) + 8 * i, 8);
     return (main_byte << e) | (uint32_t)sbk_fp_bits(w, sbk_fp_extra_at(g) + e * i, e);
 }
 
-static inline void sbk_fp_ref_set_slot(uint64_t *w, sbk_fp_geo g, unsigned i, uint32_t rem)
+SBK_FP_INLINE void sbk_fp_ref_set_slot(uint64_t *w, sbk_fp_geo g, unsigned i, uint32_t rem)
 {
     unsigned e = sbk_fp_extra_bits(g);
     sbk_fp_set_bits(w, sbk_fp_main_at(g) + 8 * i, 8, rem >> e);
     sbk_fp_set_bits(w, sbk_fp_extra_at(g) + e * i, e, rem & ((UINT32_C(1) << e) - 1));
 }
 
-static inline unsigned sbk_fp_ref_bit(const uint64_t *w, unsigned b)
+SBK_FP_INLINE unsigned sbk_fp_ref_bit(const uint64_t *w, unsigned b)
 {
     return (unsigned)(w[b / 64] >> (b % 64)) & 1;
 }
 
-static inline void sbk_fp_ref_set_bit(uint64_t *w, unsigned b, unsigned v)
+SBK_FP_INLINE void sbk_fp_ref_set_bit(uint64_t *w, unsigned b, unsigned v)
 {
     w[b / 64] = (w[b / 64] & ~(UINT64_C(1) << (b % 64))) | ((uint64_t)v << (b % 64));
 }
 
 /* Directory bit b, 0 past the directory's Q + s bits. */
-static inline unsigned sbk_fp_ref_dir_bit(const uint64_t *w, sbk_fp_geo g, unsigned b)
+SBK_FP_INLINE unsigned sbk_fp_ref_dir_bit(const uint64_t *w, sbk_fp_geo g, unsigned b)
 {
     return b < g.q + g.s ? sbk_fp_ref_bit(w, b) : 0;
 }
 
 /* The slots of quotient q: [*start, *end). Walk the directory: a 1 is a key, a 0 ends a
  * quotient's run. (Bounded by the line's count, for a damaged line's sake.) */
-static inline void sbk_fp_ref_run(const uint64_t *w, sbk_fp_geo g, unsigned q, unsigned *start,
+SBK_FP_INLINE void sbk_fp_ref_run(const uint64_t *w, sbk_fp_geo g, unsigned q, unsigned *start,
                                   unsigned *end)
 {
     unsigned b = 0, slot = 0, zeros = 0, count = sbk_fp_count(w, g);
@@ -290,7 +298,7 @@ static inline void sbk_fp_ref_run(const uint64_t *w, sbk_fp_geo g, unsigned q, u
 }
 
 /* The slot holding (q, rem), or -1. */
-static inline int sbk_fp_ref_find(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
+SBK_FP_INLINE int sbk_fp_ref_find(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
 {
     unsigned start, end;
     sbk_fp_ref_run(w, g, q, &start, &end);
@@ -301,13 +309,13 @@ static inline int sbk_fp_ref_find(const uint64_t *w, sbk_fp_geo g, unsigned q, u
 }
 
 /* The two steps of a batch's lookups (sbk_fp_probe): the reference does all in the second. */
-static inline uint64_t sbk_fp_ref_candidates(const uint64_t *w, sbk_fp_geo g, uint32_t rem)
+SBK_FP_INLINE uint64_t sbk_fp_ref_candidates(const uint64_t *w, sbk_fp_geo g, uint32_t rem)
 {
     (void)w, (void)g, (void)rem;
     return 0;
 }
 
-static inline int sbk_fp_ref_confirm(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem,
+SBK_FP_INLINE int sbk_fp_ref_confirm(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem,
                                      uint64_t hits)
 {
     (void)hits;
@@ -315,7 +323,7 @@ static inline int sbk_fp_ref_confirm(const uint64_t *w, sbk_fp_geo g, unsigned q
 }
 
 /* Adds (q, rem) at the end of quotient q's run; the line has room. */
-static inline void sbk_fp_ref_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
+SBK_FP_INLINE void sbk_fp_ref_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
 {
     unsigned count = sbk_fp_count(w, g), start, end;
     sbk_fp_ref_run(w, g, q, &start, &end);
@@ -329,7 +337,7 @@ static inline void sbk_fp_ref_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_
 }
 
 /* Takes out slot i, of quotient q. */
-static inline void sbk_fp_ref_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
+SBK_FP_INLINE void sbk_fp_ref_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
 {
     unsigned count = sbk_fp_count(w, g);
     for (unsigned j = i; j + 1 < count; j++) /* the later slots move down one */
@@ -342,7 +350,7 @@ static inline void sbk_fp_ref_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsign
 
 /* The quotient of the last slot of a full line: the zeros before its directory bit, the
  * highest 1. */
-static inline unsigned sbk_fp_ref_last_quotient(const uint64_t *w, sbk_fp_geo g)
+SBK_FP_INLINE unsigned sbk_fp_ref_last_quotient(const uint64_t *w, sbk_fp_geo g)
 {
     unsigned b = g.q + g.s - 1;
     while (b > 0 && !sbk_fp_ref_bit(w, b))
@@ -353,7 +361,7 @@ static inline unsigned sbk_fp_ref_last_quotient(const uint64_t *w, sbk_fp_geo g)
 /* ---- Word-level line operations (the vector tables'): the same bytes as the reference ---- */
 
 /* Bits [lo, hi) of word j of a 512-bit line, as a mask. */
-static inline uint64_t sbk_fp_span(unsigned lo, unsigned hi, unsigned j)
+SBK_FP_INLINE uint64_t sbk_fp_span(unsigned lo, unsigned hi, unsigned j)
 {
     unsigned a = j * 64, b = a + 64;
     lo = lo > a ? lo : a;
@@ -366,7 +374,7 @@ static inline uint64_t sbk_fp_span(unsigned lo, unsigned hi, unsigned j)
 
 /* Bits [at, end) move up k (1 .. 63) to [at + k, end + k); [at, at + k) becomes 0. The bits
  * [end, end + k) it overwrites are unused slots (0). */
-static inline void sbk_fp_open(uint64_t *w, unsigned at, unsigned end, unsigned k)
+SBK_FP_INLINE void sbk_fp_open(uint64_t *w, unsigned at, unsigned end, unsigned k)
 {
     unsigned first = at / 64, last = (end + k - 1) / 64;
     for (unsigned j = last + 1; j-- > first;) {
@@ -377,7 +385,7 @@ static inline void sbk_fp_open(uint64_t *w, unsigned at, unsigned end, unsigned 
 }
 
 /* Bits [at + k, end) move down k to [at, end - k); [end - k, end) becomes 0. */
-static inline void sbk_fp_close(uint64_t *w, unsigned at, unsigned end, unsigned k)
+SBK_FP_INLINE void sbk_fp_close(uint64_t *w, unsigned at, unsigned end, unsigned k)
 {
     unsigned first = at / 64, last = (end - 1) / 64;
     for (unsigned j = first; j <= last; j++) {
@@ -389,7 +397,7 @@ static inline void sbk_fp_close(uint64_t *w, unsigned at, unsigned end, unsigned
 
 /* The position of the j-th 0 (from 0) of a 64-bit word x, or 64 + something when x has no more
  * than j zeros (the caller then takes the next word's answer). */
-static inline unsigned sbk_fp_select0_64(uint64_t x, unsigned j)
+SBK_FP_INLINE unsigned sbk_fp_select0_64(uint64_t x, unsigned j)
 {
 #if defined(__BMI2__)
     uint64_t bit = __builtin_ia32_pdep_di(UINT64_C(1) << (j & 63), ~x);
@@ -405,7 +413,7 @@ static inline unsigned sbk_fp_select0_64(uint64_t x, unsigned j)
 /* The position of the j-th 0 of the directory (it has one for every j < Q): in the low word, or
  * the high word's (j - zeros of the low word)-th. Both are computed and one kept, without a
  * branch: which word holds it depends on the line, and a wrong guess costs more than the work. */
-static inline unsigned sbk_fp_select0(sbk_u128 d, unsigned j, int one_word)
+SBK_FP_INLINE unsigned sbk_fp_select0(sbk_u128 d, unsigned j, int one_word)
 {
     uint64_t low = (uint64_t)d;
     unsigned in_low = sbk_fp_select0_64(low, j);
@@ -418,7 +426,7 @@ static inline unsigned sbk_fp_select0(sbk_u128 d, unsigned j, int one_word)
 
 /* The slot after quotient q's last: its run ends at zero number q, q + end (end ones and q zeros
  * before it). A new key of quotient q goes there. */
-static inline unsigned sbk_fp_run_end(sbk_u128 d, sbk_fp_geo g, unsigned q)
+SBK_FP_INLINE unsigned sbk_fp_run_end(sbk_u128 d, sbk_fp_geo g, unsigned q)
 {
     unsigned end = sbk_fp_select0(d, q, g.q + g.s <= 64) - q, count = sbk_fp_count_of(d, g);
     return end < count ? end : count; /* (a damaged line's could be past it) */
@@ -426,7 +434,7 @@ static inline unsigned sbk_fp_run_end(sbk_u128 d, sbk_fp_geo g, unsigned q)
 
 /* Quotient q's slots [*start, *end) from the directory: its run ends at zero number q (q + end:
  * end ones and q zeros before it) and begins after zero number q - 1 (or at slot 0). */
-static inline void sbk_fp_run(sbk_u128 d, sbk_fp_geo g, unsigned q, unsigned *start, unsigned *end)
+SBK_FP_INLINE void sbk_fp_run(sbk_u128 d, sbk_fp_geo g, unsigned q, unsigned *start, unsigned *end)
 {
     int one_word = g.q + g.s <= 64;
     *end = sbk_fp_select0(d, q, one_word) - q;
@@ -435,7 +443,7 @@ static inline void sbk_fp_run(sbk_u128 d, sbk_fp_geo g, unsigned q, unsigned *st
 }
 
 /* The position of the j-th 1 (from 0) of a 64-bit word, 64 or more when it has no more than j. */
-static inline unsigned sbk_fp_select1_64(uint64_t x, unsigned j)
+SBK_FP_INLINE unsigned sbk_fp_select1_64(uint64_t x, unsigned j)
 {
 #if defined(__BMI2__)
     uint64_t bit = __builtin_ia32_pdep_di(UINT64_C(1) << (j & 63), x);
@@ -449,7 +457,7 @@ static inline unsigned sbk_fp_select1_64(uint64_t x, unsigned j)
 
 /* The quotient of slot i: the zeros before its 1 in the directory (the i-th 1, at position
  * quotient + i). */
-static inline unsigned sbk_fp_quotient_of(sbk_u128 d, sbk_fp_geo g, unsigned i)
+SBK_FP_INLINE unsigned sbk_fp_quotient_of(sbk_u128 d, sbk_fp_geo g, unsigned i)
 {
     uint64_t low = (uint64_t)d;
     unsigned at = sbk_fp_select1_64(low, i);
@@ -463,7 +471,7 @@ static inline unsigned sbk_fp_quotient_of(sbk_u128 d, sbk_fp_geo g, unsigned i)
 
 /* Whether slot i holds a key of quotient q: its 1 would be directory bit q + i, with exactly i
  * ones below it (false for a slot past the line's keys, which has fewer). */
-static inline int sbk_fp_slot_is(sbk_u128 d, unsigned q, unsigned i)
+SBK_FP_INLINE int sbk_fp_slot_is(sbk_u128 d, unsigned q, unsigned i)
 {
     unsigned at = q + i;
     sbk_u128 below = d & (((sbk_u128)1 << at) - 1);
@@ -474,7 +482,7 @@ static inline int sbk_fp_slot_is(sbk_u128 d, unsigned q, unsigned i)
 
 /* A slot's extra bits, without a branch on whether they cross a word: the word after is read
  * too (the line's last word stands in for it past the end) and shifted in. */
-static inline uint32_t sbk_fp_extra(const uint64_t *w, sbk_fp_geo g, unsigned i)
+SBK_FP_INLINE uint32_t sbk_fp_extra(const uint64_t *w, sbk_fp_geo g, unsigned i)
 {
     unsigned e = sbk_fp_extra_bits(g), at = sbk_fp_extra_at(g) + e * i;
     unsigned word = at / 64, o = at % 64, next = word < 7 ? word + 1 : 7;
@@ -483,7 +491,7 @@ static inline uint32_t sbk_fp_extra(const uint64_t *w, sbk_fp_geo g, unsigned i)
 }
 
 /* Adds (q, rem) at the end of its run, three gaps opened at once; the line has room. */
-static inline void sbk_fp_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
+SBK_FP_INLINE void sbk_fp_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
 {
     unsigned e = sbk_fp_extra_bits(g);
     sbk_u128 d = sbk_fp_directory(w, g);
@@ -502,7 +510,7 @@ static inline void sbk_fp_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t re
 }
 
 /* Takes out slot i, of quotient q. */
-static inline void sbk_fp_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
+SBK_FP_INLINE void sbk_fp_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
 {
     unsigned e = sbk_fp_extra_bits(g);
     sbk_u128 d = sbk_fp_directory(w, g);
@@ -516,7 +524,7 @@ static inline void sbk_fp_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i
     sbk_fp_set_directory(w, g, d);
 }
 
-static inline unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
+SBK_FP_INLINE unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
 {
     sbk_u128 d = sbk_fp_directory(w, g);
     unsigned top = (d >> 64) ? 127 - (unsigned)__builtin_clzll((uint64_t)(d >> 64))
@@ -542,13 +550,13 @@ static inline unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
  * `key` is the address of the hash (kernel_loops.h says why).
  */
 #define SBK_FP_DEFINE_KEY_OPS(PREFIX, LINE, R, S, Q, MARK_BITS, HEAD_BYTES)                        \
-    static inline uint64_t *PREFIX##_line(const void *blocks, uint64_t i)                          \
+    SBK_FP_INLINE uint64_t *PREFIX##_line(const void *blocks, uint64_t i)                          \
     {                                                                                              \
         return (uint64_t *)blocks + 8 * i;                                                         \
     }                                                                                              \
     /* The spare slot of (k) in spare lines s.a or s.b: the line's words, or NULL */               \
-    static inline uint64_t *PREFIX##_spare_find(const void *blocks, uint64_t main,                 \
-                                                sbk_fp_spare_key s, int *slot)                     \
+    SBK_FP_COLD uint64_t *PREFIX##_spare_find(const void *blocks, uint64_t main,                   \
+                                              sbk_fp_spare_key s, int *slot)                       \
     {                                                                                              \
         const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
         uint64_t *a = PREFIX##_line(blocks, main + s.a);                                           \
@@ -564,7 +572,7 @@ static inline unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
     /* (a key at or above its line's mark has its spare lines requested here, ahead of the         \
      * finish that may read them: about 3% of lookups at a full plan, whose two more misses        \
      * would otherwise stall the batch) */                                                         \
-    static inline void PREFIX##_probe_start(const void *blocks, uint64_t nblocks, uint64_t main,   \
+    SBK_FP_INLINE void PREFIX##_probe_start(const void *blocks, uint64_t nblocks, uint64_t main,   \
                                             uint64_t hash, sbk_fp_probe *p)                        \
     {                                                                                              \
         const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
@@ -578,7 +586,7 @@ static inline unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
             __builtin_prefetch(PREFIX##_line(blocks, main + p->s.b), 0, 3);                        \
         }                                                                                          \
     }                                                                                              \
-    static inline int PREFIX##_probe_finish(const void *blocks, uint64_t main,                     \
+    SBK_FP_INLINE int PREFIX##_probe_finish(const void *blocks, uint64_t main,                     \
                                             const sbk_fp_probe *p)                                 \
     {                                                                                              \
         const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
@@ -587,7 +595,7 @@ static inline unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
         int slot;                                                                                  \
         return p->ask_spare && PREFIX##_spare_find(blocks, main, p->s, &slot) != NULL;             \
     }                                                                                              \
-    static inline int PREFIX##_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)    \
+    SBK_FP_INLINE int PREFIX##_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)    \
     {                                                                                              \
         sbk_fp_probe p;                                                                            \
         uint64_t main = sbk_fp_main_lines(nblocks);                                                \
@@ -595,8 +603,7 @@ static inline unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
         return PREFIX##_probe_finish(blocks, main, &p);                                            \
     }                                                                                              \
     /* (q, rem) of main line `line` into the emptier of its spare lines: 0, or -1 if both full */  \
-    static inline int PREFIX##_spare_put(void *blocks, uint64_t main, uint64_t spare,              \
-                                         sbk_fp_key k)                                             \
+    SBK_FP_COLD int PREFIX##_spare_put(void *blocks, uint64_t main, uint64_t spare, sbk_fp_key k)  \
     {                                                                                              \
         const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
         sbk_fp_spare_key s = sbk_fp_spare(k, spare, g);                                            \
@@ -608,7 +615,7 @@ static inline unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
         LINE##_put(to, g, s.q, s.rem);                                                             \
         return 0;                                                                                  \
     }                                                                                              \
-    static inline int PREFIX##_insert(void *blocks, uint64_t nblocks, const uint64_t *key)         \
+    SBK_FP_INLINE int PREFIX##_insert(void *blocks, uint64_t nblocks, const uint64_t *key)         \
     {                                                                                              \
         const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
         uint64_t main = sbk_fp_main_lines(nblocks), spare = nblocks - main;                        \
@@ -641,7 +648,7 @@ static inline unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
         sbk_fp_lower_mark(w, g, last);                                                             \
         return 1;                                                                                  \
     }                                                                                              \
-    static inline int PREFIX##_remove(void *blocks, uint64_t nblocks, const uint64_t *key)         \
+    SBK_FP_INLINE int PREFIX##_remove(void *blocks, uint64_t nblocks, const uint64_t *key)         \
     {                                                                                              \
         const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
         uint64_t main = sbk_fp_main_lines(nblocks);                                                \
@@ -664,7 +671,7 @@ static inline unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
 
 /* Eight bytes of w that equal `byte`, as bits 0..7 (a portable byte compare in a 64-bit word:
  * a byte's high bit survives exactly when the byte of w ^ byte is zero). */
-static inline uint64_t sbk_fp_matches_word(uint64_t w, uint8_t byte)
+SBK_FP_INLINE uint64_t sbk_fp_matches_word(uint64_t w, uint8_t byte)
 {
     const uint64_t low7 = UINT64_C(0x7f7f7f7f7f7f7f7f);
     uint64_t x = w ^ (UINT64_C(0x0101010101010101) * byte);
@@ -674,7 +681,7 @@ static inline uint64_t sbk_fp_matches_word(uint64_t w, uint8_t byte)
 
 /* The line's 64 bytes that equal `byte` (bit i: byte i, bits 8i .. 8i+7 of the line), without
  * vectors: the form for tables whose vectors are emulated on a big-endian host. */
-static inline uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
+SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
 {
     uint64_t m = 0;
     for (unsigned j = 0; j < 8; j++)
@@ -693,14 +700,14 @@ static inline uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
 #define SBK_FP_WORD_LINE(LINE, MATCHES, PUT, DROP)                                                 \
     /* the slots whose main byte is rem's (bit i: slot i), among the line's keys */                \
     /* (unused slots are 0 bytes: they match a main byte of 0, and confirm turns them down) */     \
-    static inline uint64_t LINE##_candidates(const uint64_t *w, sbk_fp_geo g, uint32_t rem)        \
+    SBK_FP_INLINE uint64_t LINE##_candidates(const uint64_t *w, sbk_fp_geo g, uint32_t rem)        \
     {                                                                                              \
         uint64_t hits = MATCHES(w, (uint8_t)(rem >> sbk_fp_extra_bits(g))) >> g.head_bytes;        \
         return hits & ((UINT64_C(1) << g.s) - 1);                                                  \
     }                                                                                              \
     /* which of them holds (q, rem): its extra bits and its quotient compared; most absent keys    \
      * have no candidate, a present one its own */                                                 \
-    static inline int LINE##_confirm(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem,    \
+    SBK_FP_INLINE int LINE##_confirm(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem,    \
                                      uint64_t hits)                                                \
     {                                                                                              \
         uint32_t extra = rem & ((UINT32_C(1) << sbk_fp_extra_bits(g)) - 1);                        \
@@ -711,23 +718,23 @@ static inline uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
         }                                                                                          \
         return -1;                                                                                 \
     }                                                                                              \
-    static inline int LINE##_find(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)       \
+    SBK_FP_INLINE int LINE##_find(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)       \
     {                                                                                              \
         return LINE##_confirm(w, g, q, rem, LINE##_candidates(w, g, rem));                         \
     }                                                                                              \
-    static inline void LINE##_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)             \
+    SBK_FP_INLINE void LINE##_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)             \
     {                                                                                              \
         PUT(w, g, q, rem);                                                                         \
     }                                                                                              \
-    static inline void LINE##_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)              \
+    SBK_FP_INLINE void LINE##_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)              \
     {                                                                                              \
         DROP(w, g, q, i);                                                                          \
     }                                                                                              \
-    static inline unsigned LINE##_last_quotient(const uint64_t *w, sbk_fp_geo g)                   \
+    SBK_FP_INLINE unsigned LINE##_last_quotient(const uint64_t *w, sbk_fp_geo g)                   \
     {                                                                                              \
         return sbk_fp_last_quotient(w, g);                                                         \
     }                                                                                              \
-    static inline uint32_t LINE##_slot(const uint64_t *w, sbk_fp_geo g, unsigned i)                \
+    SBK_FP_INLINE uint32_t LINE##_slot(const uint64_t *w, sbk_fp_geo g, unsigned i)                \
     {                                                                                              \
         return sbk_fp_ref_slot(w, g, i);                                                           \
     }
