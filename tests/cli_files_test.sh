@@ -15,7 +15,8 @@ head -n 50000 "$tmp/distinct" >"$tmp/a"
 tail -n +50001 "$tmp/distinct" >"$tmp/b"
 
 # build + query: every added line is present; lines never added are mostly absent.
-"$bin" build --quiet --expect 100k --fpp 1e-4 -o "$tmp/a.sbloom" "$tmp/a"
+# (Bloom filters: the merges below take bit filters, and 1e-4 plans a fingerprint one)
+"$bin" build --quiet --expect 100k --fpp 1e-4 --layout block512-k16 -o "$tmp/a.sbloom" "$tmp/a"
 check "build writes a file" test -s "$tmp/a.sbloom"
 "$bin" query --quiet "$tmp/a.sbloom" "$tmp/a" >"$tmp/present"
 check "every built line is present" cmp -s "$tmp/present" "$tmp/a"
@@ -85,11 +86,11 @@ check "after add, every line is present" cmp -s "$tmp/present" "$tmp/distinct"
 check "add to a missing file: exit 1, named" bash -c "[ $rc -eq 1 ] && grep -q missing.sbloom '$tmp/err'"
 
 # merge: the union of filters built with the same plan; different plans are refused.
-"$bin" build --quiet --expect 100k --fpp 1e-4 -o "$tmp/b.sbloom" "$tmp/b"
+"$bin" build --quiet --expect 100k --fpp 1e-4 --layout block512-k16 -o "$tmp/b.sbloom" "$tmp/b"
 "$bin" merge --quiet -o "$tmp/merged.sbloom" "$tmp/a.sbloom" "$tmp/b.sbloom"
 check "merged bits equal adding both" cmp -s <(tail -c +129 "$tmp/merged.sbloom") <(tail -c +129 "$tmp/ab.sbloom")
 check "merged filter holds every line" bash -c "'$bin' query --quiet '$tmp/merged.sbloom' '$tmp/distinct' | cmp -s - '$tmp/distinct'"
-"$bin" build --quiet --expect 1k -o "$tmp/small.sbloom" "$tmp/a"
+"$bin" build --quiet --expect 1k --layout block512-k16 -o "$tmp/small.sbloom" "$tmp/a"
 "$bin" merge -o "$tmp/x.sbloom" "$tmp/a.sbloom" "$tmp/small.sbloom" 2>"$tmp/err"; rc=$?
 check "merging different plans: exit 1, no output file" bash -c "[ $rc -eq 1 ] && [ ! -e '$tmp/x.sbloom' ] && grep -q 'different layouts or sizes' '$tmp/err'"
 
@@ -210,6 +211,27 @@ check "merge refuses a counting filter: exit 1, says why" bash -c "[ $rc -eq 1 ]
 check "--counting with --layout is a usage error" bash -c "[ $rc -eq 2 ] && [ ! -e '$tmp/x.sbloom' ]"
 "$bin" remove "$tmp/missing.sbloom" "$tmp/gone" 2>"$tmp/err"; rc=$?
 check "remove from a missing file: exit 1, named" bash -c "[ $rc -eq 1 ] && grep -q missing.sbloom '$tmp/err'"
+
+# Fingerprint filters: what build picks at 1e-6 (a third smaller than block512-k16), info, remove
+# (exact for lines added once), and merge refuses them.
+"$bin" build --quiet --expect 100k --fpp 1e-6 -o "$tmp/fp.sbloom" "$tmp/a"
+"$bin" build --quiet --expect 100k --fpp 1e-6 --layout block512-k16 -o "$tmp/k16.sbloom" "$tmp/a"
+"$bin" info "$tmp/fp.sbloom" >"$tmp/info"
+check "build at 1e-6 picks fp512-r19, smaller than block512-k16" bash -c \
+  "grep -q '^  layout *fp512-r19' '$tmp/info' && [ \$(stat -c %s '$tmp/fp.sbloom') -lt \$(( \$(stat -c %s '$tmp/k16.sbloom') * 7 / 10 )) ]"
+for field in layout size 'items held' fill 'estimated items' planned 'fpp now' checksums isa; do
+  check "info on a fingerprint filter shows '$field'" grep -q "^  $field" "$tmp/info"
+done
+check "info counts its entries" bash -c "grep -q 'items held *50000' '$tmp/info' && grep -q 'slots in use' '$tmp/info'"
+"$bin" query --quiet "$tmp/fp.sbloom" "$tmp/a" >"$tmp/present"
+check "every line of a fingerprint build is present" cmp -s "$tmp/present" "$tmp/a"
+cat "$tmp/gone" "$tmp/never" | "$bin" remove -v "$tmp/fp.sbloom" 2>"$tmp/err"; rc=$?
+check "remove from a fingerprint filter: exit 0, 20000 removed, the 1000 never added refused" \
+  bash -c "[ $rc -eq 0 ] && grep -q '21000 lines, 20000 removed, 1000 not in the filter' '$tmp/err'"
+check "... the removed lines absent, the others present" bash -c \
+  "[ -z \"\$('$bin' query --quiet '$tmp/fp.sbloom' '$tmp/gone')\" ] && '$bin' query --quiet '$tmp/fp.sbloom' '$tmp/kept' | cmp -s - '$tmp/kept'"
+"$bin" merge -o "$tmp/x.sbloom" "$tmp/fp.sbloom" "$tmp/fp.sbloom" 2>"$tmp/err"; rc=$?
+check "merge refuses a fingerprint filter: exit 1, says why" bash -c "[ $rc -eq 1 ] && grep -q 'is a fingerprint filter (fp512-r19): merge takes bit filters only' '$tmp/err' && [ ! -e '$tmp/x.sbloom' ]"
 
 # --threads: output, filters and answers do not depend on the thread count.
 for t in 1 2 5; do

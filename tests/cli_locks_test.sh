@@ -41,11 +41,14 @@ for writer in merge fold build; do
     what="$writer -o while $holder holds the file"
     F=$tmp/f.sbloom
     rm -f "$F" "$F.lock" "$tmp/fifo" "$tmp/err"
-    "$bin" build --quiet --expect 20000 --fpp 1e-6 -o "$F" "$tmp/first"
-    "$bin" build --quiet --expect 20000 --fpp 1e-6 -o "$tmp/o.sbloom" "$tmp/other"
+    # (Bloom filters: merge and fold take bit filters, and 1e-6 plans a fingerprint one)
+    "$bin" build --quiet --expect 20000 --fpp 1e-6 --layout block512-k16 -o "$F" "$tmp/first"
+    "$bin" build --quiet --expect 20000 --fpp 1e-6 --layout block512-k16 -o "$tmp/o.sbloom" \
+      "$tmp/other"
     mkfifo "$tmp/fifo"
     case $holder in
-    state) "$bin" dedup --quiet --expect 20000 --fpp 1e-6 --state "$F" <"$tmp/fifo" >/dev/null & ;;
+    state) "$bin" dedup --quiet --expect 20000 --fpp 1e-6 --layout block512-k16 --state "$F" \
+      <"$tmp/fifo" >/dev/null & ;;
     shared) "$bin" dedup --quiet --expect 20000 --fpp 1e-6 --shared "$F" <"$tmp/fifo" >/dev/null & ;;
     add) "$bin" add --quiet "$F" <"$tmp/fifo" & ;;
     esac
@@ -121,8 +124,9 @@ check "once the worker has ended, the file reads" bash -c "'$bin' info '$F' >/de
 fi
 
 # Out of memory names what did not fit (ASan and TSan builds cannot start under the limit: not
-# checked there). A pipe is read through a buffer (a file is mapped, and needs none).
-bash -c "ulimit -v 60000 && cat '$tmp/first' | '$bin' dedup --quiet --expect 10M" >/dev/null 2>"$tmp/err"
+# checked there). A pipe is read through a buffer (a file is mapped, and needs none). (The layout
+# held, so that the sizes are these.)
+bash -c "ulimit -v 60000 && cat '$tmp/first' | '$bin' dedup --quiet --expect 10M --layout block512-k16" >/dev/null 2>"$tmp/err"
 rc=$?
 if grep -q -e Sanitizer -e 'qemu' "$tmp/err"; then
   echo "memory message: not checked under this build ($(head -c 80 "$tmp/err"))"
@@ -130,7 +134,7 @@ else
   check "dedup beside a filter that fills memory: exit 1 ($rc), the buffer and the filter named" \
     bash -c "[ $rc -eq 1 ] && [ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q 'not enough memory to read standard input: its 4.0 MiB buffer does not fit beside the 46.8 MiB filter' '$tmp/err'"
 fi
-bash -c "ulimit -v 40000 && exec '$bin' build --quiet --expect 10M -o '$tmp/big.sbloom' '$tmp/first'" \
+bash -c "ulimit -v 40000 && exec '$bin' build --quiet --expect 10M --layout block512-k16 -o '$tmp/big.sbloom' '$tmp/first'" \
   >/dev/null 2>"$tmp/err"
 rc=$?
 if ! grep -q -e Sanitizer -e 'qemu' "$tmp/err"; then
@@ -145,7 +149,7 @@ fi
 # end).
 if [ "$shared" = 1 ]; then
   c="$tmp/created.sbloom"
-  "$bin" build --quiet --expect 10k -o "$tmp/made.sbloom" /dev/null
+  "$bin" build --quiet --expect 10k --layout block512-k16 -o "$tmp/made.sbloom" /dev/null
   /usr/bin/python3 -c 'import fcntl, os, sys, time
 fd = os.open(sys.argv[1] + ".lock", os.O_RDWR | os.O_CREAT, 0o666)
 fcntl.flock(fd, fcntl.LOCK_EX)

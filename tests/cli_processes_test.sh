@@ -80,7 +80,7 @@ else
   done
   "$bin" build --quiet --counting --expect 1000 -o c.sbloom /dev/null
   echo x | "$bin" dedup --shared c.sbloom >/dev/null 2>err; rc=$?
-  check "dedup --shared on a counting filter: exit 1, said" bash -c "[ $rc -eq 1 ] && grep -q 'counting or scalable filter' err"
+  check "dedup --shared on a counting filter: exit 1, said" bash -c "[ $rc -eq 1 ] && grep -q 'counting, fingerprint or scalable filter' err"
   "$bin" dedup --shared sh.sbloom --state st.sbloom </dev/null >/dev/null 2>err; rc=$?
   check "--shared with --state: a usage error" [ $rc -eq 2 ]
 fi

@@ -161,7 +161,9 @@ exit_code 2 "$bin" gen-urls 10 --repeat 1.5
 # 6. plan: the sizes the library computes.
 "$bin" plan --expect 1M --fpp 0.01 >"$tmp/plan"
 check "plan lists every layout and classic" bash -c "grep -q '^parquet' '$tmp/plan' && grep -q '^block512-k8' '$tmp/plan' && grep -q '^block512-k16' '$tmp/plan' && grep -q '^classic' '$tmp/plan' && grep -q '^auto picks' '$tmp/plan'"
-check "plan table has a row per rate" bash -c "[ \$('$bin' plan --table | grep -c '^| [0-9]') -eq 8 ]"
+check "plan table has a row per rate" bash -c "[ \$('$bin' plan --table | grep -c '^| [0-9]') -eq 9 ]"
+check "plan picks the fingerprint family at 1e-6, a Bloom layout at 1e-2" bash -c \
+  "'$bin' plan --expect 1M --fpp 1e-6 | grep -q '^auto picks fp512-r19' && grep -q '^auto picks block512-k8' '$tmp/plan'"
 
 # 7. Option parsing as getopt_long users expect: abbreviations, --opt=VALUE, combined short
 #    options, -oFILE, options after the files, --, -V; refusals name the option.
@@ -199,13 +201,27 @@ check "bench --json, counting512: a whole document, no writers (its counters tak
 
 # 7b. --strict: overload as an exit status (3), the warning said even with -q; a filter within
 #     its plan exits 0. build without --expect grows (scalable) instead of planning 10M.
-seq 1 50000 | "$bin" dedup --expect 1000 --strict -q >/dev/null 2>"$tmp/err"; rc=$?
+#     (A Bloom filter at 1e-2: a fingerprint filter stops instead, below.)
+seq 1 50000 | "$bin" dedup --expect 1000 --fpp 0.01 --strict -q >/dev/null 2>"$tmp/err"; rc=$?
 check "dedup --strict overfull: exit 3, the warning said even with -q" \
   bash -c "[ $rc -eq 3 ] && grep -q '^warning: .* 1000 planned' '$tmp/err'"
 seq 1 500 | "$bin" dedup --expect 1000 --strict >/dev/null 2>&1; rc=$?
 check "dedup --strict within the plan: exit 0" [ $rc -eq 0 ]
-seq 1 50000 | "$bin" build -q --expect 1000 --strict -o "$tmp/over.sbloom"; rc=$?
+seq 1 50000 | "$bin" build -q --expect 1000 --fpp 0.01 --strict -o "$tmp/over.sbloom"; rc=$?
 check "build --strict overfull: exit 3, the file saved" bash -c "[ $rc -eq 3 ] && '$bin' info '$tmp/over.sbloom' >/dev/null"
+# 7c. A fingerprint filter (1e-6) past its plan: a key finds no room, and the run stops with one
+#     line saying so; dedup has written every line up to its stop exactly once (the first lines
+#     of awk's answer), build leaves the file as it was.
+seq 1 20000 | "$bin" dedup --expect 1000 --state "$tmp/full.sbloom" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "dedup past a fingerprint plan: exit 1, one line naming the full filter" \
+  bash -c "[ $rc -eq 1 ] && [ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q 'the filter is full: fp512-r19, planned for 1000 keys' '$tmp/err'"
+check "... every line up to the stop written once" \
+  bash -c "[ -s '$tmp/out' ] && cmp -s '$tmp/out' <(seq 1 20000 | head -n \$(wc -l <'$tmp/out'))"
+check "... the state kept: each of its lines is in it" \
+  bash -c "[ -z \"\$('$bin' query --quiet --absent '$tmp/full.sbloom' <(head -n 1000 '$tmp/out'))\" ]"
+seq 1 20000 | "$bin" build -q --expect 1000 -o "$tmp/fp-full.sbloom" 2>"$tmp/err"; rc=$?
+check "build past a fingerprint plan: exit 1, no file, the message" \
+  bash -c "[ $rc -eq 1 ] && [ ! -e '$tmp/fp-full.sbloom' ] && grep -q 'the filter is full' '$tmp/err'"
 seq 1 1000 | "$bin" build -q -o "$tmp/grow.sbloom"
 check "build without --expect: a scalable filter (not 10M planned)" \
   bash -c "'$bin' info '$tmp/grow.sbloom' | grep -q 'scalable'"

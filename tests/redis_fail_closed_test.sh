@@ -182,9 +182,9 @@ faketime -f '+1' "$sb" dedup --quiet --redis "$nodes" --name near --expect 100k 
 wait $!
 check "window, two clocks 1 s apart: each distinct line once between them" \
   bash -c "sort '$work/o1' '$work/o2' | cmp -s - '$work/distinct'"
-# a window's plan is a generation's: ceil(n / 3) lines at p / 4 (its size is that plan's)
+# a window's plan is a generation's: ceil(n / 3) lines at p / 4 (its size is that Bloom plan's)
 fleet_bytes=$("$sb" info --redis "$nodes" --name near | sed -n 's/^  size .*(\([0-9]*\) bytes).*/\1/p')
-plan_bytes=$("$sb" plan --expect 33334 --fpp 2.5e-7 | awk '/^auto picks/ { print bytes[$3] } { bytes[$1] = $2 }')
+plan_bytes=$("$sb" plan --expect 33334 --fpp 2.5e-7 | awk '/^bloom picks/ { print bytes[$3] } { bytes[$1] = $2 }')
 check "window: the generation planned for n / 3 lines at p / 4 ($fleet_bytes = $plan_bytes bytes)" \
   [ -n "$fleet_bytes" -a "$fleet_bytes" = "$plan_bytes" ]
 err=$("$sb" dedup --redis "$nodes" --name long --expect 10k --forget-after 36501d </dev/null 2>&1)

@@ -61,16 +61,20 @@ check "info --redis names 3 masters" grep -q "on 3 masters" <<<"$info"
 check "a rerun writes nothing" [ "$("$sb" dedup --quiet --redis "$nodes" --name fleet <"$work/stream" | wc -l)" = 0 ]
 
 # ---- 3. push and pull
-"$sb" build --quiet --expect 200k --fpp 1e-4 -o "$work/local.sbloom" "$work/a"
+"$sb" build --quiet --expect 200k --fpp 1e-4 --layout block512-k16 -o "$work/local.sbloom" "$work/a"
 check "push a local filter" "$sb" push --quiet "$work/local.sbloom" --redis "$nodes" --name pushed
 check "pull it back" "$sb" pull --quiet --redis "$nodes" --name pushed -o "$work/pulled.sbloom"
 check "pushed then pulled: byte-identical" cmp -s "$work/local.sbloom" "$work/pulled.sbloom"
 check "the pulled file answers as the local one" \
   cmp -s <("$sb" query "$work/local.sbloom" <"$work/b") <("$sb" query "$work/pulled.sbloom" <"$work/b")
-"$sb" build --quiet --expect 300k -o "$work/other.sbloom" "$work/a"
+"$sb" build --quiet --expect 300k --layout block512-k16 -o "$work/other.sbloom" "$work/a"
 "$sb" push "$work/other.sbloom" --redis "$nodes" --name pushed 2>"$work/err"
 check "push of another plan: exit 1" [ $? = 1 ]
 check "push of another plan: says why" grep -q "exists with layout" "$work/err"
+"$sb" build --quiet --expect 300k -o "$work/fp.sbloom" "$work/a" # (the plan: fingerprints)
+"$sb" push "$work/fp.sbloom" --redis "$nodes" --name fp 2>"$work/err"
+check "push of a fingerprint filter: exit 1" [ $? = 1 ]
+check "push of a fingerprint filter: says why" grep -q "takes a bit layout" "$work/err"
 
 # ---- 4. errors
 expect_error() { # expect_error DESCRIPTION PATTERN COMMAND...: exit 1 and the pattern on stderr

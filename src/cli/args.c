@@ -182,8 +182,8 @@ int parse_layout(const char *option, const char *text, sbloom_layout *out)
         return 1;
     }
     fprintf(stderr,
-            "simdbloom: %s wants auto, parquet, block512-k8, block512-k16, counting512 or "
-            "scalable, not '%s'\n",
+            "simdbloom: %s wants auto, parquet, block512-k8, block512-k16, counting512, "
+            "fp512-r10 .. fp512-r29 or scalable, not '%s'\n",
             option, text);
     return 0;
 }
@@ -550,7 +550,7 @@ static int planned_result(const cli_options *o, int rc, const char *what)
     sbloom_plan plan = sbloom_plan_init();
     char size[32];
     int planned = (o->layout ? sbloom_plan_for_layout(o->expect, o->fpp, o->layout, &plan)
-                             : sbloom_plan_for(o->expect, o->fpp, &plan)) == SBLOOM_OK;
+                             : sbloom_plan_any(o->expect, o->fpp, &plan)) == SBLOOM_OK;
     if (rc == SBLOOM_E_NOMEM && planned) /* the size is what the user can act on */
         fprintf(stderr, "simdbloom: not enough memory for a %s %s (%llu items at rate %g)\n",
                 human_bytes(plan.bytes, size, sizeof size), what, (unsigned long long)o->expect,
@@ -562,10 +562,14 @@ static int planned_result(const cli_options *o, int rc, const char *what)
     return rc == SBLOOM_E_NOMEM || rc == SBLOOM_E_ISA ? EXIT_RUNTIME : EXIT_USAGE;
 }
 
-int create_planned(const cli_options *o, sbloom_t **out)
+int create_planned(const cli_options *o, sbloom_t **out, int any_family)
 {
-    int rc = o->layout ? sbloom_create_for_layout(out, o->expect, o->fpp, o->layout)
-                       : sbloom_create(out, o->expect, o->fpp);
+    sbloom_opts opts = sbloom_opts_init();
+    opts.expected = o->expect;
+    opts.fpp = o->fpp;
+    opts.layout = o->layout;
+    opts.flags = any_family ? SBLOOM_OPTS_ANY_FAMILY : 0;
+    int rc = sbloom_create_opts(out, &opts);
     return planned_result(o, rc, "filter");
 }
 
@@ -665,6 +669,11 @@ int require_bit_layout(const char *command, const char *path, const sbloom_t *f)
     if (layout == SBLOOM_LAYOUT_COUNTING512)
         fprintf(stderr, "simdbloom: %s is a counting filter: %s takes bit filters only\n", path,
                 command);
+    else if (is_fingerprint_layout(layout))
+        fprintf(stderr,
+                "simdbloom: %s is a fingerprint filter (%s): %s takes bit filters only (two "
+                "filters' fingerprints have no exact union or fold)\n",
+                path, sbloom_layout_name(layout), command);
     else if (layout == SBLOOM_LAYOUT_SCALABLE && strcmp(command, "merge") != 0)
         fprintf(stderr, "simdbloom: %s is a scalable filter: %s takes fixed-size filters only\n",
                 path, command);

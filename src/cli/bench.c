@@ -39,7 +39,8 @@ static const char bench_help[] =
     "                only): k, M, G are powers of 1000 (1M = 10^6 bytes), KiB, MiB, GiB of 1024\n"
     "                (1MiB = 2^20 bytes)\n"
     "  --isa NAME    one instruction set (see simdbloom --version)\n"
-    "  --layout L    another layout than block512-k8 (counting512 adds a remove row)\n"
+    "  --layout L    another layout than block512-k8 (counting512 and the fingerprint layouts\n"
+    "                fp512-r*, 70% of their plan, add a remove row)\n"
     "  --urls FILE   URL strings from FILE (one per line) instead of generated ones\n"
     "  --json        one JSON document on standard output instead of the table\n"
     "Machines are noisy: compare rows of one run (the ratio to the limit), not runs.\n";
@@ -143,15 +144,29 @@ typedef struct result {
     double ns;
 } result;
 
-/* A filter of `bytes` filled to its usual load, in pieces of n keys through buf. */
+/* The keys a fingerprint filter of `bytes` is planned to hold at the rate its geometry is for
+ * (fp512-r10 at 1e-3 .. fp512-r29 at 1e-9): its plan's bits a key, from a plan of 1M keys. */
+static uint64_t fingerprint_keys(sbloom_layout layout, uint64_t bytes)
+{
+    sbloom_plan plan = sbloom_plan_init();
+    double rate = pow(10.0, -3.0 - (double)(layout - SBLOOM_LAYOUT_FP512_R10));
+    if (sbloom_plan_for_layout(1000000, rate, layout, &plan) != SBLOOM_OK)
+        return 0;
+    return (uint64_t)((double)bytes * 8.0 / plan.bits_per_key);
+}
+
+/* A filter of `bytes` filled to its usual load, in pieces of n keys through buf: 10 bits a key;
+ * 40 for the counting layout, whose counters take 4 bits each; a fingerprint filter 70% of its
+ * plan, so that the timed adds (fresh_room) fit. */
 static sbloom_t *filled_filter(const bench_config *c, uint64_t bytes, uint64_t *buf, size_t n)
 {
     sbloom_t *f;
     if (sbloom_create_bytes(&f, bytes, c->layout) != SBLOOM_OK)
         return NULL;
-    /* 10 bits per key; 40 for the counting layout, whose counters take 4 bits each */
     uint64_t bits_per_key = c->layout == SBLOOM_LAYOUT_COUNTING512 ? 40 : 10;
     uint64_t items = sbloom_bytes(f) * 8 / bits_per_key, state = 12345;
+    if (is_fingerprint_layout(c->layout))
+        items = fingerprint_keys(c->layout, sbloom_bytes(f)) * 7 / 10;
     for (uint64_t done = 0; done < items;) {
         size_t len = items - done < n ? (size_t)(items - done) : n;
         for (size_t i = 0; i < len; i++)
@@ -172,7 +187,18 @@ static int time_filter(const sbloom_t *base, const uint64_t *probe, uint64_t *fr
     if (sbloom_clone(&f, base) != SBLOOM_OK)
         return -1;
     uint64_t state = 777;
-    int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
+    sbloom_layout layout = sbloom_get_layout(f);
+    int fingerprint = is_fingerprint_layout(layout);
+    int counting = layout == SBLOOM_LAYOUT_COUNTING512 || fingerprint; /* (a remove row) */
+    if (fingerprint) { /* the timed adds take a fifth of its plan, and are removed again */
+        size_t room = (size_t)(fingerprint_keys(layout, sbloom_bytes(f)) / 5);
+        n = n < room ? n : room;
+        nurls = nurls < room ? nurls : room;
+    }
+    if (n == 0) {
+        sbloom_free(f);
+        return -1;
+    }
     double best[6] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY, INFINITY};
     for (int rep = 0; rep < reps; rep++) {
         double t0 = now_seconds();
@@ -197,6 +223,8 @@ static int time_filter(const sbloom_t *base, const uint64_t *probe, uint64_t *fr
         sbloom_add_if_new_hashes(f, fresh, n, out);
         t1 = now_seconds();
         best[2] = fmin(best[2], (t1 - t0) * 1e9 / (double)n);
+        if (fingerprint) /* its load as it was */
+            sbloom_remove_hashes(f, fresh, n, NULL);
         if (nurls) {
             t0 = now_seconds();
             sbloom_contains_keys(f, urls, url_lens, nurls, out);
@@ -206,6 +234,8 @@ static int time_filter(const sbloom_t *base, const uint64_t *probe, uint64_t *fr
             sbloom_add_if_new_keys(f, urls, url_lens, nurls, out);
             t1 = now_seconds();
             best[4] = fmin(best[4], (t1 - t0) * 1e9 / (double)nurls);
+            if (fingerprint)
+                sbloom_remove_keys(f, urls, url_lens, nurls, NULL);
         }
     }
     static const char *const ops[6] = {"contains",        "add",   "add_if_new", "urls contains",
@@ -452,7 +482,8 @@ int cmd_bench(int argc, char **argv)
                sysconf(_SC_NPROCESSORS_ONLN), (unsigned long long)caches[0],
                (unsigned long long)caches[1], (unsigned long long)caches[2]);
     else
-        printf("simdbloom %s bench: %s, 10 bits per key (counting512: 40); caches L1d %llu KiB, L2 "
+        printf("simdbloom %s bench: %s, 10 bits per key (counting512: 40; fp512-*: 70%% of its "
+               "plan); caches L1d %llu KiB, L2 "
                "%llu KiB, L3 "
                "%llu KiB\n%-9s %-7s %-16s %9s %9s %10s %7s\n",
                sbloom_version_string(), sbloom_layout_name(c.layout),
@@ -513,7 +544,8 @@ int cmd_bench(int argc, char **argv)
         printf("(x limit: ns/key over the line-read limit of the same size, the best of 16 to 256 "
                "keys prefetched ahead; URL rows include hashing)\n");
     int writers =
-        rc == EXIT_OK && c.layout != SBLOOM_LAYOUT_COUNTING512; /* (counters: one writer) */
+        rc == EXIT_OK && c.layout != SBLOOM_LAYOUT_COUNTING512 && !is_fingerprint_layout(c.layout);
+    /* (counters and fingerprints: one writer) */
     if (c.json)
         printf("\n]"); /* the results */
     if (writers)

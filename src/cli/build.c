@@ -14,6 +14,10 @@ static const char build_help[] =
     "\n"
     "Makes a filter planned for N distinct lines at false-positive rate P (default 1e-6) and adds\n"
     "every line of the input (standard input when no FILE); a trailing CR is not part of a key.\n"
+    "The layout is the smallest for the plan ('simdbloom plan'): a fingerprint layout at rates of\n"
+    "1e-3 and below (removes lines; refuses lines past its plan: the build then fails, naming\n"
+    "it), a Bloom one above; --layout L names one (block512-k16: a Bloom filter at low rates,\n"
+    "for merge and fold).\n"
     "Without --expect (and --layout, --counting) the filter grows as lines come, as dedup's does\n"
     "(a scalable filter: stages of 1M, 2M, 4M, ... lines). Saves it crash-safely to FILTER,\n"
     "replacing what was there.\n"
@@ -54,12 +58,15 @@ static const char add_help[] =
 typedef struct add_run {
     sbloom_t *filter;
     uint64_t fresh; /* keys absent before their add */
+    const char *command;
 } add_run;
 
 static int add_batch(void *ctx, const line_batch *b)
 {
     add_run *r = ctx;
     int64_t rc = sbloom_add_hashes(r->filter, b->hashes, b->n);
+    if (rc == SBLOOM_E_FULL)
+        return report_full(r->filter, r->command, "the file is left as it was");
     if (rc < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)rc));
         return EXIT_RUNTIME;
@@ -72,7 +79,7 @@ static int add_batch(void *ctx, const line_batch *b)
 static int add_and_save(const char *command, sbloom_t *filter, const char *path,
                         const cli_options *o, int nfiles, char **files)
 {
-    add_run run = {filter, 0};
+    add_run run = {filter, 0, command};
     int quiet = o->quiet;
     stream_state s = {.command = command,
                       .quiet = quiet,
@@ -129,7 +136,7 @@ int cmd_build(int argc, char **argv)
         rc = sbloom_create_scalable(&filter, BUILD_FIRST_STAGE, o.fpp);
         if (rc != SBLOOM_OK)
             return filter_error("create", "a scalable filter", rc);
-    } else if ((rc = create_planned(&o, &filter)) != EXIT_OK) {
+    } else if ((rc = create_planned(&o, &filter, 1)) != EXIT_OK) {
         return rc;
     }
     int lock;

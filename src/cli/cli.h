@@ -121,9 +121,15 @@ char *allowlist_path(const char *filter_path);
 /* Prints a one-line message for a library error on a file ("cannot load F: ..."), with errno's
  * text for SBLOOM_E_IO; returns EXIT_RUNTIME. */
 int filter_error(const char *doing, const char *path, int rc);
-/* A new filter from the options' plan (expect, fpp, layout); returns an exit status (EXIT_OK, or
- * EXIT_USAGE / EXIT_RUNTIME after a message). */
-int create_planned(const cli_options *o, sbloom_t **out);
+/* 1 for the fingerprint layouts (fp512-r*): those that set no bits (k 0) and are one core. */
+static inline int is_fingerprint_layout(sbloom_layout layout)
+{
+    return layout >= SBLOOM_LAYOUT_FP512_R10 && layout <= SBLOOM_LAYOUT_FP512_R29;
+}
+/* A new filter from the options' plan (expect, fpp, layout): without a layout the smallest bit
+ * layout, or with any_family the smallest of every family (a fingerprint layout at low rates);
+ * returns an exit status (EXIT_OK, or EXIT_USAGE / EXIT_RUNTIME after a message). */
+int create_planned(const cli_options *o, sbloom_t **out, int any_family);
 /* The period --forget-after D asks for: D / FORGET_PERIODS, rounded up. */
 uint64_t forget_period(const cli_options *o);
 /* A windowed filter for --forget-after (FORGET_PERIODS periods), its clock the wall clock:
@@ -168,6 +174,9 @@ void lock_note_read(int fd, char *note, size_t cap);
  * read, repeats included) bounds the advice when the filter is too full to count. */
 int warn_if_overloaded(const sbloom_t *filter, const char *what, const char *path,
                        uint64_t keys_seen); /* 1 when it warned */
+/* The message for a fingerprint filter that refused a key (SBLOOM_E_FULL): what it was planned
+ * for and holds, what `done` says became of the input, and what to do. Returns EXIT_RUNTIME. */
+int report_full(const sbloom_t *filter, const char *command, const char *done);
 
 /* stale.c: temporary files an interrupted save left beside the filter at path (NAME.tmp.XXXXXX,
  * and .sbloom-tmp.XXXXXX for long names, in the directory of the file a link points to). warn

@@ -42,8 +42,11 @@ static const char dedup_help_files[] =
     "                      stays at --fpp whatever the count)\n"
     "  --fpp P             false-positive rate: the chance that a new line is taken for a\n"
     "                      repeat and dropped (default 1e-6)\n"
-    "  --layout L          auto (default: the smallest filter), parquet, block512-k8,\n"
-    "                      block512-k16, counting512, scalable (grows from N)\n"
+    "  --layout L          auto (default: the smallest filter: at rates of 1e-3 and below a\n"
+    "                      fingerprint layout, which stops the run, everything written, when\n"
+    "                      a line finds it full past its plan), parquet, block512-k8,\n"
+    "                      block512-k16 (whose rate rises past its plan instead), counting512,\n"
+    "                      fp512-r10 .. fp512-r29, scalable (grows from N)\n"
     "  --forget-after D    a line seen is let through again D later (90m, 12h, 30d): for\n"
     "                      recrawls and dedup windows. The window is 3 periods of D / 3 on the\n"
     "                      wall clock: a line is forgotten between D and 4/3 D after it was\n"
@@ -296,6 +299,25 @@ static int claim_window(dedup_run *r, const line_batch *b, size_t at, size_t len
     return EXIT_OK;
 }
 
+/* A fingerprint filter refused a key of the batch (SBLOOM_E_FULL): the batch's new lines were
+ * added and are written, and so are the refused ones (still absent: new, though the filter could
+ * not keep them), and the run stops there, every line up to the batch's end written once. */
+static int filter_full(dedup_run *r, const line_batch *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (!r->is_new[i] && sbloom_contains_hash(r->filter, b->hashes[i]) == 0)
+            r->is_new[i] = 1;
+    if (line_writer_put_chosen(&r->out, b, r->is_new, 1) < 0 || line_writer_flush(&r->out) < 0)
+        return EXIT_RUNTIME;
+    r->failed = 1;
+    char done[160];
+    snprintf(done, sizeof done,
+             "the run stopped after input line %llu, every line up to there written%s",
+             (unsigned long long)(r->stream->lines + b->n),
+             r->state ? " (the state keeps those it holds)" : "");
+    return report_full(r->filter, "dedup", done);
+}
+
 /* Flush (and fsync, when the output is a file) first, then save: the state never knows a line
  * that was not written, even across a power cut. */
 static int save_state(dedup_run *r)
@@ -333,6 +355,8 @@ static int dedup_batch(void *ctx, const line_batch *b)
         return EXIT_OK;
     }
     int64_t fresh = sbloom_add_if_new_hashes(r->filter, b->hashes, n, r->is_new);
+    if (fresh == SBLOOM_E_FULL)
+        return filter_full(r, b);
     if (fresh < 0) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror((int)fresh));
         return EXIT_RUNTIME;
@@ -389,6 +413,14 @@ static int print_summary(const sbloom_t *filter, const stream_state *s, const de
                 human_bytes(sbloom_bytes(filter), size, sizeof size), sbloom_stages(filter),
                 (unsigned long long)sbloom_planned_items(filter), sbloom_planned_fpp(filter),
                 sbloom_filter_isa(filter));
+    else if (is_fingerprint_layout(sbloom_get_layout(filter)))
+        fprintf(stderr,
+                "filter: %s, %s, fingerprints, planned %llu items at false-positive rate %.3g, "
+                "isa %s\n",
+                sbloom_layout_name(sbloom_get_layout(filter)),
+                human_bytes(sbloom_bytes(filter), size, sizeof size),
+                (unsigned long long)sbloom_planned_items(filter), sbloom_planned_fpp(filter),
+                sbloom_filter_isa(filter));
     else
         fprintf(stderr,
                 "filter: %s, %s, k=%u, planned %llu items at false-positive rate %.3g, isa %s\n",
@@ -410,7 +442,7 @@ static int create_for_dedup(const cli_options *o, sbloom_t **filter)
     if (o->forget_after)
         return create_windowed(o, filter);
     if (o->expect_given || o->layout)
-        return create_planned(o, filter);
+        return create_planned(o, filter, 1);
     int rc = sbloom_create_scalable(filter, DEDUP_FIRST_STAGE, o->fpp);
     if (rc != SBLOOM_OK)
         return filter_error("create", "a scalable filter", rc);
@@ -511,7 +543,8 @@ static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
     }
     if (access(o->shared, F_OK) != 0) {
         sbloom_t *made = NULL;
-        int rc = o->forget_after ? create_windowed(o, &made) : create_planned(o, &made);
+        /* (bit layouts: the workers share it in concurrent mode, which fingerprints lack) */
+        int rc = o->forget_after ? create_windowed(o, &made) : create_planned(o, &made, 0);
         if (rc != EXIT_OK)
             return rc;
         int saved = sbloom_save(made, o->shared);
@@ -526,8 +559,9 @@ static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
     int rc = sbloom_map(filter, o->shared, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT);
     if (rc == SBLOOM_E_LAYOUT) {
         fprintf(stderr,
-                "simdbloom: %s is a counting or scalable filter (or a windowed one of more than 3 "
-                "periods); --shared takes fixed-size bit filters and --forget-after's\n",
+                "simdbloom: %s is a counting, fingerprint or scalable filter (or a windowed one "
+                "of more than 3 periods); --shared takes fixed-size bit filters and "
+                "--forget-after's\n",
                 o->shared);
         return EXIT_RUNTIME;
     }

@@ -48,6 +48,7 @@ static int info_one(const char *path)
     sbloom_get_stats(f, &st);
     int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
     int scalable = sbloom_get_layout(f) == SBLOOM_LAYOUT_SCALABLE;
+    int fingerprint = is_fingerprint_layout(sbloom_get_layout(f));
     sbloom_window w = sbloom_window_init();
     int windowed = sbloom_get_window(f, &w) == SBLOOM_OK;
     char size[32];
@@ -68,6 +69,10 @@ static int info_one(const char *path)
         ; /* its layout line is above */
     else if (scalable)
         printf("  layout            scalable (%u stages, grows as keys come)\n", sbloom_stages(f));
+    else if (fingerprint)
+        printf("  layout            %s (fingerprints: one remainder a key in 64-byte lines; "
+               "removes keys)\n",
+               sbloom_layout_name(sbloom_get_layout(f)));
     else
         printf("  layout            %s (k = %u %s per key)\n",
                sbloom_layout_name(sbloom_get_layout(f)), sbloom_k(f),
@@ -78,12 +83,18 @@ static int info_one(const char *path)
         printf("  items held        %llu (adds less removes)\n",
                (unsigned long long)sbloom_items(f));
         printf("  saturated         %lld counters stuck at 15\n", (long long)sbloom_saturated(f));
+    } else if (fingerprint) {
+        printf("  items held        %llu (keys added as new less keys removed)\n",
+               (unsigned long long)sbloom_items(f));
     } else {
         printf("  items added       %llu\n", (unsigned long long)sbloom_items(f));
     }
     printf("  fill              %.4f of %s\n", st.fill,
-           counting ? "counters non-zero" : "bits set");
-    printf("  estimated items   %.0f (from the fill)\n", st.estimated_items);
+           counting      ? "counters non-zero"
+           : fingerprint ? "slots in use"
+                         : "bits set");
+    printf("  estimated items   %.0f (%s)\n", st.estimated_items,
+           fingerprint ? "the entries, counted" : "from the fill");
     for (uint32_t i = 0; scalable && i < sbloom_stages(f); i++) {
         const sbloom_t *stage = sbloom_stage(f, i);
         printf("  stage %-2u          %s, %s, %llu of %llu items, rate %.3g\n", i,
@@ -118,7 +129,8 @@ static int info_one(const char *path)
                (unsigned long long)sbloom_planned_items(f), sbloom_planned_fpp(f));
     else
         printf("  planned           (made by size, no plan)\n");
-    printf("  fpp now           %.3g (estimated from the bits)\n", st.estimated_fpp);
+    printf("  fpp now           %.3g (estimated from the %s)\n", st.estimated_fpp,
+           fingerprint ? "lines' entries" : "bits");
     printf("  checksums         header and bits verified\n");
     printf("  isa               %s\n", sbloom_filter_isa(f));
     sbloom_free(f);

@@ -110,3 +110,16 @@ int warn_if_overloaded(const sbloom_t *filter, const char *what, const char *pat
                 (unsigned long long)more);
     return 1;
 }
+
+int report_full(const sbloom_t *filter, const char *command, const char *done)
+{
+    fprintf(stderr,
+            "simdbloom %s: the filter is full: %s, planned for %llu keys, holds %llu, and a key "
+            "found no room (a fingerprint filter takes its plan and a little more, then refuses "
+            "keys); %s. Plan for more (--expect), or use a Bloom layout (--layout "
+            "block512-k16), whose rate rises past its plan instead.\n",
+            command, sbloom_layout_name(sbloom_get_layout(filter)),
+            (unsigned long long)sbloom_planned_items(filter),
+            (unsigned long long)sbloom_items(filter), done);
+    return EXIT_RUNTIME;
+}

@@ -13,23 +13,39 @@ static const char plan_help[] =
     "usage: simdbloom plan [--expect N] [--fpp P] | --table\n"
     "\n"
     "Prints the filter each layout needs for N distinct items at false-positive rate P (exact\n"
-    "blocked formula), the one 'auto' picks, the classic unblocked filter for comparison, and\n"
-    "the counting filter (layout counting512, which allows deletions).\n"
+    "formulas): the Bloom layouts, the smallest fingerprint layout (fp512-r*: a remainder a key,\n"
+    "removes keys, refuses keys past its plan), the one build and dedup pick (the smallest of\n"
+    "all), the classic unblocked filter for comparison, and the counting filter (counting512).\n"
     "  --expect N   items (default 10M)     --fpp P   rate (default 1e-6)\n"
     "  --table      bits per key against rate, every layout, as a Markdown table\n";
 
 static const sbloom_layout all_layouts[] = {SBLOOM_LAYOUT_PARQUET, SBLOOM_LAYOUT_BLOCK512_K8,
                                             SBLOOM_LAYOUT_BLOCK512_K16};
 
+/* The smallest fingerprint plan for n at p (the geometry whose rate fits, at the least bytes). */
+static int fingerprint_plan(uint64_t n, double p, sbloom_plan *out)
+{
+    int rc = SBLOOM_E_TOO_LARGE;
+    for (int layout = SBLOOM_LAYOUT_FP512_R10; layout <= SBLOOM_LAYOUT_FP512_R29; layout++) {
+        sbloom_plan candidate = sbloom_plan_init();
+        if (sbloom_plan_for_layout(n, p, (sbloom_layout)layout, &candidate) == SBLOOM_OK &&
+            (rc != SBLOOM_OK || candidate.bytes < out->bytes)) {
+            *out = candidate;
+            rc = SBLOOM_OK;
+        }
+    }
+    return rc;
+}
+
 static int print_table(void)
 {
-    static const double rates[] = {1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8};
+    static const double rates[] = {1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9};
     const uint64_t n = 10000000;
     printf("| false-positive rate | classic (best k) |");
     for (size_t l = 0; l < 3; l++)
         printf(" %s |", sbloom_layout_name(all_layouts[l]));
-    printf(" auto picks | counting512 | classic counting (4-bit) |\n"
-           "|---|---|---|---|---|---|---|---|\n");
+    printf(" fingerprint | auto picks | counting512 | classic counting (4-bit) |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
     for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
         double classic = sbloom_classic_bits_per_key(rates[r]);
         printf("| %g | %.2f (k=%u) |", rates[r], classic, sbloom_classic_best_k(classic));
@@ -41,7 +57,12 @@ static int print_table(void)
                 printf(" - |");
         }
         sbloom_plan best = sbloom_plan_init(), counting = sbloom_plan_init();
-        if (sbloom_plan_for(n, rates[r], &best) == SBLOOM_OK)
+        sbloom_plan fp = sbloom_plan_init();
+        if (fingerprint_plan(n, rates[r], &fp) == SBLOOM_OK)
+            printf(" %.2f (%s) |", fp.bits_per_key, sbloom_layout_name(fp.layout) + 6);
+        else
+            printf(" - |");
+        if (sbloom_plan_any(n, rates[r], &best) == SBLOOM_OK)
             printf(" %s |", sbloom_layout_name(best.layout));
         else
             printf(" - |");
@@ -78,6 +99,12 @@ int cmd_plan(int argc, char **argv)
         printf("%-14s %14llu %12.2f %4u %12.3g\n", sbloom_layout_name(plan.layout),
                (unsigned long long)plan.bytes, plan.bits_per_key, plan.k, plan.fpp);
     }
+    sbloom_plan fp = sbloom_plan_init();
+    if (fingerprint_plan(n, p, &fp) == SBLOOM_OK)
+        printf("%-14s %14llu %12.2f %4s %12.3g  (fingerprints: removes keys; refuses keys past "
+               "its plan)\n",
+               sbloom_layout_name(fp.layout), (unsigned long long)fp.bytes, fp.bits_per_key, "-",
+               fp.fpp);
     double classic = sbloom_classic_bits_per_key(p);
     uint32_t k = sbloom_classic_best_k(classic);
     printf("%-14s %14.0f %12.2f %4u %12.3g\n", "classic", ceil(classic * (double)n / 8.0), classic,
@@ -88,11 +115,15 @@ int cmd_plan(int argc, char **argv)
                "counting512", (unsigned long long)counting.bytes, counting.bits_per_key, counting.k,
                counting.fpp);
     sbloom_plan best = sbloom_plan_init();
-    rc = sbloom_plan_for(n, p, &best);
+    rc = sbloom_plan_any(n, p, &best);
     if (rc != SBLOOM_OK) {
         fprintf(stderr, "simdbloom: %s\n", sbloom_strerror(rc));
         return EXIT_USAGE;
     }
     printf("auto picks %s\n", sbloom_layout_name(best.layout));
+    sbloom_plan bloom = sbloom_plan_init(); /* what --shared, Redis, merge and union take */
+    if (sbloom_plan_for(n, p, &bloom) == SBLOOM_OK)
+        printf("bloom picks %s  (dedup --shared, Redis, merge, union)\n",
+               sbloom_layout_name(bloom.layout));
     return EXIT_OK;
 }

@@ -1,4 +1,5 @@
-/* simdbloom remove: take lines out of a counting filter file (saved back crash-safely). */
+/* simdbloom remove: take lines out of a counting or fingerprint filter file (saved back
+ * crash-safely). */
 #include <stdio.h>
 
 #include "cli.h"
@@ -8,12 +9,12 @@ static const char remove_help[] =
     "                        [FILE...]\n"
     "\n"
     "Removes every line of the input from a counting filter (made with 'simdbloom build\n"
-    "--counting') and saves it back crash-safely. A line the filter certainly does not hold (one\n"
-    "of its counters is zero) is refused and changes nothing; the summary counts them. Remove "
-    "only\n"
-    "lines that were added: removing a line that was never added but matches by a false positive\n"
-    "takes counts from other lines, which may then answer absent. A line added twice needs two\n"
-    "removes.\n"
+    "--counting') or a fingerprint filter (a layout fp512-r*: what build and dedup pick at rates\n"
+    "of 1e-3 and below) and saves it back crash-safely. A line the filter certainly does not\n"
+    "hold is refused and changes nothing; the summary counts them. Remove only lines that were\n"
+    "added: removing a line that was never added but matches by a false positive takes another\n"
+    "line's count or fingerprint, which may then answer absent. In a counting filter a line added\n"
+    "twice needs two removes; a fingerprint filter holds a line once.\n"
     "One writer at a time: the command holds a lock on FILTER.lock (created beside the filter)\n"
     "from load to save; another writer waits for it (saying so on a terminal), or with\n"
     "--no-wait fails at once (exit 1) naming the holder. Readers (query, info) never wait.\n"
@@ -46,17 +47,18 @@ static int remove_from(const cli_options *o)
     if (rc != SBLOOM_OK)
         return filter_error("load", path, rc);
     sbloom_layout layout = sbloom_get_layout(run.filter);
-    if (layout != SBLOOM_LAYOUT_COUNTING512) {
+    if (layout != SBLOOM_LAYOUT_COUNTING512 && !is_fingerprint_layout(layout)) {
         if (layout == SBLOOM_LAYOUT_WINDOWED)
             fprintf(stderr,
                     "simdbloom: %s is a windowed filter: it forgets lines by itself once they "
                     "leave its window, and cannot remove one before; remove needs a counting "
-                    "filter ('simdbloom build --counting')\n",
+                    "or fingerprint filter ('simdbloom build --counting', or --layout fp512-r*)\n",
                     path);
         else
             fprintf(stderr,
                     "simdbloom: %s is a %s filter, which cannot forget keys; remove needs a "
-                    "counting filter ('simdbloom build --counting')\n",
+                    "counting or fingerprint filter ('simdbloom build --counting', or a plan at "
+                    "1e-3 or below, which picks a fingerprint layout)\n",
                     path, layout == SBLOOM_LAYOUT_SCALABLE ? "scalable" : "plain");
         sbloom_free(run.filter);
         return EXIT_RUNTIME;
