@@ -77,17 +77,31 @@ static void exclusive_end(FilterObject *self)
     self->draining--;
 }
 
-static int layout_of(PyObject *name, sbloom_layout *out)
+/* What remove and remove_many need, said when the filter's layout has no remove. */
+#define REMOVE_NEEDS                                                                               \
+    "remove needs a counting filter (layout='counting512') or a fingerprint filter (what "         \
+    "Filter(expected, fpp) makes at fpp <= 1e-3, or layout='fp512-r19' ...)"
+
+/* The layout a name asks for: 0 for None (the smallest of every family), or a layout; *bloom
+ * set for "bloom" (the smallest Bloom layout: what takes every key at a rising rate, and what
+ * the concurrent mode and the set operations need). */
+static int layout_of(PyObject *name, sbloom_layout *out, int *bloom)
 {
     *out = (sbloom_layout)0;
+    *bloom = 0;
     if (!name || name == Py_None)
         return 0;
     const char *text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (text && strcmp(text, "bloom") == 0) {
+        *bloom = 1;
+        return 0;
+    }
     int layout = text ? sbloom_layout_from_name(text) : -1;
     if (layout <= 0 || layout == SBLOOM_LAYOUT_WINDOWED) {
         PyErr_Format(PyExc_ValueError,
-                     "layout is parquet, block512-k8, block512-k16, counting512 or scalable, not "
-                     "%R (a windowed filter: Filter.windowed)",
+                     "layout is None (the smallest), 'bloom' (the smallest Bloom layout), "
+                     "parquet, block512-k8, block512-k16, counting512, scalable or a fingerprint "
+                     "layout fp512-r10 .. fp512-r29, not %R (a windowed filter: Filter.windowed)",
                      name);
         return -1;
     }
@@ -95,12 +109,16 @@ static int layout_of(PyObject *name, sbloom_layout *out)
     return 0;
 }
 
-/* The plan of Filter() and Filter.map(): expected (None: grows), fpp, layout. */
-static int new_filter(PyObject *expected, double fpp, PyObject *layout_name, sbloom_t **out)
+/* The plan of Filter() and Filter.map(): expected (None: grows), fpp, layout; with `bloom` (a
+ * concurrent mapping) no layout means the smallest Bloom layout. */
+static int new_filter(PyObject *expected, double fpp, PyObject *layout_name, int bloom,
+                      sbloom_t **out)
 {
     sbloom_layout layout;
-    if (fpp_arg(fpp) < 0 || layout_of(layout_name, &layout) < 0)
+    int asked_bloom;
+    if (fpp_arg(fpp) < 0 || layout_of(layout_name, &layout, &asked_bloom) < 0)
         return -1;
+    bloom |= asked_bloom;
     int rc;
     if (expected == Py_None) { /* no count: a filter that grows, keeping the rate */
         if (layout && layout != SBLOOM_LAYOUT_SCALABLE) {
@@ -113,7 +131,13 @@ static int new_filter(PyObject *expected, double fpp, PyObject *layout_name, sbl
         unsigned long long n;
         if (count_arg(expected, "expected", 1, UINT64_MAX, &n) < 0)
             return -1;
-        rc = layout ? sbloom_create_for_layout(out, n, fpp, layout) : sbloom_create(out, n, fpp);
+        /* no layout: the smallest of every family (a fingerprint layout at 1e-3 and below) */
+        sbloom_opts opts = sbloom_opts_init();
+        opts.expected = n;
+        opts.fpp = fpp;
+        opts.layout = layout;
+        opts.flags = bloom ? 0 : SBLOOM_OPTS_ANY_FAMILY;
+        rc = sbloom_create_opts(out, &opts);
     }
     if (rc != SBLOOM_OK) {
         raise_code(rc, NULL);
@@ -131,7 +155,7 @@ static PyObject *Filter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
                                      &layout_name))
         return NULL;
     sbloom_t *f = NULL;
-    return new_filter(expected, fpp, layout_name, &f) < 0 ? NULL : (PyObject *)wrap(type, f);
+    return new_filter(expected, fpp, layout_name, 0, &f) < 0 ? NULL : (PyObject *)wrap(type, f);
 }
 
 static PyObject *Filter_windowed(PyObject *cls, PyObject *args, PyObject *kwargs)
@@ -221,7 +245,8 @@ static PyObject *Filter_map(PyObject *cls, PyObject *args, PyObject *kwargs)
         if (failed)
             PyErr_SetString(PyExc_ValueError, "a mapped file has a fixed size: give expected");
         else
-            failed = new_filter(expected, fpp, layout_name, &made) < 0 || make_file(path, made) < 0;
+            failed = new_filter(expected, fpp, layout_name, concurrent, &made) < 0 ||
+                     make_file(path, made) < 0;
         sbloom_free(made);
         if (failed) {
             Py_DECREF(bytes_path);
@@ -384,11 +409,10 @@ static PyObject *Filter_remove(FilterObject *self, PyObject *key)
         return NULL;
     int rc = sbloom_remove(f, data, (size_t)len);
     if (rc == SBLOOM_E_ABSENT) {
-        PyErr_SetString(PyExc_KeyError, "the key was never added (a counter of it is zero)");
+        PyErr_SetString(PyExc_KeyError, "the key is not in the filter: it was never added");
         return NULL;
     }
-    return rc < 0 ? raise_for(rc, f, "remove needs a counting filter (layout='counting512')")
-                  : Py_NewRef(Py_None);
+    return rc < 0 ? raise_for(rc, f, REMOVE_NEEDS) : Py_NewRef(Py_None);
 }
 
 /* ---- Batches -------------------------------------------------------------------------------- */
@@ -414,12 +438,12 @@ static int64_t run_batch(sbloom_t *f, int op, const batch *b, uint8_t *out)
         default: {
             int64_t removed = 0;
             for (size_t i = 0; i < b->n; i++) {
-                int rc = sbloom_remove_u64(f, v[i]);
+                int rc = sbloom_remove_u64(f, v[i]); /* 1 removed, or SBLOOM_E_ABSENT */
                 if (out)
-                    out[i] = rc == SBLOOM_OK;
-                if (rc != SBLOOM_OK && rc != SBLOOM_E_ABSENT)
+                    out[i] = rc == 1;
+                if (rc < 0 && rc != SBLOOM_E_ABSENT)
                     return rc;
-                removed += rc == SBLOOM_OK;
+                removed += rc == 1;
             }
             return removed;
         }
@@ -466,10 +490,7 @@ static PyObject *batch_call(FilterObject *self, PyObject *keys, int op)
     batch_release(&b);
     if (!f || rc < 0) {
         Py_XDECREF(answers);
-        return f ? raise_for((int)rc, f,
-                             "remove_many needs a counting filter "
-                             "(layout='counting512')")
-                 : NULL;
+        return f ? raise_for((int)rc, f, "remove_many: " REMOVE_NEEDS) : NULL;
     }
     return op == OP_ADD ? PyLong_FromLongLong(rc) : answers;
 }
@@ -609,7 +630,9 @@ static PyObject *Filter_union(FilterObject *self, PyObject *other)
         return NULL;
     }
     return rc == SBLOOM_OK ? Py_NewRef(Py_None)
-                           : raise_for(rc, f, "union takes bit filters (not counting ones)");
+                           : raise_for(rc, f,
+                                       "union takes Bloom filters (layout='bloom'; not counting "
+                                       "or fingerprint ones)");
 }
 
 static PyObject *Filter_ior(PyObject *self, PyObject *other)
@@ -650,8 +673,9 @@ static PyObject *Filter_set_concurrent(FilterObject *self, PyObject *arg)
                                               "concurrent (other processes may be adding)");
     return rc == SBLOOM_OK ? Py_NewRef(Py_None)
                            : raise_for(rc, f,
-                                       "concurrent mode takes a bit filter of fixed size, or a "
-                                       "planned window (not a counting or growing one)");
+                                       "concurrent mode takes a Bloom filter of fixed size "
+                                       "(layout='bloom'), or a planned window (not a counting, "
+                                       "fingerprint or growing one)");
 }
 
 static PyObject *Filter_set_threads(FilterObject *self, PyObject *arg)
@@ -825,8 +849,10 @@ static PyGetSetDef Filter_getset[] = {
 };
 
 static PyType_Slot filter_slots[] = {
-    {Py_tp_doc, "Filter(expected=None, fpp=1e-6, layout=None): a blocked Bloom filter. Without "
-                "expected it grows as keys come (a scalable filter) and keeps the rate."},
+    {Py_tp_doc, "Filter(expected=None, fpp=1e-6, layout=None): a filter planned for expected "
+                "keys at rate fpp, the smallest layout (a fingerprint filter at fpp <= 1e-3, a "
+                "blocked Bloom filter above). Without expected it grows as keys come (a scalable "
+                "filter) and keeps the rate."},
     {Py_tp_new, Filter_new},
     {Py_tp_dealloc, Filter_dealloc},
     {Py_tp_repr, Filter_repr},

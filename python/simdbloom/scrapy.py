@@ -68,7 +68,10 @@ def _windowed(expected, fpp, forget_after):
 
 
 def _new_table(expected, fpp, forget_after):
-    return _windowed(expected, fpp, forget_after) if forget_after else Filter(expected, fpp)
+    # A Bloom table: a crawl's table must take every request (a fingerprint table refuses those
+    # past its plan), and a shared one needs the concurrent mode
+    return (_windowed(expected, fpp, forget_after) if forget_after
+            else Filter(expected, fpp, layout="bloom"))
 
 
 def _plan_matches(table, expected, path):

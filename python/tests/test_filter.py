@@ -151,7 +151,7 @@ def test_windowed_grows_without_expected():
 
 
 def test_concurrent_threads_each_key_new_once():
-    f = simdbloom.Filter(200_000, 1e-6)
+    f = simdbloom.Filter(200_000, 1e-6, layout="bloom")  # (the concurrent mode: Bloom layouts)
     f.set_concurrent(True)
     assert f.concurrent
     shared = keys(40_000)
