@@ -848,6 +848,14 @@ SBLOOM_API int sbloom_get_stats(const sbloom_t *filter, sbloom_stats *out);
  * planned), and estimated_fpp is then 1. */
 SBLOOM_API int sbloom_estimate(const sbloom_t *filter, sbloom_stats *out);
 
+/* How often a fingerprint filter's operations read a second line, from its contents (a scan of
+ * every line, O(bytes)): *absent_lookups, the share of lookups of absent keys that reach a spare
+ * line (their quotient at or above their line's mark); *spare_keys, the share of its keys held in
+ * spare lines (each such key's insert wrote two lines, and its lookups read two). Both 0 for a
+ * filter of one line a key (the Bloom layouts). SBLOOM_E_NULL for a NULL argument. */
+SBLOOM_API int sbloom_second_line_shares(const sbloom_t *filter, double *absent_lookups,
+                                         double *spare_keys);
+
 /* ---- Instruction sets --------------------------------------------------------------------- */
 
 /* Name of the instruction set new filters use: "scalar", "avx2", "avx512" or "neon". It is picked

@@ -198,6 +198,10 @@ check "bench --json: the windowed row (1M keys a window only, with --size), spee
 "$bin" bench --quick --size 1MiB --isa scalar --layout counting512 --json >"$tmp/bench.json" 2>/dev/null
 check "bench --json, counting512: a whole document, no writers (its counters take one writer)" \
   jq -e '(.results | length > 0) and .writers == null' "$tmp/bench.json"
+"$bin" bench --quick --size 1MiB --isa scalar --layout fp512-r13 --json >"$tmp/bench.json" 2>/dev/null
+check "bench --json, fp512-r13: a remove row, no writers, each row's second-line shares (under 5%)" \
+  jq -e '(.results | length > 0) and .writers == null and ([.results[].operation] | index("remove") != null) and
+         ([.results[] | .second_line_absent_lookups, .second_line_spare_keys] | all(. >= 0 and . < 0.05))' "$tmp/bench.json"
 
 # 7b. --strict: overload as an exit status (3), the warning said even with -q; a filter within
 #     its plan exits 0. build without --expect grows (scalable) instead of planning 10M.

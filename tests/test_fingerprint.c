@@ -185,6 +185,43 @@ static void past_the_plan(void)
     sbloom_free(f);
 }
 
+/* sbloom_second_line_shares: none before any key; at the plan, under the design's 5% of
+ * operations on a second line (docs/SIZING.md); more past it; the spare keys a whole count of the
+ * items; none for a Bloom layout. */
+static void second_line(void)
+{
+    enum { N = 50000 };
+    static uint64_t keys[3 * N];
+    sbloom_t *f = NULL, *bloom = NULL;
+    CHECK(sbloom_create_for_layout(&f, N, 1e-6, SBLOOM_LAYOUT_FP512_R19) == SBLOOM_OK);
+    CHECK(sbloom_create_for_layout(&bloom, N, 1e-6, SBLOOM_LAYOUT_BLOCK512_K16) == SBLOOM_OK);
+    if (!f || !bloom)
+        return;
+    double absent = -1, spare = -1;
+    CHECK(sbloom_second_line_shares(f, &absent, &spare) == SBLOOM_OK && absent == 0 && spare == 0);
+    uint64_t seed = 7;
+    for (size_t i = 0; i < 3 * N; i++)
+        keys[i] = test_rand(&seed);
+    CHECK(sbloom_add_hashes(f, keys, N) > 0 && sbloom_add_hashes(bloom, keys, N) > 0);
+    CHECK(sbloom_second_line_shares(f, &absent, &spare) == SBLOOM_OK);
+    printf("second line at the plan: %.4f of absent lookups, %.4f of the keys\n", absent, spare);
+    CHECK(absent > 0 && absent < 0.05 && spare > 0 && spare < 0.05);
+    double held = spare * (double)sbloom_items(f);
+    CHECK(fabs(held - round(held)) < 1e-6);
+    double absent_full = 0, spare_full = 0;
+    CHECK(sbloom_add_hashes(f, keys + N, 2 * N) == SBLOOM_E_FULL);
+    CHECK(sbloom_second_line_shares(f, &absent_full, &spare_full) == SBLOOM_OK);
+    printf("second line when full: %.4f of absent lookups, %.4f of the keys\n", absent_full,
+           spare_full);
+    CHECK(absent_full > absent && spare_full > spare);
+    CHECK(sbloom_second_line_shares(bloom, &absent, &spare) == SBLOOM_OK && absent == 0 &&
+          spare == 0);
+    CHECK(sbloom_second_line_shares(NULL, &absent, &spare) == SBLOOM_E_NULL);
+    CHECK(sbloom_second_line_shares(f, NULL, &spare) == SBLOOM_E_NULL);
+    sbloom_free(f);
+    sbloom_free(bloom);
+}
+
 /* The operations a fingerprint filter has no exact meaning for refuse, changing nothing:
  * union, intersection, fold, the bit exports, the counting layout's saturated counters, and the
  * concurrent mode (one writer, for now). */
@@ -294,6 +331,7 @@ int main(int argc, char **argv)
         removes_exactly((sbloom_layout)layout, rates[layout - SBLOOM_LAYOUT_FP512_R10]);
     removes_interleaved();
     past_the_plan();
+    second_line();
     refusals();
     files();
     if (argc > 1)

@@ -106,6 +106,16 @@ int sbloom_estimate(const sbloom_t *filter, sbloom_stats *out)
     return stats_of(filter, out, 1);
 }
 
+int sbloom_second_line_shares(const sbloom_t *filter, double *absent_lookups, double *spare_keys)
+{
+    if (!filter || !absent_lookups || !spare_keys)
+        return SBLOOM_E_NULL;
+    *absent_lookups = *spare_keys = 0;
+    if (filter->mode->has_core) /* (the fingerprint layouts are plain filters only) */
+        sbloom_core_second_line(&filter->core, absent_lookups, spare_keys);
+    return SBLOOM_OK;
+}
+
 /* ---- Stages ---- */
 
 uint32_t sbloom_stages(const sbloom_t *filter)

@@ -40,7 +40,8 @@ static const char bench_help[] =
     "                (1MiB = 2^20 bytes)\n"
     "  --isa NAME    one instruction set (see simdbloom --version)\n"
     "  --layout L    another layout than block512-k8 (counting512 and the fingerprint layouts\n"
-    "                fp512-r*, 70% of their plan, add a remove row)\n"
+    "                fp512-r*, 70% of their plan, add a remove row; the fingerprint layouts\n"
+    "                also the share of lookups and keys that read a second line)\n"
     "  --urls FILE   URL strings from FILE (one per line) instead of generated ones\n"
     "  --json        one JSON document on standard output instead of the table\n"
     "Machines are noisy: compare rows of one run (the ratio to the limit), not runs.\n";
@@ -498,6 +499,9 @@ int cmd_bench(int argc, char **argv)
         char size_text[32];
         human_bytes(sizes[s], size_text, sizeof size_text);
         sbloom_t *base = filled_filter(&c, sizes[s], fresh, n);
+        double absent_share = 0, spare_share = 0; /* (a fingerprint filter's second line) */
+        int second_line = base && is_fingerprint_layout(c.layout) &&
+                          sbloom_second_line_shares(base, &absent_share, &spare_share) == SBLOOM_OK;
         int fitted = 0;
         size_t window = 0;
         for (size_t i = 0; i < nisas && rc == EXIT_OK; i++) {
@@ -517,9 +521,14 @@ int cmd_bench(int argc, char **argv)
                     printf("%s\n  {\"filter_bytes\": %llu, \"isa\": \"%s\", \"operation\": \"%s\", "
                            "\"ns_per_key\": %.3f, \"mkeys_per_s\": %.2f, \"limit_ns\": %.3f, "
                            "\"limit_prefetch_ahead\": %zu, \"prefetch_window\": %zu, "
-                           "\"prefetch_window_fitted\": %s}",
+                           "\"prefetch_window_fitted\": %s",
                            first ? "" : ",", (unsigned long long)sizes[s], isas[i], r[k].op,
                            r[k].ns, 1e3 / r[k].ns, limit, ahead, window, fitted ? "true" : "false");
+                    if (second_line)
+                        printf(", \"second_line_absent_lookups\": %.5f, "
+                               "\"second_line_spare_keys\": %.5f",
+                               absent_share, spare_share);
+                    printf("}");
                     first = 0;
                 } else {
                     if (strncmp(r[k].op, "urls", 4) == 0) /* hashing included: no line limit */
@@ -531,6 +540,10 @@ int cmd_bench(int argc, char **argv)
                 }
             }
         }
+        if (!c.json && rc == EXIT_OK && second_line)
+            printf("%-9s second line: %.2f%% of lookups of absent keys, %.2f%% of the keys (their "
+                   "inserts and lookups); the rest read one line\n",
+                   size_text, absent_share * 100, spare_share * 100);
         if (!c.json && rc == EXIT_OK)
             printf("%-9s line-read limit %.2f ns a key, read best %zu keys ahead; the filter's "
                    "batches request %zu ahead (%s)\n",

@@ -58,6 +58,9 @@ void sbloom_core_combine(sbloom_core *dst, const sbloom_core *src, int intersect
 /* stats.c: fill, the false-positive rate a random key meets, and the distinct items the fill
  * implies: from every block, or (sampled) from at most 4,096 evenly spaced blocks. */
 void sbloom_core_stats(const sbloom_core *c, int sampled, sbloom_stats *out);
+/* A fingerprint core's share of absent-key lookups that read a spare line and of its entries held
+ * in spare lines (both 0 for the other layouts). */
+void sbloom_core_second_line(const sbloom_core *c, double *absent_lookups, double *spare_keys);
 /* The item count those statistics give (0 when the filter is full). */
 uint64_t sbloom_core_estimated_items(const sbloom_core *c);
 

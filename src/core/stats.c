@@ -80,6 +80,27 @@ static void scan_lines(const sbloom_core *c, uint64_t stride, sbloom_stats *out)
         (per_main + asking / main_read * 2.0 * per_spare) / g.q * ldexp(1.0, -(int)g.r);
 }
 
+void sbloom_core_second_line(const sbloom_core *c, double *absent_lookups, double *spare_keys)
+{
+    *absent_lookups = *spare_keys = 0;
+    if (!sbloom_layout_is_fingerprint(c->layout) || !c->blocks)
+        return;
+    sbk_fp_geo g;
+    sbloom_layout_fp_geometry(c->layout, &g);
+    uint64_t main = sbk_fp_main_lines(c->nblocks);
+    const uint64_t *w = c->blocks;
+    double asking = 0, main_entries = 0, spare_entries = 0;
+    for (uint64_t i = 0; i < main; i++) {
+        asking += (double)(g.q - sbk_fp_mark(w + 8 * i, g)) / g.q;
+        main_entries += sbk_fp_count(w + 8 * i, g);
+    }
+    for (uint64_t i = main; i < c->nblocks; i++)
+        spare_entries += sbk_fp_count(w + 8 * i, g);
+    *absent_lookups = main ? asking / (double)main : 0;
+    double entries = main_entries + spare_entries;
+    *spare_keys = entries > 0 ? spare_entries / entries : 0;
+}
+
 /* Blocks the estimate reads at most: 4096 x 64 bytes = 256 KiB, a few microseconds. */
 #define ESTIMATE_BLOCKS 4096
 
