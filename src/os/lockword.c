@@ -130,8 +130,11 @@ static double seconds_now(void)
 }
 
 /* Spins a waiter makes before it asks whether the holder lives (critical sections are a few
- * nanoseconds, a rotation's clear of a stripe a few microseconds), then sleeps between asks. */
+ * nanoseconds, a rotation's clear of a stripe a few microseconds), then sleeps between asks; on a
+ * loaded machine each yield may last a time slice, so the spins end after SPIN_SECONDS too: the
+ * sleeps are where a stop signal finds a waiter (src/cli/stop.c gives it a second). */
 #define SPINS_FIRST 16384
+#define SPIN_SECONDS 0.002
 #define SLEEP_NS 1000000
 
 /* A word just taken: across processes, where a test may kill the holder (src/base/fault.h). */
@@ -151,7 +154,7 @@ static _Thread_local uint32_t last_gone;
 int sbloom_lock_word(uint32_t *word, uint32_t token, const sbloom_lock_self *self)
 {
     unsigned spins = 0;
-    double began = 0;
+    double began = 0, spinning_since = 0;
     for (;;) {
         uint32_t holder = 0; /* (a failed exchange leaves the word's holder here) */
         if (__atomic_compare_exchange_n(word, &holder, token, 0, __ATOMIC_ACQUIRE,
@@ -160,8 +163,16 @@ int sbloom_lock_word(uint32_t *word, uint32_t token, const sbloom_lock_self *sel
         if (holder == 0)
             continue;
         sbloom_cpu_relax();
-        if (++spins % 64 == 0)
+        if (++spins % 64 == 0) {
             sched_yield(); /* the holder may be waiting for this core */
+            if (self->across && spins < SPINS_FIRST) {
+                double now = seconds_now();
+                if (spinning_since == 0)
+                    spinning_since = now;
+                else if (now - spinning_since > SPIN_SECONDS)
+                    spins = SPINS_FIRST; /* (a loaded machine: on to the asks and sleeps) */
+            }
+        }
         if (!self->across || (spins < SPINS_FIRST && holder != last_gone))
             continue;
         /* across processes, a while on: a dead holder's word is taken over; a live holder is
