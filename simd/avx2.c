@@ -326,7 +326,7 @@ static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t li
 SBK_DEFINE_WINDOW_KERNELS(counting, 1)
 
 /* ---- The fingerprint family (fingerprint.h): the line's main bytes compared with one byte
- * in two YMM compares; the rest of each operation is the word-level form ---- */
+ * in two YMM compares; put and drop on the line held in two YMM registers ---- */
 
 #include "fingerprint.h"
 
@@ -345,7 +345,164 @@ static inline uint64_t fp_matches(const uint64_t *w, uint8_t byte)
 #endif
 }
 
+/* The line as one 512-bit number in two YMM registers: lo holds words 0..3 (bits 0 .. 255), hi
+ * words 4..7; lane j of a half holds bits 64j .. 64j+63 of it. */
+typedef struct fp_line2 {
+    __m256i lo, hi;
+} fp_line2;
+
+SBK_FP_INLINE fp_line2 fp_load2(const uint64_t *w)
+{
+    return (fp_line2){_mm256_load_si256((const __m256i *)w),
+                      _mm256_load_si256((const __m256i *)w + 1)};
+}
+
+SBK_FP_INLINE void fp_store2(uint64_t *w, fp_line2 v)
+{
+    _mm256_store_si256((__m256i *)w, v.lo);
+    _mm256_store_si256((__m256i *)w + 1, v.hi);
+}
+
+/* (m ? a : b), bit by bit. */
+SBK_FP_INLINE fp_line2 fp_select2(fp_line2 m, fp_line2 a, fp_line2 b)
+{
+    return (fp_line2){
+        _mm256_or_si256(_mm256_and_si256(m.lo, a.lo), _mm256_andnot_si256(m.lo, b.lo)),
+        _mm256_or_si256(_mm256_and_si256(m.hi, a.hi), _mm256_andnot_si256(m.hi, b.hi))};
+}
+
+SBK_FP_INLINE fp_line2 fp_and2(fp_line2 a, fp_line2 b)
+{
+    return (fp_line2){_mm256_and_si256(a.lo, b.lo), _mm256_and_si256(a.hi, b.hi)};
+}
+
+/* v shifted up (toward bit 511) by k bits, 1 <= k <= 63: each word's bits up k, the word
+ * below's top k bits into its bottom (word 0: zeros). */
+SBK_FP_INLINE fp_line2 fp_up2(fp_line2 v, unsigned k)
+{
+    __m128i up = _mm_cvtsi32_si128((int)k), down = _mm_cvtsi32_si128((int)(64 - k));
+    __m256i below_lo = _mm256_blend_epi32(_mm256_permute4x64_epi64(v.lo, 0x90),
+                                          _mm256_setzero_si256(), 0x03); /* 0, lo0, lo1, lo2 */
+    __m256i below_hi =
+        _mm256_blend_epi32(_mm256_permute4x64_epi64(v.hi, 0x90),
+                           _mm256_permute4x64_epi64(v.lo, 0xFF), 0x03); /* lo3, hi0, hi1, hi2 */
+    return (fp_line2){
+        _mm256_or_si256(_mm256_sll_epi64(v.lo, up), _mm256_srl_epi64(below_lo, down)),
+        _mm256_or_si256(_mm256_sll_epi64(v.hi, up), _mm256_srl_epi64(below_hi, down))};
+}
+
+/* v shifted down by k bits, 1 <= k <= 63 (word 7's top: zeros). */
+SBK_FP_INLINE fp_line2 fp_down2(fp_line2 v, unsigned k)
+{
+    __m128i down = _mm_cvtsi32_si128((int)k), up = _mm_cvtsi32_si128((int)(64 - k));
+    __m256i above_lo =
+        _mm256_blend_epi32(_mm256_permute4x64_epi64(v.lo, 0xF9),
+                           _mm256_permute4x64_epi64(v.hi, 0x00), 0xC0); /* lo1, lo2, lo3, hi0 */
+    __m256i above_hi = _mm256_blend_epi32(_mm256_permute4x64_epi64(v.hi, 0xF9),
+                                          _mm256_setzero_si256(), 0xC0); /* hi1, hi2, hi3, 0 */
+    return (fp_line2){
+        _mm256_or_si256(_mm256_srl_epi64(v.lo, down), _mm256_sll_epi64(above_lo, up)),
+        _mm256_or_si256(_mm256_srl_epi64(v.hi, down), _mm256_sll_epi64(above_hi, up))};
+}
+
+/* The first bit of each word: 0, 64, .. 192 in lo; 256 .. 448 in hi. */
+SBK_FP_INLINE __m256i fp_word_bits(int high)
+{
+    return high ? _mm256_setr_epi64x(256, 320, 384, 448) : _mm256_setr_epi64x(0, 64, 128, 192);
+}
+
+/* Bits a and above of one half: a word wholly above a all ones (its count negative), one wholly
+ * below none (a variable shift by 64 or more gives 0), the word of a ones from a up. */
+SBK_FP_INLINE __m256i fp_from_half(unsigned a, int high)
+{
+    __m256i count = _mm256_sub_epi64(_mm256_set1_epi64x(a), fp_word_bits(high));
+    __m256i above = _mm256_cmpgt_epi64(_mm256_setzero_si256(), count);
+    return _mm256_or_si256(_mm256_sllv_epi64(_mm256_set1_epi64x(-1), count), above);
+}
+
+/* Bits [a, b). */
+SBK_FP_INLINE fp_line2 fp_span2(unsigned a, unsigned b)
+{
+    return (fp_line2){_mm256_andnot_si256(fp_from_half(b, 0), fp_from_half(a, 0)),
+                      _mm256_andnot_si256(fp_from_half(b, 1), fp_from_half(a, 1))};
+}
+
+/* A value of at most 32 bits placed at bit `at`: its low part in at's word, the rest in the next
+ * (a shift count that is negative is a huge one, and gives 0). */
+SBK_FP_INLINE __m256i fp_place_half(uint64_t value, unsigned at, int high)
+{
+    __m256i v = _mm256_set1_epi64x((long long)value), base = fp_word_bits(high);
+    __m256i up = _mm256_sub_epi64(_mm256_set1_epi64x(at), base);
+    __m256i down = _mm256_sub_epi64(base, _mm256_set1_epi64x(at));
+    return _mm256_or_si256(_mm256_sllv_epi64(v, up), _mm256_srlv_epi64(v, down));
+}
+
+/* Bytes [a, b) of the line as a byte mask (0 <= a, b <= 64). */
+SBK_FP_INLINE fp_line2 fp_bytes2(unsigned a, unsigned b)
+{
+    __m256i lo = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                                  19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31);
+    __m256i hi = _mm256_add_epi8(lo, _mm256_set1_epi8(32));
+    __m256i first = _mm256_set1_epi8((char)((int)a - 1)), end = _mm256_set1_epi8((char)b);
+    return (fp_line2){_mm256_and_si256(_mm256_cmpgt_epi8(lo, first), _mm256_cmpgt_epi8(end, lo)),
+                      _mm256_and_si256(_mm256_cmpgt_epi8(hi, first), _mm256_cmpgt_epi8(end, hi))};
+}
+
+/* The directory's bits (mask: which bits are the directory's) in words 0 and 1. */
+SBK_FP_INLINE fp_line2 fp_directory2(sbk_u128 d)
+{
+    return (fp_line2){_mm256_setr_epi64x((long long)d, (long long)(d >> 64), 0, 0),
+                      _mm256_setzero_si256()};
+}
+
+/* sbk_fp_put in two registers: the directory updated, main bytes head + end + 1 .. head + count
+ * take the byte below and byte head + end the new key's, the extras from the new key's up e bits
+ * with the new key's placed, the line stored once. */
+SBK_FP_INLINE void fp_put256(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
+{
+    unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
+    sbk_u128 d = sbk_fp_directory(w, g);
+    unsigned count = sbk_fp_count_of(d, g), end = sbk_fp_run_end(d, g, q), at = q + end;
+    sbk_u128 low = ((sbk_u128)1 << at) - 1;
+    d = (d & low) | ((sbk_u128)1 << at) | ((d & ~low) << 1);
+    fp_line2 v = fp_load2(w);
+    fp_line2 out =
+        fp_select2(fp_directory2((((sbk_u128)1 << (g.q + g.s)) - 1)), fp_directory2(d), v);
+    out = fp_select2(fp_bytes2(head + end + 1, head + count + 1), fp_up2(v, 8), out);
+    __m256i byte = _mm256_set1_epi8((char)(rem >> e));
+    out = fp_select2(fp_bytes2(head + end, head + end + 1), (fp_line2){byte, byte}, out);
+    fp_line2 span = fp_span2(x + e * end, x + e * (count + 1));
+    fp_line2 moved = fp_up2(fp_and2(v, span), e);
+    uint64_t extra = rem & ((UINT32_C(1) << e) - 1);
+    moved.lo = _mm256_or_si256(moved.lo, fp_place_half(extra, x + e * end, 0));
+    moved.hi = _mm256_or_si256(moved.hi, fp_place_half(extra, x + e * end, 1));
+    fp_store2(w, fp_select2(span, moved, out));
+}
+
+/* sbk_fp_drop in two registers: slot i and its directory bit taken out, main bytes and extras
+ * after them moved down (the last slot's zeroed). */
+SBK_FP_INLINE void fp_drop256(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
+{
+    unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
+    sbk_u128 d = sbk_fp_directory(w, g);
+    unsigned count = sbk_fp_count_of(d, g), at = q + i;
+    sbk_u128 low = ((sbk_u128)1 << at) - 1;
+    d = (d & low) | ((d >> 1) & ~low);
+    fp_line2 v = fp_load2(w);
+    fp_line2 out =
+        fp_select2(fp_directory2((((sbk_u128)1 << (g.q + g.s)) - 1)), fp_directory2(d), v);
+    fp_line2 above = fp_and2(v, fp_bytes2(head + i + 1, head + count));
+    out = fp_select2(fp_bytes2(head + i, head + count), fp_down2(above, 8), out);
+    fp_line2 source = fp_and2(v, fp_span2(x + e * (i + 1), x + e * count));
+    fp_store2(w, fp_select2(fp_span2(x + e * i, x + e * count), fp_down2(source, e), out));
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+/* SIMDe on a big-endian host: a lane's bytes are not its bits in order; the word-level forms */
 SBK_FP_WORD_LINE(fp_line, fp_matches, sbk_fp_put, sbk_fp_drop)
+#else
+SBK_FP_WORD_LINE(fp_line, fp_matches, fp_put256, fp_drop256)
+#endif
 #define SBK_FP_LINE fp_line
 SBK_FP_GEOMETRIES(SBK_FP_KERNELS)
 
