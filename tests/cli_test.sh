@@ -164,6 +164,8 @@ check "plan lists every layout and classic" bash -c "grep -q '^parquet' '$tmp/pl
 check "plan table has a row per rate" bash -c "[ \$('$bin' plan --table | grep -c '^| [0-9]') -eq 9 ]"
 check "plan picks the fingerprint family at 1e-6, a Bloom layout at 1e-2" bash -c \
   "'$bin' plan --expect 1M --fpp 1e-6 | grep -q '^auto picks fp512-r19' && grep -q '^auto picks block512-k8' '$tmp/plan'"
+check "plan names the Bloom layout a plan would take (for --shared, Redis, merge)" bash -c \
+  "'$bin' plan --expect 1M --fpp 1e-6 | grep -q '^bloom picks block512-k16 '"
 
 # 7. Option parsing as getopt_long users expect: abbreviations, --opt=VALUE, combined short
 #    options, -oFILE, options after the files, --, -V; refusals name the option.
@@ -226,6 +228,14 @@ check "... the state kept: each of its lines is in it" \
 seq 1 20000 | "$bin" build -q --expect 1000 -o "$tmp/fp-full.sbloom" 2>"$tmp/err"; rc=$?
 check "build past a fingerprint plan: exit 1, no file, the message" \
   bash -c "[ $rc -eq 1 ] && [ ! -e '$tmp/fp-full.sbloom' ] && grep -q 'the filter is full' '$tmp/err'"
+seq 1 20000 | "$bin" build -q --expect 1000 --layout bloom -o "$tmp/bloom.sbloom" 2>"$tmp/err"; rc=$?
+check "build --layout bloom at 1e-6: block512-k16, which takes lines past its plan" \
+  bash -c "[ $rc -eq 0 ] && '$bin' info '$tmp/bloom.sbloom' | grep -q 'layout  *block512-k16'"
+check "dedup --layout bloom: the Bloom layout the plan names" bash -c \
+  "seq 10 | '$bin' dedup -v --expect 1k --fpp 1e-2 --layout bloom 2>&1 >/dev/null | grep -q '^filter: block512-k8,'"
+echo x | "$bin" dedup --redis 127.0.0.1:1 --name t --expect 1k --layout fp512-r19 >/dev/null 2>"$tmp/err"; rc=$?
+check "dedup --redis --layout fp512-r19: exit 2 before connecting, saying it takes a bit layout" \
+  bash -c "[ $rc -eq 2 ] && grep -q 'takes a bit layout' '$tmp/err'"
 seq 1 1000 | "$bin" build -q -o "$tmp/grow.sbloom"
 check "build without --expect: a scalable filter (not 10M planned)" \
   bash -c "'$bin' info '$tmp/grow.sbloom' | grep -q 'scalable'"

@@ -182,7 +182,7 @@ int parse_layout(const char *option, const char *text, sbloom_layout *out)
         return 1;
     }
     fprintf(stderr,
-            "simdbloom: %s wants auto, parquet, block512-k8, block512-k16, counting512, "
+            "simdbloom: %s wants auto, bloom, parquet, block512-k8, block512-k16, counting512, "
             "fp512-r10 .. fp512-r29 or scalable, not '%s'\n",
             option, text);
     return 0;
@@ -371,7 +371,10 @@ static int take_option(const char *command, int key, const char *value, cli_opti
         o->fpp_given = 1;
         break;
     case KEY_LAYOUT:
-        if (!parse_layout(name, value, &o->layout))
+        o->bloom_layout = strcmp(value, "bloom") == 0;
+        if (o->bloom_layout)
+            o->layout = (sbloom_layout)0; /* (planned: the smallest Bloom layout) */
+        else if (!parse_layout(name, value, &o->layout))
             return EXIT_USAGE;
         break;
     case KEY_STATE: o->state = value; break;
@@ -549,8 +552,9 @@ static int planned_result(const cli_options *o, int rc, const char *what)
         return EXIT_OK;
     sbloom_plan plan = sbloom_plan_init();
     char size[32];
-    int planned = (o->layout ? sbloom_plan_for_layout(o->expect, o->fpp, o->layout, &plan)
-                             : sbloom_plan_any(o->expect, o->fpp, &plan)) == SBLOOM_OK;
+    int planned = (o->layout         ? sbloom_plan_for_layout(o->expect, o->fpp, o->layout, &plan)
+                   : o->bloom_layout ? sbloom_plan_for(o->expect, o->fpp, &plan)
+                                     : sbloom_plan_any(o->expect, o->fpp, &plan)) == SBLOOM_OK;
     if (rc == SBLOOM_E_NOMEM && planned) /* the size is what the user can act on */
         fprintf(stderr, "simdbloom: not enough memory for a %s %s (%llu items at rate %g)\n",
                 human_bytes(plan.bytes, size, sizeof size), what, (unsigned long long)o->expect,
@@ -568,7 +572,7 @@ int create_planned(const cli_options *o, sbloom_t **out, int any_family)
     opts.expected = o->expect;
     opts.fpp = o->fpp;
     opts.layout = o->layout;
-    opts.flags = any_family ? SBLOOM_OPTS_ANY_FAMILY : 0;
+    opts.flags = any_family && !o->bloom_layout ? SBLOOM_OPTS_ANY_FAMILY : 0;
     int rc = sbloom_create_opts(out, &opts);
     return planned_result(o, rc, "filter");
 }

@@ -16,8 +16,8 @@ static const char build_help[] =
     "every line of the input (standard input when no FILE); a trailing CR is not part of a key.\n"
     "The layout is the smallest for the plan ('simdbloom plan'): a fingerprint layout at rates of\n"
     "1e-3 and below (removes lines; refuses lines past its plan: the build then fails, naming\n"
-    "it), a Bloom one above; --layout L names one (block512-k16: a Bloom filter at low rates,\n"
-    "for merge and fold).\n"
+    "it), a Bloom one above; --layout L names one, or bloom the smallest Bloom one (for merge\n"
+    "and fold).\n"
     "Without --expect (and --layout, --counting) the filter grows as lines come, as dedup's does\n"
     "(a scalable filter: stages of 1M, 2M, 4M, ... lines). Saves it crash-safely to FILTER,\n"
     "replacing what was there.\n"
@@ -121,9 +121,9 @@ int cmd_build(int argc, char **argv)
         return rc;
     if (!o.output)
         return usage_error("build", "-o FILTER is missing");
-    if (o.counting && o.layout)
+    if (o.counting && layout_given(&o))
         return usage_error("build", "--layout does not apply to --counting (its layout is fixed)");
-    if (o.forget_after && (o.counting || o.layout))
+    if (o.forget_after && (o.counting || layout_given(&o)))
         return usage_error("build", "--forget-after makes a windowed filter: it takes no --layout "
                                     "or --counting");
     if (o.counting)
@@ -132,7 +132,8 @@ int cmd_build(int argc, char **argv)
     if (o.forget_after) {
         if ((rc = create_windowed(&o, &filter)) != EXIT_OK)
             return rc;
-    } else if (!o.expect_given && !o.layout) { /* no count given: a filter that grows, as dedup's */
+    } else if (!o.expect_given &&
+               !layout_given(&o)) { /* no count given: a filter that grows, as dedup's */
         rc = sbloom_create_scalable(&filter, BUILD_FIRST_STAGE, o.fpp);
         if (rc != SBLOOM_OK)
             return filter_error("create", "a scalable filter", rc);

@@ -90,6 +90,7 @@ typedef struct cli_options {
     uint64_t expect;
     double fpp;
     sbloom_layout layout; /* 0 = auto */
+    int bloom_layout;     /* --layout bloom: the smallest Bloom (bit) layout of the plan */
     int quiet, absent, fpp_given, expect_given, normalize, counting, clean, no_wait, repair;
     int rewind;
     int verbose;            /* -v: the summary even when standard error is not a terminal */
@@ -121,6 +122,12 @@ char *allowlist_path(const char *filter_path);
 /* Prints a one-line message for a library error on a file ("cannot load F: ..."), with errno's
  * text for SBLOOM_E_IO; returns EXIT_RUNTIME. */
 int filter_error(const char *doing, const char *path, int rc);
+/* Whether --layout named a layout, or asked for a Bloom one (--layout bloom). */
+static inline int layout_given(const cli_options *o)
+{
+    return o->layout || o->bloom_layout;
+}
+
 /* 1 for the fingerprint layouts (fp512-r*): those that set no bits (k 0) and are one core. */
 static inline int is_fingerprint_layout(sbloom_layout layout)
 {

@@ -46,7 +46,8 @@ static const char dedup_help_files[] =
     "                      fingerprint layout, which stops the run, everything written, when\n"
     "                      a line finds it full past its plan), parquet, block512-k8,\n"
     "                      block512-k16 (whose rate rises past its plan instead), counting512,\n"
-    "                      fp512-r10 .. fp512-r29, scalable (grows from N)\n"
+    "                      fp512-r10 .. fp512-r29, scalable (grows from N), bloom (the\n"
+    "                      smallest Bloom layout of the plan)\n"
     "  --forget-after D    a line seen is let through again D later (90m, 12h, 30d): for\n"
     "                      recrawls and dedup windows. The window is 3 periods of D / 3 on the\n"
     "                      wall clock: a line is forgotten between D and 4/3 D after it was\n"
@@ -441,7 +442,7 @@ static int create_for_dedup(const cli_options *o, sbloom_t **filter)
 {
     if (o->forget_after)
         return create_windowed(o, filter);
-    if (o->expect_given || o->layout)
+    if (o->expect_given || layout_given(o))
         return create_planned(o, filter, 1);
     int rc = sbloom_create_scalable(filter, DEDUP_FIRST_STAGE, o->fpp);
     if (rc != SBLOOM_OK)
@@ -472,7 +473,7 @@ static const char *plan_words(const sbloom_t *f, char *out, size_t cap)
  * --forget-after alone asks for the file's window only, whatever its plan (as add and query). */
 static int check_state_plan(const cli_options *o, sbloom_t *filter)
 {
-    if (!(o->expect_given || o->fpp_given || o->layout))
+    if (!(o->expect_given || o->fpp_given || layout_given(o)))
         return check_forget_after(o, o->state, filter);
     sbloom_t *wanted = NULL;
     int rc = create_for_dedup(o, &wanted);
@@ -690,7 +691,7 @@ int cmd_dedup(int argc, char **argv)
         return usage_error("dedup", "--redis excludes --state and --shared");
     if (o.no_wait && !o.state && !o.shared)
         return usage_error("dedup", "--no-wait goes with --state or --shared");
-    if (o.forget_after && o.layout && !o.redis) /* (a fleet's generations take a layout) */
+    if (o.forget_after && layout_given(&o) && !o.redis) /* (a fleet's generations take a layout) */
         return usage_error("dedup", "--forget-after makes a windowed filter: it takes no --layout");
 
     dedup_run run = {0};

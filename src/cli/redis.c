@@ -129,15 +129,16 @@ static int warn_fleet_overloaded(const sbloom_redis_plan *plan, const sbloom_red
 /* The plan from --expect/--fpp/--layout, when any is given (else *given = 0). */
 static int plan_of(const cli_options *o, sbloom_redis_plan *plan, int *given)
 {
-    *given = o->expect_given || o->fpp_given || o->layout;
+    *given = o->expect_given || o->fpp_given || layout_given(o);
     if (!*given)
         return EXIT_OK;
     if (!o->expect_given) /* a plan is made from the distinct lines expected */
         return usage_error("dedup", "--fpp and --layout make a plan with --expect N: give it");
-    if (o->layout == SBLOOM_LAYOUT_COUNTING512 || o->layout == SBLOOM_LAYOUT_SCALABLE)
+    if (o->layout == SBLOOM_LAYOUT_COUNTING512 || o->layout == SBLOOM_LAYOUT_SCALABLE ||
+        is_fingerprint_layout(o->layout)) /* (docs/DISTRIBUTED.md says why) */
         return usage_error("dedup",
                            "--redis takes a bit layout (parquet, block512-k8, "
-                           "block512-k16), not %s",
+                           "block512-k16, or bloom for the smallest), not %s",
                            sbloom_layout_name(o->layout));
     sbloom_plan p = sbloom_plan_init();
     /* a window's plan is one generation's: n / G lines at p / (G + 1) */
