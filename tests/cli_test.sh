@@ -234,8 +234,12 @@ check "build --layout bloom at 1e-6: block512-k16, which takes lines past its pl
 check "dedup --layout bloom: the Bloom layout the plan names" bash -c \
   "seq 10 | '$bin' dedup -v --expect 1k --fpp 1e-2 --layout bloom 2>&1 >/dev/null | grep -q '^filter: block512-k8,'"
 echo x | "$bin" dedup --redis 127.0.0.1:1 --name t --expect 1k --layout fp512-r19 >/dev/null 2>"$tmp/err"; rc=$?
-check "dedup --redis --layout fp512-r19: exit 2 before connecting, saying it takes a bit layout" \
-  bash -c "[ $rc -eq 2 ] && grep -q 'takes a bit layout' '$tmp/err'"
+if grep -q 'built without Redis support' "$tmp/err"; then # (the cross builds have no Redis)
+  check "dedup --redis in a build without Redis: exit 2" [ $rc -eq 2 ]
+else
+  check "dedup --redis --layout fp512-r19: exit 2 before connecting, saying it takes a bit layout" \
+    bash -c "[ $rc -eq 2 ] && grep -q 'takes a bit layout' '$tmp/err'"
+fi
 seq 1 1000 | "$bin" build -q -o "$tmp/grow.sbloom"
 check "build without --expect: a scalable filter (not 10M planned)" \
   bash -c "'$bin' info '$tmp/grow.sbloom' | grep -q 'scalable'"
