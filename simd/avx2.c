@@ -497,12 +497,7 @@ SBK_FP_INLINE void fp_drop256(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
     fp_store2(w, fp_select2(fp_span2(x + e * i, x + e * count), fp_down2(source, e), out));
 }
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-/* SIMDe on a big-endian host: a lane's bytes are not its bits in order; the word-level forms */
-SBK_FP_WORD_LINE(fp_line, fp_matches, sbk_fp_put, sbk_fp_drop)
-#else
-SBK_FP_WORD_LINE(fp_line, fp_matches, fp_put256, fp_drop256)
-#endif
+SBK_FP_VECTOR_LINE(fp_line, fp_matches, fp_put256, fp_drop256)
 #define SBK_FP_LINE fp_line
 SBK_FP_GEOMETRIES(SBK_FP_KERNELS)
 

@@ -495,13 +495,7 @@ SBK_FP_INLINE void fp_drop512(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
     _mm512_store_si512((void *)w, out);
 }
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-/* SIMDe on a big-endian host: a lane's bytes are not its bits in order, so the byte moves above
- * would not be the line's; the word-level forms are */
-SBK_FP_WORD_LINE(fp_line, fp_matches, sbk_fp_put, sbk_fp_drop)
-#else
-SBK_FP_WORD_LINE(fp_line, fp_matches, fp_put512, fp_drop512)
-#endif
+SBK_FP_VECTOR_LINE(fp_line, fp_matches, fp_put512, fp_drop512)
 #define SBK_FP_LINE fp_line
 SBK_FP_GEOMETRIES(SBK_FP_KERNELS)
 

@@ -776,6 +776,16 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
         return count | (refused ? SBK_FP_REFUSED : 0);                                             \
     }
 
+/* The line operations of an ISA whose put and drop move the line in vector registers: on a
+ * big-endian host (SIMDe emulating x86 there) a lane's bytes are not its bits in order, so the
+ * byte moves would not be the line's, and the word-level forms stand in for them. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define SBK_FP_VECTOR_LINE(LINE, MATCHES, PUT, DROP)                                               \
+    SBK_FP_WORD_LINE(LINE, MATCHES, sbk_fp_put, sbk_fp_drop)
+#else
+#define SBK_FP_VECTOR_LINE(LINE, MATCHES, PUT, DROP) SBK_FP_WORD_LINE(LINE, MATCHES, PUT, DROP)
+#endif
+
 /* Every kernel of one geometry over a line-operation form, and its table entry. */
 /* The lookups' loop: SBK_FP_GROUP keys started (line loaded, main bytes compared), then finished,
  * so that a group's loads and compares overlap instead of waiting one behind the other's compare
