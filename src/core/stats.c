@@ -51,6 +51,31 @@ static void scan_blocks(const sbloom_core *c, uint64_t stride, sbloom_stats *out
         out->fill >= 1.0 ? INFINITY : -(double)c->nblocks * slots * log1p(-out->fill);
 }
 
+/* What a read of a fingerprint core's lines 0, stride, 2 * stride, ... of each part finds. */
+typedef struct line_scan {
+    sbk_fp_geo g;
+    double main_entries, spare_entries; /* entries in the lines read */
+    double asking;                      /* the main lines read: sum of their share at or above
+                                           their mark (an absent key there asks the spare) */
+    double main_read, spare_read;       /* lines read of each part */
+} line_scan;
+
+static line_scan scan_fp_lines(const sbloom_core *c, uint64_t stride)
+{
+    line_scan s = {.main_entries = 0};
+    sbloom_layout_fp_geometry(c->layout, &s.g);
+    uint64_t main = sbk_fp_main_lines(c->nblocks), spare = c->nblocks - main;
+    const uint64_t *w = c->blocks;
+    for (uint64_t i = 0; i < main; i += stride, s.main_read++) {
+        s.main_entries += sbk_fp_count(w + 8 * i, s.g);
+        s.asking += (double)(s.g.q - sbk_fp_mark(w + 8 * i, s.g)) / s.g.q;
+    }
+    uint64_t spare_stride = stride < spare ? stride : 1;
+    for (uint64_t i = main; i < c->nblocks; i += spare_stride, s.spare_read++)
+        s.spare_entries += sbk_fp_count(w + 8 * i, s.g);
+    return s;
+}
+
 /*
  * A fingerprint core (simd/fingerprint.h): the fill is the share of slots in use; the items are
  * the entries, main and spare, scaled up from the sampled lines (each distinct key added is one
@@ -60,24 +85,14 @@ static void scan_blocks(const sbloom_core *c, uint64_t stride, sbloom_stats *out
  */
 static void scan_lines(const sbloom_core *c, uint64_t stride, sbloom_stats *out)
 {
-    sbk_fp_geo g;
-    sbloom_layout_fp_geometry(c->layout, &g);
+    line_scan s = scan_fp_lines(c, stride);
     uint64_t main = sbk_fp_main_lines(c->nblocks), spare = c->nblocks - main;
-    const uint64_t *w = c->blocks;
-    double main_entries = 0, spare_entries = 0, asking = 0, main_read = 0, spare_read = 0;
-    for (uint64_t i = 0; i < main; i += stride, main_read++) {
-        main_entries += sbk_fp_count(w + 8 * i, g);
-        asking += (double)(g.q - sbk_fp_mark(w + 8 * i, g)) / g.q;
-    }
-    uint64_t spare_stride = stride < spare ? stride : 1;
-    for (uint64_t i = main; i < c->nblocks; i += spare_stride, spare_read++)
-        spare_entries += sbk_fp_count(w + 8 * i, g);
-    double per_main = main_entries / main_read, per_spare = spare_entries / spare_read;
+    double per_main = s.main_entries / s.main_read, per_spare = s.spare_entries / s.spare_read;
     double entries = per_main * (double)main + per_spare * (double)spare;
-    out->fill = entries / ((double)c->nblocks * g.s);
+    out->fill = entries / ((double)c->nblocks * s.g.s);
     out->estimated_items = entries;
     out->estimated_fpp =
-        (per_main + asking / main_read * 2.0 * per_spare) / g.q * ldexp(1.0, -(int)g.r);
+        (per_main + s.asking / s.main_read * 2.0 * per_spare) / s.g.q * ldexp(1.0, -(int)s.g.r);
 }
 
 void sbloom_core_second_line(const sbloom_core *c, double *absent_lookups, double *spare_keys)
@@ -85,20 +100,10 @@ void sbloom_core_second_line(const sbloom_core *c, double *absent_lookups, doubl
     *absent_lookups = *spare_keys = 0;
     if (!sbloom_layout_is_fingerprint(c->layout) || !c->blocks)
         return;
-    sbk_fp_geo g;
-    sbloom_layout_fp_geometry(c->layout, &g);
-    uint64_t main = sbk_fp_main_lines(c->nblocks);
-    const uint64_t *w = c->blocks;
-    double asking = 0, main_entries = 0, spare_entries = 0;
-    for (uint64_t i = 0; i < main; i++) {
-        asking += (double)(g.q - sbk_fp_mark(w + 8 * i, g)) / g.q;
-        main_entries += sbk_fp_count(w + 8 * i, g);
-    }
-    for (uint64_t i = main; i < c->nblocks; i++)
-        spare_entries += sbk_fp_count(w + 8 * i, g);
-    *absent_lookups = main ? asking / (double)main : 0;
-    double entries = main_entries + spare_entries;
-    *spare_keys = entries > 0 ? spare_entries / entries : 0;
+    line_scan s = scan_fp_lines(c, 1); /* every line */
+    double entries = s.main_entries + s.spare_entries;
+    *absent_lookups = s.main_read > 0 ? s.asking / s.main_read : 0;
+    *spare_keys = entries > 0 ? s.spare_entries / entries : 0;
 }
 
 /* Blocks the estimate reads at most: 4096 x 64 bytes = 256 KiB, a few microseconds. */
