@@ -129,7 +129,8 @@ typedef enum sbloom_layout {
      * (sbloom_remove), at about 4 times the memory of a bit layout. */
     SBLOOM_LAYOUT_COUNTING512 = 4,
     /* A scalable filter for an unknown number of keys (sbloom_create_scalable): a list of
-     * 512-bit-block stages, each larger than the last, XXH3-64. */
+     * one-line stages (512-bit blocks; with SBLOOM_OPTS_ANY_FAMILY fingerprint layouts where
+     * smaller), each larger than the last, XXH3-64. */
     SBLOOM_LAYOUT_SCALABLE = 5,
     /* A windowed filter (sbloom_create_windowed): keys are forgotten after a window of G
      * periods, kept in a ring of G + 1 generations side by side in 64-byte lines, XXH3-64. */
@@ -167,8 +168,7 @@ SBLOOM_API int sbloom_layout_from_name(const char *name);
 /* Bytes per block (32 or 64), or 0 for an unknown layout. */
 SBLOOM_API uint32_t sbloom_layout_block_bytes(sbloom_layout layout);
 /* Bits set per key (8 or 16), or 0 for an unknown layout, the fingerprint layouts (they set no
- * bits) and the scalable one (its stages are block512-k8 or -k16, whichever is smaller for the
- * stage's plan). */
+ * bits) and the scalable one (each stage has its own layout: sbloom_stage). */
 SBLOOM_API uint32_t sbloom_layout_k(sbloom_layout layout);
 
 /* ---- Sizing ------------------------------------------------------------------------------- */
@@ -250,7 +250,8 @@ typedef struct sbloom sbloom_t; /* opaque */
  *   - else a filter that grows from `first` keys (sbloom_create_scalable).
  * flags SBLOOM_OPTS_CONCURRENT: in concurrent mode from the start (sbloom_set_concurrent);
  * SBLOOM_OPTS_ANY_FAMILY: with `expected` and no layout, the smallest of every family
- * (sbloom_plan_any: a fingerprint layout where it is smaller) instead of the smallest bit layout.
+ * (sbloom_plan_any: a fingerprint layout where it is smaller) instead of the smallest bit layout;
+ * for a filter that grows, stages of every family (sbloom_create_scalable says how).
  * Contradictory options (bytes and expected, a window in caller memory) are SBLOOM_E_INVALID.
  * The constructors below are this call with their arguments as options. */
 #define SBLOOM_OPTS_CONCURRENT 1u
@@ -677,7 +678,14 @@ SBLOOM_API uint32_t sbloom_shard(uint64_t hash, uint32_t nshards);
  * the room of the stages so far, sbloom_bytes their memory. Saved, loaded, serialized, cloned
  * and united (stage by stage) like other filters; not mapped or attached in place
  * (SBLOOM_E_LAYOUT), not concurrent, not folded, no removal. sbloom_create_for_layout with
- * SBLOOM_LAYOUT_SCALABLE is this call with first_items = n. */
+ * SBLOOM_LAYOUT_SCALABLE is this call with first_items = n.
+ * sbloom_create_opts with SBLOOM_OPTS_ANY_FAMILY and no `expected` makes the same filter with
+ * each stage the smallest of every family for its plan: a fingerprint layout at 1e-3 and below
+ * (about two thirds of the Bloom stages' memory at 1e-6). A fingerprint stage that finds a
+ * key's line and spare full before its plan takes no more keys: a new stage takes that key. Its
+ * keys are removed (sbloom_remove: from the newest stage that holds the key) while every stage
+ * is a fingerprint layout (else SBLOOM_E_LAYOUT); it is not united (SBLOOM_E_LAYOUT), and its
+ * file is format version 2. */
 SBLOOM_API int sbloom_create_scalable(sbloom_t **out, uint64_t first_items, double p);
 /* The number of stages of a scalable filter, generations of a windowed one (1 for every other
  * filter, 0 for NULL). */

@@ -75,6 +75,11 @@ void sbloom_object_uncount(sbloom_t *f, uint64_t removed)
     f->items = f->items > removed ? f->items - removed : 0; /* a loaded file's count may be off */
 }
 
+int sbloom_object_removes(const sbloom_t *f)
+{
+    return f->mode->removes ? f->mode->removes(f) : sbloom_layout_removes(f->layout);
+}
+
 uint64_t sbloom_object_items(const sbloom_t *f)
 {
     if (f->counting == SBLOOM_COUNT_SHARED) /* the header's count and the live delta */

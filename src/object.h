@@ -60,7 +60,7 @@ struct sbloom {
 };
 
 /* A mode: what each operation means for a kind of filter. Every entry is set but chunk and the
- * last three. */
+ * last four. */
 struct sbloom_mode {
     const char *name;
     int has_core;     /* keys land in f->core (prefetched, split among threads) */
@@ -91,6 +91,8 @@ struct sbloom_mode {
     /* A mode whose file mapping is its own (the windowed filter's): brings the file up to date
      * (sbloom_sync); NULL: the object's sync of f->image. */
     int (*sync)(sbloom_t *f);
+    /* 1 when the filter removes keys now (a composite's cores all do); NULL: its layout says. */
+    int (*removes)(const sbloom_t *f);
 };
 
 /* A new object of this mode and layout, every count zero, no plan (0, NaN), no core yet. */
@@ -105,6 +107,8 @@ void sbloom_object_show_core(sbloom_t *f);
  * counts the keys that changed it, the counting layout every key (it takes one remove each). */
 void sbloom_object_count(sbloom_t *f, uint64_t inserted, uint64_t fresh);
 void sbloom_object_uncount(sbloom_t *f, uint64_t removed);
+/* 1 when the filter's keys can be removed (sbloom_remove): its layout's, or its mode's answer. */
+int sbloom_object_removes(const sbloom_t *f);
 /* The count of a filter with a core (a concurrent mapping's: the header's plus the live delta). */
 uint64_t sbloom_object_items(const sbloom_t *f);
 /* The header that describes a filter with a core. */

@@ -130,7 +130,7 @@ pkill -9 -P $$ -f "dedup --quiet --state $tmp/visited2.sbloom" 2>/dev/null || ki
 wait "$pid" 2>/dev/null
 check "dedup was still running when it was killed" [ $alive -eq 1 ]
 check "the killed run left a state file" test -s "$tmp/visited2.sbloom"
-checkpointed=$("$bin" info "$tmp/visited2.sbloom" 2>/dev/null | awk '/items added/ {print $3}')
+checkpointed=$("$bin" info "$tmp/visited2.sbloom" 2>/dev/null | awk '/items (added|held)/ {print $3}')
 "$bin" dedup --quiet --state "$tmp/visited2.sbloom" --fpp 1e-9 "$stream" >"$tmp/k2"
 lost=$(cat "$tmp/k1" "$tmp/k2" | sort -u | comm -13 - <(sort "$tmp/distinct") | wc -l)
 again=$(sort "$tmp/k1" "$tmp/k2" | uniq -d | wc -l)

@@ -243,6 +243,21 @@ fi
 seq 1 1000 | "$bin" build -q -o "$tmp/grow.sbloom"
 check "build without --expect: a scalable filter (not 10M planned)" \
   bash -c "'$bin' info '$tmp/grow.sbloom' | grep -q 'scalable'"
+check "... whose stages at 1e-6 are fingerprint layouts" \
+  bash -c "'$bin' info '$tmp/grow.sbloom' | grep -q '^  stage 0  *fp512-r'"
+seq 1 100 | "$bin" remove "$tmp/grow.sbloom" 2>"$tmp/err"; rc=$?
+check "remove from a growing fingerprint filter: those lines gone, the others kept" \
+  bash -c "[ $rc -eq 0 ] && [ -z \"\$('$bin' query --quiet '$tmp/grow.sbloom' <(seq 1 100))\" ] &&
+           [ -z \"\$('$bin' query --quiet --absent '$tmp/grow.sbloom' <(seq 101 1000))\" ]"
+"$bin" merge -q -o "$tmp/grow-merged.sbloom" "$tmp/grow.sbloom" "$tmp/grow.sbloom" 2>"$tmp/err"; rc=$?
+check "merge of growing fingerprint filters: exit 1, one line saying why, no file" \
+  bash -c "[ $rc -eq 1 ] && [ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q 'fingerprint stages' '$tmp/err' && [ ! -e '$tmp/grow-merged.sbloom' ]"
+seq 1 1000 | "$bin" build -q --layout bloom -o "$tmp/grow-bloom.sbloom"
+check "build --layout bloom without --expect: a scalable filter of Bloom stages" \
+  bash -c "'$bin' info '$tmp/grow-bloom.sbloom' | grep -q '^  stage 0  *block512-k'"
+seq 1 10 | "$bin" remove "$tmp/grow-bloom.sbloom" 2>"$tmp/err"; rc=$?
+check "... from which remove refuses: exit 1, one line saying why" \
+  bash -c "[ $rc -eq 1 ] && [ \$(wc -l <'$tmp/err') -eq 1 ] && grep -q 'with Bloom stages' '$tmp/err'"
 
 # 8. Every error is one line, and an unreadable file is skipped as cat skips it.
 "$bin" dedup "$tmp/p1" "$tmp/missing" "$tmp/p1" >"$tmp/out" 2>"$tmp/err"; rc=$?

@@ -240,9 +240,146 @@ static void stage_views(void)
     sbloom_free(f);
 }
 
+/* A filter that grows, of every family (SBLOOM_OPTS_ANY_FAMILY without expected). */
+static sbloom_t *growing_any_family(uint64_t first, double p)
+{
+    sbloom_opts opts = sbloom_opts_init();
+    opts.first = first;
+    opts.fpp = p;
+    opts.flags = SBLOOM_OPTS_ANY_FAMILY;
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_opts(&f, &opts) == SBLOOM_OK);
+    return f;
+}
+
+/* At 1e-6 its stages are fingerprint layouts: it grows as the Bloom stages do, keeps the rate,
+ * answers test-and-add exactly, takes less memory than Bloom stages for the same keys, removes
+ * keys, round-trips through a file (format version 2) and refuses a union. */
+static void grows_fingerprint_stages(void)
+{
+    const double p = 1e-6;
+    sbloom_t *f = growing_any_family(FIRST, p), *bloom = NULL;
+    CHECK(sbloom_create_scalable(&bloom, FIRST, p) == SBLOOM_OK);
+    if (!f || !bloom)
+        return;
+    uint64_t *keys = random_keys(11, KEYS);
+    uint8_t *is_new = malloc(KEYS);
+    uint64_t reported = 0;
+    for (size_t at = 0; at < KEYS;) {
+        size_t len = 1 + (at * 7919) % 5000;
+        if (len > KEYS - at)
+            len = KEYS - at;
+        int64_t got = sbloom_add_if_new_hashes(f, keys + at, len, is_new);
+        CHECK(got >= 0);
+        reported += got > 0 ? (uint64_t)got : 0;
+        CHECK(sbloom_add_if_new_hashes(f, keys + at, len, is_new) == 0); /* a repeat: nothing */
+        at += len;
+    }
+    sbloom_add_hashes(bloom, keys, KEYS);
+    CHECK(sbloom_contains_hashes(f, keys, KEYS, NULL) == KEYS);
+    /* each key new but for false positives against the keys before it (about 0.2 expected) */
+    CHECK(reported >= KEYS - 3 && sbloom_items(f) == reported);
+    CHECK(sbloom_stages(f) == 5 && sbloom_planned_items(f) == 310000);
+    for (uint32_t i = 0; i < sbloom_stages(f); i++) {
+        const sbloom_t *stage = sbloom_stage(f, i);
+        CHECK(stage && sbloom_get_layout(stage) >= SBLOOM_LAYOUT_FP512_R10 &&
+              sbloom_get_layout(stage) <= SBLOOM_LAYOUT_FP512_R29);
+    }
+    printf("scalable of any family at 1e-6: %llu bytes in %u stages; Bloom stages: %llu\n",
+           (unsigned long long)sbloom_bytes(f), sbloom_stages(f),
+           (unsigned long long)sbloom_bytes(bloom));
+    CHECK(sbloom_bytes(f) < 0.8 * (double)sbloom_bytes(bloom));
+    uint64_t *probes = random_keys(12, PROBES);
+    CHECK(sbloom_contains_hashes(f, probes, PROBES, NULL) <= 10); /* expected at most 2 */
+    sbloom_stats stats = sbloom_stats_init();
+    CHECK(sbloom_get_stats(f, &stats) == SBLOOM_OK && stats.estimated_fpp < p);
+    CHECK_REL(stats.estimated_items, (double)KEYS, 0.05);
+
+    /* a file: version 2 in its header, the same bytes back, and it goes on growing */
+    uint64_t size = sbloom_serialized_size(f);
+    uint8_t *image = malloc(size);
+    CHECK(sbloom_serialize(f, image, size) == SBLOOM_OK);
+    CHECK(image[8] == 2 && image[16] == SBLOOM_LAYOUT_SCALABLE);
+    sbloom_t *back = NULL;
+    CHECK(sbloom_deserialize(&back, image, size) == SBLOOM_OK);
+    if (back) {
+        CHECK(sbloom_stages(back) == 5 && sbloom_items(back) == reported);
+        CHECK(sbloom_contains_hashes(back, keys, KEYS, NULL) == KEYS);
+        uint64_t *more = random_keys(13, 200000);
+        CHECK(sbloom_add_hashes(back, more, 200000) >= 200000 - 3);
+        CHECK(sbloom_stages(back) == 6);
+        const sbloom_t *sixth = sbloom_stage(back, 5);
+        CHECK(sixth && sbloom_get_layout(sixth) >= SBLOOM_LAYOUT_FP512_R10);
+        free(more);
+        sbloom_free(back);
+    }
+    free(image);
+
+    /* removes: each key from the stage that took it */
+    uint8_t *removed = malloc(KEYS / 2);
+    CHECK(sbloom_remove_hashes(f, keys, KEYS / 2, removed) == KEYS / 2);
+    CHECK(memchr(removed, 0, KEYS / 2) == NULL);
+    CHECK(sbloom_items(f) == reported - KEYS / 2);
+    CHECK(sbloom_contains_hashes(f, keys, KEYS / 2, NULL) <= 2);
+    CHECK(sbloom_contains_hashes(f, keys + KEYS / 2, KEYS - KEYS / 2, NULL) == KEYS - KEYS / 2);
+    CHECK(sbloom_remove_hash(f, keys[0]) == SBLOOM_E_ABSENT);
+
+    sbloom_t *twin = growing_any_family(FIRST, p);
+    CHECK(twin && sbloom_union(f, twin) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_union(bloom, f) == SBLOOM_E_LAYOUT);
+    CHECK(sbloom_remove_hash(bloom, keys[0]) == SBLOOM_E_LAYOUT);
+    sbloom_free(twin);
+    free(removed);
+    free(probes);
+    free(is_new);
+    free(keys);
+    sbloom_free(bloom);
+    sbloom_free(f);
+}
+
+/* Keys that all fall in line 0 of the first stage (hashes below 2^64 / its lines: line = hash x
+ * lines / 2^64), with uniform remainders: its line and spare fill and refuse the rest before
+ * the stage holds its plan; new stages take them, and every key is stored and answered new once. */
+static void refused_keys_go_to_a_new_stage(void)
+{
+    enum { FIRST_PLAN = 1000, CROWD = 600 };
+    sbloom_t *f = growing_any_family(FIRST_PLAN, 1e-6);
+    const sbloom_t *first = f ? sbloom_stage(f, 0) : NULL;
+    if (!first)
+        return;
+    uint64_t lines = sbloom_bytes(first) / 64, seed = 14, keys[CROWD];
+    uint8_t is_new[CROWD];
+    for (size_t i = 0; i < CROWD; i++)
+        keys[i] = test_rand(&seed) / lines;
+    CHECK(sbloom_add_if_new_hashes(f, keys, CROWD, is_new) == CROWD);
+    CHECK(memchr(is_new, 0, CROWD) == NULL);
+    CHECK(sbloom_contains_hashes(f, keys, CROWD, NULL) == CROWD);
+    CHECK(sbloom_add_if_new_hashes(f, keys, CROWD, is_new) == 0);
+    CHECK(sbloom_items(f) == CROWD);
+    first = sbloom_stage(f, 0);
+    printf("%d keys in line 0 of a first stage of %llu lines: it took %llu of its %d, %u stages\n",
+           CROWD, (unsigned long long)lines, (unsigned long long)sbloom_items(first), FIRST_PLAN,
+           sbloom_stages(f));
+    CHECK(sbloom_items(first) < FIRST_PLAN); /* it refused keys before its plan */
+    for (size_t i = 0; i < CROWD; i += 7) /* removed one at a time, from the stage that took it */
+        CHECK(sbloom_remove_hash(f, keys[i]) == 1 && sbloom_contains_hash(f, keys[i]) == 0);
+    sbloom_free(f);
+    /* planned for 64 keys the first stage is a Bloom layout (smaller there): the filter grows,
+     * and removes nothing (a Bloom stage cannot forget) */
+    f = growing_any_family(64, 1e-6);
+    if (!f)
+        return;
+    CHECK(sbloom_add_hashes(f, keys, CROWD) > 0 && sbloom_stages(f) > 1);
+    CHECK(sbloom_get_layout(sbloom_stage(f, 0)) == SBLOOM_LAYOUT_BLOCK512_K8);
+    CHECK(sbloom_remove_hash(f, keys[0]) == SBLOOM_E_LAYOUT);
+    sbloom_free(f);
+}
+
 int main(void)
 {
     grows_and_keeps_its_rate();
+    grows_fingerprint_stages();
+    refused_keys_go_to_a_new_stage();
     stage_views();
     files();
     unions_and_refusals();

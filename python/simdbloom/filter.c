@@ -80,7 +80,7 @@ static void exclusive_end(FilterObject *self)
 /* What remove and remove_many need, said when the filter's layout has no remove. */
 #define REMOVE_NEEDS                                                                               \
     "remove needs a counting filter (layout='counting512') or a fingerprint filter (what "         \
-    "Filter(expected, fpp) makes at fpp <= 1e-3, or layout='fp512-r19' ...)"
+    "Filter(expected, fpp) and Filter(fpp=...) make at fpp <= 1e-3, or layout='fp512-r19' ...)"
 
 /* The layout a name asks for: 0 for None (the smallest of every family), or a layout; *bloom
  * set for "bloom" (the smallest Bloom layout: what takes every key at a rising rate, and what
@@ -126,7 +126,12 @@ static int new_filter(PyObject *expected, double fpp, PyObject *layout_name, int
                             "a fixed layout needs expected (the keys to plan for)");
             return -1;
         }
-        rc = sbloom_create_scalable(out, 1000000, fpp);
+        /* stages of every family (fingerprint ones at 1e-3 and below), or Bloom ones */
+        sbloom_opts opts = sbloom_opts_init();
+        opts.first = 1000000;
+        opts.fpp = fpp;
+        opts.flags = bloom ? 0 : SBLOOM_OPTS_ANY_FAMILY;
+        rc = sbloom_create_opts(out, &opts);
     } else {
         unsigned long long n;
         if (count_arg(expected, "expected", 1, UINT64_MAX, &n) < 0)

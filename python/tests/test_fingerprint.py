@@ -57,6 +57,25 @@ def test_past_its_plan_a_table_says_so_and_keeps_what_it_took():
     assert simdbloom.Filter(10_000, 1e-6, layout="bloom").add_many(batch) > 30_000  # a Bloom one
 
 
+def test_a_table_without_a_count_grows_by_fingerprint_stages():
+    grown, bloom = simdbloom.Filter(), simdbloom.Filter(layout="bloom")
+    assert grown.layout == bloom.layout == "scalable"
+    added = keys(1_500_000)  # past the first stage's 1M: a second stage
+    stored = grown.add_if_new_many(added).count(1)
+    assert stored >= len(added) - 5  # (false positives against earlier keys: about 0.8)
+    bloom.update(added)
+    assert grown.contains_many(added) == b"\x01" * len(added)
+    assert grown.bytes < 0.8 * bloom.bytes
+    assert grown.remove_many(added[:1000]) == b"\x01" * 1000
+    assert grown.contains_many(added[:1000]) == b"\x00" * 1000 and len(grown) == stored - 1000
+    with pytest.raises(ValueError, match="remove needs .*this filter is scalable"):
+        bloom.remove(added[0])
+    again = simdbloom.Filter.from_bytes(grown.to_bytes())
+    assert again.layout == "scalable" and again.contains_many(added[1000:]) == grown.contains_many(
+        added[1000:]
+    )
+
+
 def test_files_bytes_and_pickle_keep_it():
     f = simdbloom.Filter(5000, 1e-8)
     f.update(keys(5000))

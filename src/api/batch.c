@@ -196,7 +196,7 @@ static int64_t run_spans(const sbloom_t *filter, sbloom_batch_op op, const void 
     int rc = check_spans(filter, data, offsets, wide, n, op != SBLOOM_OP_CONTAINS);
     if (rc != SBLOOM_OK)
         return rc;
-    if (op == SBLOOM_OP_REMOVE && !sbloom_layout_removes(filter->layout))
+    if (op == SBLOOM_OP_REMOVE && !sbloom_object_removes(filter))
         return SBLOOM_E_LAYOUT;
     if (n == 0)
         return 0;
@@ -264,7 +264,7 @@ int64_t sbloom_remove_hashes(sbloom_t *filter, const uint64_t *hashes, size_t n,
     int rc = check_hashes(filter, hashes, n, 1);
     if (rc != SBLOOM_OK)
         return rc;
-    if (!sbloom_layout_removes(filter->layout))
+    if (!sbloom_object_removes(filter))
         return SBLOOM_E_LAYOUT;
     uint64_t gone = drive_hashes(filter, SBLOOM_OP_REMOVE, hashes, n, removed);
     sbloom_object_uncount(filter, gone);
@@ -277,7 +277,7 @@ int64_t sbloom_remove_keys(sbloom_t *filter, const void *const *keys, const size
     int rc = check_keys(filter, keys, lens, n, 1);
     if (rc != SBLOOM_OK)
         return rc;
-    if (!sbloom_layout_removes(filter->layout))
+    if (!sbloom_object_removes(filter))
         return SBLOOM_E_LAYOUT;
     int valid;
     sbloom_key_source src = {.keys = keys, .lens = lens};

@@ -98,7 +98,9 @@ int sbloom_make(sbloom_t **out, const sbloom_opts *o)
     }
     if (o->layout == SBLOOM_LAYOUT_SCALABLE || !o->expected) {
         uint64_t first = o->expected ? o->expected : o->first ? o->first : DEFAULT_FIRST;
-        return valid_rate(p) ? sbloom_scalable_new(out, first, p) : SBLOOM_E_INVALID;
+        return valid_rate(p)
+                   ? sbloom_scalable_new(out, first, p, (o->flags & SBLOOM_OPTS_ANY_FAMILY) != 0)
+                   : SBLOOM_E_INVALID;
     }
     return planned(out, o, o->expected, p);
 }

@@ -49,6 +49,9 @@ int sbloom_layout_removes(sbloom_layout layout);
 /* sizing.c: the smaller of the block512-k8 and -k16 plans for n keys at rate p (the cores of the
  * composite layouts are whichever is smaller), or the k8 plan's error when neither exists. */
 int sbloom_plan_block512(uint64_t n, double p, sbloom_plan *out);
+/* A composite mode's core (a stage): the block512 plan, or with any_family the smallest of it and
+ * the fingerprint layouts' plans (a tie keeps the Bloom one). */
+int sbloom_plan_stage(uint64_t n, double p, int any_family, sbloom_plan *out);
 
 /* memory.c: zeroed, 64-byte aligned block memory; *mapped tells sbloom_blocks_free how. */
 void *sbloom_blocks_alloc(uint64_t bytes, int *mapped);

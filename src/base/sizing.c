@@ -239,11 +239,10 @@ int sbloom_plan_for(uint64_t n, double p, sbloom_plan *out)
     return best;
 }
 
-int sbloom_plan_any(uint64_t n, double p, sbloom_plan *out)
+/* *out (its plan, or `best` its error) replaced by the smallest fingerprint plan for n keys at p
+ * where one is smaller (a tie keeps *out); returns the result's code. */
+static int smaller_fingerprint(uint64_t n, double p, int best, sbloom_plan *out)
 {
-    int best = sbloom_plan_for(n, p, out); /* the bit layouts first: they win a tie */
-    if (best == SBLOOM_E_NULL || best == SBLOOM_E_INVALID)
-        return best;
     for (int layout = SBLOOM_LAYOUT_FP512_R10; layout <= SBLOOM_LAYOUT_FP512_R29; layout++) {
         sbloom_plan candidate = sbloom_plan_init();
         if (sbloom_plan_for_layout(n, p, (sbloom_layout)layout, &candidate) == SBLOOM_OK &&
@@ -255,6 +254,14 @@ int sbloom_plan_any(uint64_t n, double p, sbloom_plan *out)
         }
     }
     return best;
+}
+
+int sbloom_plan_any(uint64_t n, double p, sbloom_plan *out)
+{
+    int best = sbloom_plan_for(n, p, out); /* the bit layouts first: they win a tie */
+    if (best == SBLOOM_E_NULL || best == SBLOOM_E_INVALID)
+        return best;
+    return smaller_fingerprint(n, p, best, out);
 }
 
 double sbloom_classic_fpp(double bits_per_key, double k)
@@ -311,4 +318,12 @@ int sbloom_plan_block512(uint64_t n, double p, sbloom_plan *out)
         return rc8;
     *out = rc16 != SBLOOM_OK || (rc8 == SBLOOM_OK && k8.bytes <= k16.bytes) ? k8 : k16;
     return SBLOOM_OK;
+}
+
+int sbloom_plan_stage(uint64_t n, double p, int any_family, sbloom_plan *out)
+{
+    int rc = sbloom_plan_block512(n, p, out);
+    if (!any_family || rc == SBLOOM_E_INVALID)
+        return rc;
+    return smaller_fingerprint(n, p, rc, out);
 }

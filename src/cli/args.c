@@ -577,6 +577,18 @@ int create_planned(const cli_options *o, sbloom_t **out, int any_family)
     return planned_result(o, rc, "filter");
 }
 
+int create_growing(const cli_options *o, sbloom_t **out, uint64_t first)
+{
+    sbloom_opts opts = sbloom_opts_init();
+    opts.first = first;
+    opts.fpp = o->fpp;
+    opts.flags = o->bloom_layout ? 0 : SBLOOM_OPTS_ANY_FAMILY;
+    int rc = sbloom_create_opts(out, &opts);
+    if (rc == SBLOOM_OK)
+        return EXIT_OK;
+    return filter_error("create", "a scalable filter", rc);
+}
+
 uint64_t forget_period(const cli_options *o)
 {
     return o->forget_after / FORGET_PERIODS + (o->forget_after % FORGET_PERIODS != 0);
@@ -667,6 +679,15 @@ int load_for_reading(const char *path, sbloom_t **out)
     return load_filter(path, out);
 }
 
+/* 1 when no stage of a scalable filter is a fingerprint layout. */
+static int all_stages_bits(const sbloom_t *f)
+{
+    for (uint32_t i = 0; i < sbloom_stages(f); i++)
+        if (is_fingerprint_layout(sbloom_get_layout(sbloom_stage(f, i))))
+            return 0;
+    return 1;
+}
+
 int require_bit_layout(const char *command, const char *path, const sbloom_t *f)
 {
     sbloom_layout layout = sbloom_get_layout(f);
@@ -678,6 +699,11 @@ int require_bit_layout(const char *command, const char *path, const sbloom_t *f)
                 "simdbloom: %s is a fingerprint filter (%s): %s takes bit filters only (two "
                 "filters' fingerprints have no exact union or fold)\n",
                 path, sbloom_layout_name(layout), command);
+    else if (layout == SBLOOM_LAYOUT_SCALABLE && !all_stages_bits(f))
+        fprintf(stderr,
+                "simdbloom: %s is a scalable filter with fingerprint stages: %s takes bit "
+                "filters only (two filters' fingerprints have no exact union or fold)\n",
+                path, command);
     else if (layout == SBLOOM_LAYOUT_SCALABLE && strcmp(command, "merge") != 0)
         fprintf(stderr, "simdbloom: %s is a scalable filter: %s takes fixed-size filters only\n",
                 path, command);

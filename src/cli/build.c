@@ -19,8 +19,9 @@ static const char build_help[] =
     "it), a Bloom one above; --layout L names one, or bloom the smallest Bloom one (for merge\n"
     "and fold).\n"
     "Without --expect (and --layout, --counting) the filter grows as lines come, as dedup's does\n"
-    "(a scalable filter: stages of 1M, 2M, 4M, ... lines). Saves it crash-safely to FILTER,\n"
-    "replacing what was there.\n"
+    "(a scalable filter: stages of 1M, 2M, 4M, ... lines, fingerprint ones at 1e-3 and below,\n"
+    "or Bloom ones with --layout bloom). Saves it crash-safely to FILTER, replacing what was\n"
+    "there.\n"
     "One writer at a time: the command holds the lock on FILTER.lock that add holds, from the\n"
     "start to the save; it waits for another writer, or with --no-wait fails at once (exit 1)\n"
     "naming the holder.\n"
@@ -132,11 +133,10 @@ int cmd_build(int argc, char **argv)
     if (o.forget_after) {
         if ((rc = create_windowed(&o, &filter)) != EXIT_OK)
             return rc;
-    } else if (!o.expect_given &&
-               !layout_given(&o)) { /* no count given: a filter that grows, as dedup's */
-        rc = sbloom_create_scalable(&filter, BUILD_FIRST_STAGE, o.fpp);
-        if (rc != SBLOOM_OK)
-            return filter_error("create", "a scalable filter", rc);
+    } else if (!o.expect_given && (!layout_given(&o) || o.bloom_layout)) {
+        /* no count given: a filter that grows, as dedup's */
+        if ((rc = create_growing(&o, &filter, BUILD_FIRST_STAGE)) != EXIT_OK)
+            return rc;
     } else if ((rc = create_planned(&o, &filter, 1)) != EXIT_OK) {
         return rc;
     }

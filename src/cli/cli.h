@@ -133,10 +133,24 @@ static inline int is_fingerprint_layout(sbloom_layout layout)
 {
     return layout >= SBLOOM_LAYOUT_FP512_R10 && layout <= SBLOOM_LAYOUT_FP512_R29;
 }
+/* 1 when every stage of the filter (its one core, or a scalable filter's stages) is a
+ * fingerprint layout: it removes keys, and its fill counts slots. */
+static inline int all_stages_fingerprint(const sbloom_t *f)
+{
+    uint32_t n = sbloom_stages(f);
+    for (uint32_t i = 0; i < n; i++)
+        if (!is_fingerprint_layout(sbloom_get_layout(sbloom_stage(f, i))))
+            return 0;
+    return n > 0;
+}
 /* A new filter from the options' plan (expect, fpp, layout): without a layout the smallest bit
  * layout, or with any_family the smallest of every family (a fingerprint layout at low rates);
  * returns an exit status (EXIT_OK, or EXIT_USAGE / EXIT_RUNTIME after a message). */
 int create_planned(const cli_options *o, sbloom_t **out, int any_family);
+/* A new filter that grows from `first` lines at --fpp (no --expect): its stages the smallest of
+ * every family (fingerprint stages at low rates), or with --layout bloom Bloom ones; returns an
+ * exit status (EXIT_RUNTIME after a message). */
+int create_growing(const cli_options *o, sbloom_t **out, uint64_t first);
 /* The period --forget-after D asks for: D / FORGET_PERIODS, rounded up. */
 uint64_t forget_period(const cli_options *o);
 /* A windowed filter for --forget-after (FORGET_PERIODS periods), its clock the wall clock:

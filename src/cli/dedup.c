@@ -39,7 +39,8 @@ static const char dedup_help_files[] =
     "  --expect N          distinct lines to plan for (suffix k, M, G allowed): a fixed filter.\n"
     "                      Without it the filter grows as lines come (a scalable filter: stages\n"
     "                      of 1M, 2M, 4M, ... lines, each with a tighter rate, so that the total\n"
-    "                      stays at --fpp whatever the count)\n"
+    "                      stays at --fpp whatever the count; fingerprint stages at 1e-3 and\n"
+    "                      below, Bloom ones with --layout bloom)\n"
     "  --fpp P             false-positive rate: the chance that a new line is taken for a\n"
     "                      repeat and dropped (default 1e-6)\n"
     "  --layout L          auto (default: the smallest filter: at rates of 1e-3 and below a\n"
@@ -442,12 +443,9 @@ static int create_for_dedup(const cli_options *o, sbloom_t **filter)
 {
     if (o->forget_after)
         return create_windowed(o, filter);
-    if (o->expect_given || layout_given(o))
+    if (o->expect_given || (layout_given(o) && !o->bloom_layout))
         return create_planned(o, filter, 1);
-    int rc = sbloom_create_scalable(filter, DEDUP_FIRST_STAGE, o->fpp);
-    if (rc != SBLOOM_OK)
-        return filter_error("create", "a scalable filter", rc);
-    return EXIT_OK;
+    return create_growing(o, filter, DEDUP_FIRST_STAGE);
 }
 
 /* A filter's plan in words: "LAYOUT for N items at rate P", a window's length and growth said. */

@@ -48,7 +48,7 @@ static int info_one(const char *path)
     sbloom_get_stats(f, &st);
     int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
     int scalable = sbloom_get_layout(f) == SBLOOM_LAYOUT_SCALABLE;
-    int fingerprint = is_fingerprint_layout(sbloom_get_layout(f));
+    int fingerprint = all_stages_fingerprint(f); /* (a scalable filter's stages too) */
     sbloom_window w = sbloom_window_init();
     int windowed = sbloom_get_window(f, &w) == SBLOOM_OK;
     char size[32];

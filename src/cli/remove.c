@@ -47,7 +47,7 @@ static int remove_from(const cli_options *o)
     if (rc != SBLOOM_OK)
         return filter_error("load", path, rc);
     sbloom_layout layout = sbloom_get_layout(run.filter);
-    if (layout != SBLOOM_LAYOUT_COUNTING512 && !is_fingerprint_layout(layout)) {
+    if (layout != SBLOOM_LAYOUT_COUNTING512 && !all_stages_fingerprint(run.filter)) {
         if (layout == SBLOOM_LAYOUT_WINDOWED)
             fprintf(stderr,
                     "simdbloom: %s is a windowed filter: it forgets lines by itself once they "
@@ -56,10 +56,12 @@ static int remove_from(const cli_options *o)
                     path);
         else
             fprintf(stderr,
-                    "simdbloom: %s is a %s filter, which cannot forget keys; remove needs a "
+                    "simdbloom: %s is a %s, which cannot forget keys; remove needs a "
                     "counting or fingerprint filter ('simdbloom build --counting', or a plan at "
                     "1e-3 or below, which picks a fingerprint layout)\n",
-                    path, layout == SBLOOM_LAYOUT_SCALABLE ? "scalable" : "plain");
+                    path,
+                    layout == SBLOOM_LAYOUT_SCALABLE ? "scalable filter with Bloom stages"
+                                                     : "plain Bloom filter");
         sbloom_free(run.filter);
         return EXIT_RUNTIME;
     }

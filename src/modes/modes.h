@@ -52,9 +52,9 @@ int sbloom_concurrent_share_region(sbloom_t *f, void *region);
 /* The lock words held now (test hook: after every batch has returned, none must be). */
 uint64_t sbloom_concurrent_locks_held(const sbloom_t *f);
 
-/* scalable.c: a scalable filter of one stage; one from its validated header and checksummed
- * payload. */
-int sbloom_scalable_new(sbloom_t **out, uint64_t first_items, double p);
+/* scalable.c: a scalable filter of one stage (with any_family its stages the smallest of every
+ * family: sbloom_plan_stage); one from its validated header and checksummed payload. */
+int sbloom_scalable_new(sbloom_t **out, uint64_t first_items, double p, int any_family);
 int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload);
 
 /* windowed.c: a windowed filter (sbloom_create_windowed's arguments, checked); one from its

@@ -1,7 +1,8 @@
 /*
  * The cores of a composite mode: probing them all, adding to one, their statistics, copies,
- * unions and file images. Every core is a 512-bit-block filter, probed by the kernels of the
- * active table; a key's hash is computed once and each core takes its own block from it.
+ * unions and file images. Every core is one-line filter (a 512-bit Bloom block, or a stage's
+ * fingerprint line), probed by the kernels of the active table; a key's hash is computed once and
+ * each core takes its own line from it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -9,10 +10,10 @@
 
 #include "parts.h"
 
-int sbloom_part_init(sbloom_part *part, uint64_t planned_items, double planned_fpp)
+int sbloom_part_init(sbloom_part *part, uint64_t planned_items, double planned_fpp, int any_family)
 {
     sbloom_plan plan = sbloom_plan_init();
-    int rc = sbloom_plan_block512(planned_items, planned_fpp, &plan);
+    int rc = sbloom_plan_stage(planned_items, planned_fpp, any_family, &plan);
     if (rc == SBLOOM_OK)
         rc = sbloom_core_init(&part->core, plan.bytes, plan.layout, SBLOOM_OWNER_HEAP);
     if (rc != SBLOOM_OK)
@@ -57,7 +58,7 @@ uint64_t sbloom_parts_insert(sbloom_part *parts, uint32_t count, uint32_t target
         }
     /* the target's own test-and-add decides the rest, repeats in the batch included */
     uint64_t fresh = sbloom_core_run(&parts[target].core, SBLOOM_OP_INSERT, absent, m, answer);
-    parts[target].items += fresh;
+    parts[target].items += fresh & ~SBK_FP_REFUSED;
     if (is_new) {
         memset(is_new, 0, n);
         for (size_t j = 0; j < m; j++)
@@ -80,6 +81,44 @@ uint64_t sbloom_parts_contains(const sbloom_part *parts, uint32_t count, const u
             memcpy(results + at, present, len);
     }
     return found;
+}
+
+uint64_t sbloom_parts_remove(sbloom_part *parts, uint32_t count, const uint64_t *hashes, size_t n,
+                             uint8_t *removed)
+{
+    uint64_t gone = 0;
+    for (size_t at = 0; at < n; at += SBLOOM_PART_STEP) {
+        size_t len = n - at < SBLOOM_PART_STEP ? n - at : SBLOOM_PART_STEP;
+        uint8_t done[SBLOOM_PART_STEP] = {0}, answer[SBLOOM_PART_STEP];
+        uint64_t left[SBLOOM_PART_STEP];
+        size_t where[SBLOOM_PART_STEP];
+        for (uint32_t i = count; i-- > 0;) { /* newest first: where a key was added last */
+            size_t m = 0;
+            for (size_t j = 0; j < len; j++)
+                if (!done[j]) {
+                    left[m] = hashes[at + j];
+                    where[m++] = j;
+                }
+            if (m == 0)
+                break;
+            uint64_t out = sbloom_core_run(&parts[i].core, SBLOOM_OP_REMOVE, left, m, answer);
+            parts[i].items -= out < parts[i].items ? out : parts[i].items;
+            gone += out;
+            for (size_t j = 0; j < m; j++)
+                done[where[j]] |= answer[j];
+        }
+        if (removed)
+            memcpy(removed + at, done, len);
+    }
+    return gone;
+}
+
+int sbloom_parts_remove_all(const sbloom_part *parts, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++)
+        if (!sbloom_layout_removes(parts[i].core.layout))
+            return 0;
+    return 1;
 }
 
 /* What the parts hold together: their keys, their plans, or their bytes. */
@@ -190,8 +229,8 @@ uint8_t *sbloom_parts_write_images(const sbloom_part *parts, uint32_t count, uin
 }
 
 int sbloom_part_read_image(sbloom_part *part, const char *noun, const uint8_t *at, uint64_t left,
-                           uint32_t index, uint64_t planned_items, double planned_fpp, int slots_ok,
-                           uint64_t *size)
+                           uint32_t index, uint64_t planned_items, double planned_fpp,
+                           unsigned accept, uint64_t *size)
 {
     if (left < SBLOOM_HEADER_BYTES)
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "%s %u: truncated", noun, index);
@@ -205,7 +244,8 @@ int sbloom_part_read_image(sbloom_part *part, const char *noun, const uint8_t *a
     int rc = sbloom_header_parse(at, *size, &h);
     if (rc == SBLOOM_OK &&
         (h.layout == SBLOOM_LAYOUT_BLOCK512_K8 || h.layout == SBLOOM_LAYOUT_BLOCK512_K16 ||
-         (h.layout == SBLOOM_LAYOUT_COUNTING512 && slots_ok)))
+         (h.layout == SBLOOM_LAYOUT_COUNTING512 && (accept & SBLOOM_PART_SLOTS)) ||
+         (sbloom_layout_is_fingerprint(h.layout) && (accept & SBLOOM_PART_FINGERPRINTS))))
         rc = sbloom_core_from_image(&part->core, &h, at + SBLOOM_HEADER_BYTES);
     else if (rc == SBLOOM_OK)
         rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "layout %s", sbloom_layout_name(h.layout));

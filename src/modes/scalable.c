@@ -9,14 +9,18 @@
  * the older stages first and writes the newest only if none holds the key, so a key is never
  * stored twice and each stage's count is the keys it really took.
  *
- * Unlike RedisBloom's BF.* expansion, every stage here is a blocked filter with 512-bit blocks
- * (block512-k8 or -k16, whichever plan is smaller), so a key costs one cache line per stage, and
- * every stage is probed by the same SIMD kernels. The stages are cores (src/core/), never
+ * Unlike RedisBloom's BF.* expansion, every stage here is a one-line filter: a blocked filter with
+ * 512-bit blocks (block512-k8 or -k16, whichever plan is smaller), or for a filter of any family
+ * (SBLOOM_OPTS_ANY_FAMILY) the smallest of those and the fingerprint layouts, so a key costs one
+ * cache line per stage, and every stage is probed by the same SIMD kernels. A fingerprint stage
+ * that has no room for a key (its line and spare full: improbable below its plan) takes no more
+ * keys; a new stage takes that key and those after it. The stages are cores (src/core/), never
  * filters of their own: this file walks them itself. All stages hash with XXH3-64; the key's hash
  * is computed once and each stage takes its own block from it (different sizes, different blocks).
  *
- * File form (docs/FORMAT.md): the usual 128-byte header with layout 5, then each stage as a
- * complete filter image (its own header and payload), oldest first.
+ * File form (docs/FORMAT.md): the usual 128-byte header with layout 5 (format version 2 when its
+ * stages may be fingerprint layouts), then each stage as a complete filter image (its own header
+ * and payload), oldest first.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -36,6 +40,7 @@ typedef struct scalable {
     sbloom_part stages[MAX_STAGES]; /* oldest first */
     uint32_t nstages;
     uint64_t first_items; /* the first stage's plan */
+    int any_family;       /* stages of every family (sbloom_plan_stage), not only Bloom ones */
 } scalable;
 
 static scalable *state_of(const sbloom_t *f)
@@ -67,7 +72,7 @@ static int add_stage(sbloom_t *f)
         return SBLOOM_E_TOO_LARGE;
     uint32_t i = s->nstages;
     int rc = sbloom_part_init(&s->stages[i], stage_items(s->first_items, i),
-                              stage_rate(f->planned_fpp, i));
+                              stage_rate(f->planned_fpp, i), s->any_family);
     if (rc != SBLOOM_OK)
         return rc;
     s->nstages++;
@@ -85,7 +90,7 @@ static void scalable_release(sbloom_t *f)
 }
 
 /* An object with no stage yet. */
-static int new_scalable(sbloom_t **out, uint64_t first, double p)
+static int new_scalable(sbloom_t **out, uint64_t first, double p, int any_family)
 {
     sbloom_t *f;
     int rc = sbloom_object_new(&f, &sbloom_mode_scalable, SBLOOM_LAYOUT_SCALABLE);
@@ -97,6 +102,7 @@ static int new_scalable(sbloom_t **out, uint64_t first, double p)
         return SBLOOM_E_NOMEM;
     }
     s->first_items = first;
+    s->any_family = any_family;
     f->state = s;
     f->counting = SBLOOM_COUNT_NONE; /* each stage counts the keys it took */
     f->planned_items = first;
@@ -105,10 +111,10 @@ static int new_scalable(sbloom_t **out, uint64_t first, double p)
     return SBLOOM_OK;
 }
 
-int sbloom_scalable_new(sbloom_t **out, uint64_t first_items, double p)
+int sbloom_scalable_new(sbloom_t **out, uint64_t first_items, double p, int any_family)
 {
     sbloom_t *f;
-    int rc = new_scalable(&f, first_items, p);
+    int rc = new_scalable(&f, first_items, p, any_family);
     if (rc == SBLOOM_OK && (rc = add_stage(f)) != SBLOOM_OK) {
         sbloom_object_free(f);
         return rc;
@@ -143,13 +149,56 @@ static uint64_t scalable_bytes(const sbloom_t *f)
     return sbloom_parts_bytes(state_of(f)->stages, state_of(f)->nstages);
 }
 
+/* The keys of a step (n <= SBLOOM_PART_STEP) that a fingerprint stage had no room for: those
+ * answered 0 that no stage holds. The stage that refused them takes no more keys: a new stage
+ * takes them (at most n keys, fewer than the plan of any stage after the one that refused),
+ * and so on while stages refuse; with no stage left to add the filter fails with SBLOOM_E_FULL
+ * (the keys are not stored: said, never a silent false negative). Returns the keys new. */
+static uint64_t take_refused(sbloom_t *f, const uint64_t *hashes, size_t n, uint8_t *answer)
+{
+    scalable *s = state_of(f);
+    uint64_t keys[SBLOOM_PART_STEP];
+    uint32_t at[SBLOOM_PART_STEP]; /* where each key of keys[] sits in the step */
+    uint8_t got[SBLOOM_PART_STEP], held[SBLOOM_PART_STEP];
+    memcpy(keys, hashes, n * sizeof *keys);
+    memcpy(got, answer, n);
+    for (size_t j = 0; j < n; j++)
+        at[j] = (uint32_t)j;
+    uint64_t fresh = 0;
+    for (size_t m = n;;) {
+        sbloom_parts_probe(s->stages, s->nstages, s->nstages, keys, m, held);
+        size_t left = 0;
+        for (size_t j = 0; j < m; j++)
+            if (!got[j] && !held[j]) { /* (in place: left <= j) */
+                keys[left] = keys[j];
+                at[left++] = at[j];
+            }
+        if (left == 0)
+            return fresh;
+        if (add_stage(f) != SBLOOM_OK) {
+            sbloom_object_fail(f, SBLOOM_E_FULL);
+            return fresh;
+        }
+        m = left;
+        uint64_t more = sbloom_parts_insert(s->stages, s->nstages, s->nstages - 1, keys, m, got);
+        fresh += more & ~SBK_FP_REFUSED;
+        for (size_t j = 0; j < m; j++)
+            answer[at[j]] = got[j];
+        if (!(more & SBK_FP_REFUSED))
+            return fresh;
+    }
+}
+
 static uint64_t scalable_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                              uint8_t *results)
 {
     scalable *s = state_of(f);
     if (op == SBLOOM_OP_CONTAINS)
         return sbloom_parts_contains(s->stages, s->nstages, hashes, n, results);
+    if (op == SBLOOM_OP_REMOVE)
+        return sbloom_parts_remove(s->stages, s->nstages, hashes, n, results);
     uint64_t count = 0;
+    uint8_t answer[SBLOOM_PART_STEP];
     for (size_t at = 0; at < n;) {
         size_t len = n - at < SBLOOM_PART_STEP ? n - at : SBLOOM_PART_STEP;
         const sbloom_part *last = newest(f);
@@ -160,8 +209,13 @@ static uint64_t scalable_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *ha
         if (room && room < len)
             len = (size_t)room; /* never more keys than the stage was planned for */
         /* a key goes to the newest stage only when no older one holds it */
-        count += sbloom_parts_insert(s->stages, s->nstages, s->nstages - 1, hashes + at, len,
-                                     results ? results + at : NULL);
+        uint64_t fresh =
+            sbloom_parts_insert(s->stages, s->nstages, s->nstages - 1, hashes + at, len, answer);
+        count += fresh & ~SBK_FP_REFUSED;
+        if (fresh & SBK_FP_REFUSED)
+            count += take_refused(f, hashes + at, len, answer);
+        if (results)
+            memcpy(results + at, answer, len);
         at += len;
     }
     return count;
@@ -178,6 +232,12 @@ static int scalable_contains_one(const sbloom_t *f, uint64_t hash)
     return (int)sbloom_parts_contains(state_of(f)->stages, state_of(f)->nstages, &hash, 1, NULL);
 }
 
+/* Keys are removed while every stage is a fingerprint layout (a Bloom stage cannot forget). */
+static int scalable_removes(const sbloom_t *f)
+{
+    return sbloom_parts_remove_all(state_of(f)->stages, state_of(f)->nstages);
+}
+
 static int scalable_stats(const sbloom_t *f, int sampled, sbloom_stats *out)
 {
     sbloom_parts_stats(state_of(f)->stages, state_of(f)->nstages, sampled, out);
@@ -188,7 +248,7 @@ static int scalable_clone(sbloom_t **out, const sbloom_t *f)
 {
     const scalable *from = state_of(f);
     sbloom_t *copy = NULL;
-    int rc = new_scalable(&copy, from->first_items, f->planned_fpp);
+    int rc = new_scalable(&copy, from->first_items, f->planned_fpp, from->any_family);
     if (rc == SBLOOM_OK &&
         (rc = sbloom_parts_copy(state_of(copy)->stages, from->stages, from->nstages)) != SBLOOM_OK)
         sbloom_object_free(copy);
@@ -210,9 +270,18 @@ static void scalable_clear(sbloom_t *f)
     s->stages[0].items = 0;
 }
 
+/* 1 when a stage is a fingerprint layout (no union: entries are not bits). */
+static int has_fingerprint_stage(const scalable *s)
+{
+    for (uint32_t i = 0; i < s->nstages; i++)
+        if (sbloom_layout_is_fingerprint(s->stages[i].core.layout))
+            return 1;
+    return 0;
+}
+
 /* Stage by stage, when both grew alike (the same first stage, rate and stage count): a key of
  * either is then in the same-numbered stage of the union. Intersection is refused: a key of both
- * may sit in different stages of each. */
+ * may sit in different stages of each; so is a union of fingerprint stages. */
 static int scalable_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
 {
     if (intersect)
@@ -221,6 +290,8 @@ static int scalable_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
         return SBLOOM_E_INCOMPATIBLE;
     scalable *d = state_of(dst);
     const scalable *s = state_of(src);
+    if (has_fingerprint_stage(d) || has_fingerprint_stage(s))
+        return SBLOOM_E_LAYOUT;
     if (d->first_items != s->first_items || dst->planned_fpp != src->planned_fpp ||
         d->nstages != s->nstages || !sbloom_parts_alike(d->stages, s->stages, d->nstages))
         return SBLOOM_E_INCOMPATIBLE;
@@ -244,6 +315,8 @@ static int scalable_write_image(const sbloom_t *f, uint8_t *out)
     sbloom_header h;
     sbloom_header_start(&h, SBLOOM_LAYOUT_SCALABLE, scalable_items(f), f->planned_items,
                         f->planned_fpp);
+    if (s->any_family) /* its stages may be fingerprint layouts: readers before them refuse it */
+        h.version = SBLOOM_FORMAT_VERSION_FP;
     h.payload_bytes = (uint64_t)(end - payload);
     h.nblocks = h.payload_bytes / 64; /* 64-byte units: each stage image is a multiple */
     h.payload_checksum = sbloom_xxh3(payload, (size_t)h.payload_bytes);
@@ -258,7 +331,8 @@ int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const u
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "inconsistent header: a scalable filter "
                                                   "without its plan");
     sbloom_t *f;
-    int rc = new_scalable(&f, h->planned_items, h->planned_fpp);
+    int any_family = h->version == SBLOOM_FORMAT_VERSION_FP;
+    int rc = new_scalable(&f, h->planned_items, h->planned_fpp, any_family);
     if (rc != SBLOOM_OK)
         return rc;
     scalable *s = state_of(f);
@@ -272,7 +346,7 @@ int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const u
         /* each stage must be the one this plan grows: its items and rate */
         rc = sbloom_part_read_image(&s->stages[i], "stage", payload + at, h->payload_bytes - at, i,
                                     stage_items(s->first_items, i), stage_rate(f->planned_fpp, i),
-                                    0, &size);
+                                    any_family ? SBLOOM_PART_FINGERPRINTS : 0, &size);
         if (rc == SBLOOM_OK) {
             s->nstages++;
             f->isa = s->stages[i].core.isa;
@@ -310,4 +384,5 @@ const sbloom_mode sbloom_mode_scalable = {
     .release = scalable_release,
     .cores = scalable_cores,
     .core_at = scalable_core_at,
+    .removes = scalable_removes,
 };

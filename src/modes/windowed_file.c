@@ -297,7 +297,8 @@ static int read_one_image(windowed *w, const sbloom_header *h, const window_reco
     uint32_t per_group;
     sbloom_header ih;
     int rc = sbloom_part_read_image(&one, "generations", payload + RECORD_BYTES,
-                                    h->payload_bytes - RECORD_BYTES, 0, per, rate, 1, &size);
+                                    h->payload_bytes - RECORD_BYTES, 0, per, rate,
+                                    SBLOOM_PART_SLOTS, &size);
     if (rc != SBLOOM_OK)
         return rc;
     sbloom_header_parse(payload + RECORD_BYTES, size, &ih); /* (parsed above already) */
