@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "dedup.h"
 #ifdef SIMDBLOOM_WITH_REDIS
 #include "simdbloom_redis.h"
 #endif
@@ -149,16 +149,12 @@ static const char *dedup_help(void)
 }
 
 #define OUT_BUFFER (1 << 20)
-/* The first stage of the scalable filter dedup grows when no --expect is given. */
-#define DEDUP_FIRST_STAGE UINT64_C(1000000)
-
 typedef struct dedup_run {
-    sbloom_t *filter; /* the table, or with --redis the local filter that hashes lines */
+    dedup_table *table;
+    sbloom_t *filter; /* the table's filter (with --redis the local one that hashes lines) */
     fleet *fleet;     /* --redis: the table in Redis */
     line_writer out;
     uint64_t lines_out; /* lines found new (and handed to the writer) */
-    const char *state, *shared;
-    double checkpoint, last_saved;
     claims *claims; /* --shared, --redis: the lines this worker claimed and has not yet written */
     uint64_t owed_written;      /* lines a killed worker had claimed, written by this one */
     int windowed;               /* the filter forgets: its clock moves with the wall clock */
@@ -316,21 +312,8 @@ static int filter_full(dedup_run *r, const line_batch *b)
     snprintf(done, sizeof done,
              "the run stopped after input line %llu, every line up to there written%s",
              (unsigned long long)(r->stream->lines + b->n),
-             r->state ? " (the state keeps those it holds)" : "");
+             r->table->o->state ? " (the state keeps those it holds)" : "");
     return report_full(r->filter, "dedup", done);
-}
-
-/* Flush (and fsync, when the output is a file) first, then save: the state never knows a line
- * that was not written, even across a power cut. */
-static int save_state(dedup_run *r)
-{
-    if (line_writer_sync(&r->out) < 0)
-        return EXIT_RUNTIME;
-    int rc = sbloom_save(r->filter, r->state);
-    if (rc != SBLOOM_OK)
-        return filter_error("save", r->state, rc);
-    r->last_saved = now_seconds();
-    return EXIT_OK;
 }
 
 static int dedup_batch(void *ctx, const line_batch *b)
@@ -368,9 +351,8 @@ static int dedup_batch(void *ctx, const line_batch *b)
     if (b->in_place && line_writer_flush(&r->out) < 0) /* out before the mapped input goes */
         return EXIT_RUNTIME;
     r->lines_out += (uint64_t)fresh;
-    if (r->state && r->checkpoint > 0 && now_seconds() - r->last_saved >= r->checkpoint)
-        return save_state(r);
-    return EXIT_OK;
+    const dedup_table_ops *ops = r->table->ops;
+    return ops->after_batch ? ops->after_batch(r->table, &r->out) : EXIT_OK;
 }
 
 /* The summary (when `summary`: for a person) and the overload warning; after a success only.
@@ -384,7 +366,7 @@ static int print_summary(const sbloom_t *filter, const stream_state *s, const de
         if (r->fleet)
             return fleet_summary(r->fleet, 0);
 #endif
-        return warn_if_overloaded(filter, "lines", r->state ? r->state : r->shared, s->lines);
+        return warn_if_overloaded(filter, "lines", r->table->path, s->lines);
     }
     uint64_t lines_out = r->lines_out;
     double dup = s->lines ? 100.0 * (double)(s->lines - lines_out) / (double)s->lines : 0.0;
@@ -434,171 +416,7 @@ static int print_summary(const sbloom_t *filter, const stream_state *s, const de
             human_bytes((uint64_t)s->buffer_bytes + OUT_BUFFER, buffers, sizeof buffers));
     fprintf(stderr, "time: %.3f s, %.2f M lines/s\n", seconds,
             seconds > 0 ? (double)s->lines / seconds / 1e6 : 0.0);
-    return warn_if_overloaded(filter, "lines", r->state ? r->state : r->shared, s->lines);
-}
-
-/* A new filter: windowed with --forget-after, planned when --expect (or --layout) is given, else
- * scalable. */
-static int create_for_dedup(const cli_options *o, sbloom_t **filter)
-{
-    if (o->forget_after)
-        return create_windowed(o, filter);
-    if (o->expect_given || (layout_given(o) && !o->bloom_layout))
-        return create_planned(o, filter, 1);
-    return create_growing(o, filter, DEDUP_FIRST_STAGE);
-}
-
-/* A filter's plan in words: "LAYOUT for N items at rate P", a window's length and growth said. */
-static const char *plan_words(const sbloom_t *f, char *out, size_t cap)
-{
-    sbloom_window w = sbloom_window_init();
-    int windowed = sbloom_get_window(f, &w) == SBLOOM_OK;
-    char window[64] = "";
-    if (windowed)
-        snprintf(window, sizeof window, " (forgets after %llu s%s)",
-                 (unsigned long long)(w.period * w.periods),
-                 sbloom_is_growing(f) ? ", growing" : "");
-    snprintf(out, cap, "%s%s for %llu items%s at rate %.3g",
-             sbloom_layout_name(sbloom_get_layout(f)), window,
-             (unsigned long long)sbloom_planned_items(f), windowed ? " a window" : "",
-             sbloom_planned_fpp(f));
-    return out;
-}
-
-/* An existing state given a plan (--expect, --fpp, --layout, --forget-after): the plan must be
- * the file's, as with --redis; a state made from another plan is refused, naming both, rather
- * than used with a rate the command line did not ask for. The same plan is said nothing.
- * --forget-after alone asks for the file's window only, whatever its plan (as add and query). */
-static int check_state_plan(const cli_options *o, sbloom_t *filter)
-{
-    if (!(o->expect_given || o->fpp_given || layout_given(o)))
-        return check_forget_after(o, o->state, filter);
-    sbloom_t *wanted = NULL;
-    int rc = create_for_dedup(o, &wanted);
-    if (rc != EXIT_OK)
-        return rc;
-    /* a growing window has grown from its first plan: its rate and growing say the plan */
-    int growing = sbloom_is_growing(wanted) && sbloom_get_layout(wanted) == SBLOOM_LAYOUT_WINDOWED;
-    int same = sbloom_get_layout(wanted) == sbloom_get_layout(filter) &&
-               sbloom_is_growing(wanted) == sbloom_is_growing(filter) &&
-               (growing || sbloom_planned_items(wanted) == sbloom_planned_items(filter)) &&
-               sbloom_planned_fpp(wanted) == sbloom_planned_fpp(filter) &&
-               (sbloom_get_layout(filter) == SBLOOM_LAYOUT_SCALABLE || growing ||
-                sbloom_bytes(wanted) == sbloom_bytes(filter));
-    sbloom_window w_file = sbloom_window_init(), w_wanted = sbloom_window_init();
-    if (same && sbloom_get_window(filter, &w_file) == SBLOOM_OK &&
-        sbloom_get_window(wanted, &w_wanted) == SBLOOM_OK)
-        same = w_file.period == w_wanted.period && w_file.periods == w_wanted.periods;
-    if (!same) {
-        char has[160], asks[160];
-        fprintf(stderr,
-                "simdbloom: %s exists with layout %s; this run asks for layout %s (leave out "
-                "--expect, --fpp, --layout and --forget-after to use the file as it is, or give "
-                "another --state)\n",
-                o->state, plan_words(filter, has, sizeof has),
-                plan_words(wanted, asks, sizeof asks));
-    }
-    sbloom_free(wanted);
-    return same ? EXIT_OK : EXIT_RUNTIME;
-}
-
-/* The state filter if its file exists, else a new one. */
-static int open_state(const cli_options *o, sbloom_t **filter)
-{
-    if (!o->quiet)
-        stale_temporaries_warn(o->state);
-    if (access(o->state, F_OK) != 0)
-        return create_for_dedup(o, filter);
-    int rc = load_filter(o->state, filter);
-    if (rc != SBLOOM_OK)
-        return filter_error("load", o->state, rc);
-    if ((rc = check_state_plan(o, *filter)) != EXIT_OK ||
-        (rc = window_to_now(o->state, *filter, 1)) != EXIT_OK) {
-        sbloom_free(*filter);
-        *filter = NULL;
-    }
-    return rc;
-}
-
-/* --shared: the live filter file, created from the plan by whichever process gets there first
- * (under the exclusive lock), then mapped by every process under a shared lock. */
-static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
-{
-    if (access(o->shared, F_OK) != 0) {
-        if (!o->expect_given) {
-            fprintf(stderr,
-                    "simdbloom: %s does not exist yet: give --expect N (the distinct lines all "
-                    "the workers will see) and --fpp to create it; a shared filter has a fixed "
-                    "size and does not grow\n",
-                    o->shared);
-            return EXIT_RUNTIME;
-        }
-        /* the only holder of the lock while it creates (this worker may hold it shared: the one
-         * it waited for made no file), and the file looked for again under it */
-        if (filter_lock_change(lock, LOCK_FILTER_EXCLUSIVE, o->no_wait) != EXIT_OK) {
-            fprintf(stderr, "simdbloom: cannot lock %s.lock to create it\n", o->shared);
-            return EXIT_RUNTIME;
-        }
-    }
-    if (access(o->shared, F_OK) != 0) {
-        sbloom_t *made = NULL;
-        /* (bit layouts: the workers share it in concurrent mode, which fingerprints lack) */
-        int rc = o->forget_after ? create_windowed(o, &made) : create_planned(o, &made, 0);
-        if (rc != EXIT_OK)
-            return rc;
-        int saved = sbloom_save(made, o->shared);
-        sbloom_free(made);
-        if (saved != SBLOOM_OK)
-            return filter_error("create", o->shared, saved);
-    }
-    if (filter_lock_change(lock, LOCK_FILTER_SHARED, 0) != EXIT_OK) {
-        fprintf(stderr, "simdbloom: cannot lock %s.lock\n", o->shared);
-        return EXIT_RUNTIME;
-    }
-    int rc = sbloom_map(filter, o->shared, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT);
-    if (rc == SBLOOM_E_LAYOUT) {
-        fprintf(stderr,
-                "simdbloom: %s is a counting, fingerprint or scalable filter (or a windowed one "
-                "of more than 3 periods); --shared takes fixed-size bit filters and "
-                "--forget-after's\n",
-                o->shared);
-        return EXIT_RUNTIME;
-    }
-    if (rc != SBLOOM_OK)
-        return filter_error("map", o->shared, rc);
-    if ((rc = check_forget_after(o, o->shared, *filter)) != EXIT_OK) {
-        sbloom_free(*filter);
-        *filter = NULL;
-        return rc;
-    }
-    if ((rc = window_to_now(o->shared, *filter, 1)) != EXIT_OK) {
-        sbloom_free(*filter);
-        *filter = NULL;
-    }
-    return rc;
-}
-
-/* The end of a --shared run: the last process to leave (no other holds the lock) brings the
- * file's header up to date, so that it is a valid filter file again. A file replaced or removed
- * while the run had it mapped kept none of the run's lines: said, exit 1. */
-static int close_shared(const char *path, int lock, sbloom_t *filter, const struct stat *mapped)
-{
-    struct stat now;
-    if (stat(path, &now) != 0 || now.st_ino != mapped->st_ino || now.st_dev != mapped->st_dev) {
-        fprintf(stderr,
-                "simdbloom: %s was replaced or removed by another process while this run had it "
-                "mapped: the lines this run wrote are not in the file now there (the same "
-                "command run again writes them again)\n",
-                path);
-        return EXIT_RUNTIME;
-    }
-    int rc = EXIT_OK;
-    if (filter_lock_change(lock, LOCK_FILTER_EXCLUSIVE, 1) == EXIT_OK) {
-        int synced = sbloom_sync(filter);
-        if (synced != SBLOOM_OK)
-            rc = filter_error("sync", path, synced);
-    }
-    return rc;
+    return warn_if_overloaded(filter, "lines", r->table->path, s->lines);
 }
 
 /* mkdir -p, private to the user (0700) for the folders it makes. */
@@ -693,61 +511,24 @@ int cmd_dedup(int argc, char **argv)
         return usage_error("dedup", "--forget-after makes a windowed filter: it takes no --layout");
 
     dedup_run run = {0};
-    const char *locked = o.state ? o.state : o.shared;
-    int lock = -1;
-    /* --shared workers hold the lock together; only the one that creates the file holds it
-     * alone, while it does (open_shared). A worker that finds the file absent and the lock held
-     * (by the worker creating it, as a rule) waits for it as the others do, for the shared lock:
-     * waiting for the exclusive one would wait for the whole run of every worker */
-    int mode = o.shared && access(o.shared, F_OK) == 0 ? LOCK_FILTER_SHARED : LOCK_FILTER_EXCLUSIVE;
-    int tried = 0;
-    if (o.shared && mode == LOCK_FILTER_EXCLUSIVE) {
-        if ((tried = filter_lock_try(locked, "dedup --shared", mode, &lock)) < 0)
-            return EXIT_RUNTIME;
-        if (!tried)
-            mode = LOCK_FILTER_SHARED;
-    }
-    if (locked && !tried &&
-        (rc = filter_lock(locked, o.shared ? "dedup --shared" : "dedup", mode, o.no_wait, o.quiet,
-                          &lock)) != EXIT_OK)
+    dedup_table table = {.ops = dedup_table_for(&o), .o = &o, .lock = -1};
+    run.table = &table;
+    if ((rc = table.ops->open(&table)) != EXIT_OK)
         return rc;
-    if (o.state)
-        rc = open_state(&o, &run.filter);
-    else if (o.shared)
-        rc = open_shared(&o, lock, &run.filter);
-#ifdef SIMDBLOOM_WITH_REDIS
-    else if (o.redis)
-        rc = fleet_open(&o, &run.fleet, &run.filter);
-#endif
-    else
-        rc = create_for_dedup(&o, &run.filter);
-    if (rc == EXIT_OK && (o.shared || o.redis) && (rc = open_claims(&o, &run.claims)) != EXIT_OK) {
-#ifdef SIMDBLOOM_WITH_REDIS
-        fleet_close(run.fleet);
-#endif
-        sbloom_free(run.filter);
-    }
-    if (rc != EXIT_OK) {
-        filter_unlock(lock);
+    if (table.ops->shared && (rc = open_claims(&o, &run.claims)) != EXIT_OK) {
+        table.ops->close(&table);
         return rc;
     }
+    run.filter = table.filter;
+    run.fleet = table.fleet;
     sbloom_set_threads(run.filter, o.threads); /* large batches probe on every core */
     if (line_writer_open(&run.out, STDOUT_FILENO, OUT_BUFFER) < 0) {
-        sbloom_free(run.filter);
-        filter_unlock(lock);
+        claims_close(run.claims);
+        table.ops->close(&table);
         fprintf(stderr, "simdbloom: out of memory\n");
         return EXIT_RUNTIME;
     }
-    struct stat mapped = {0}; /* --shared: the file mapped, to tell whether it was replaced */
-    if (o.shared) {
-        stat(o.shared, &mapped);
-        stop_on_mapping_failure(o.shared);
-    }
-    run.state = o.state;
-    run.shared = o.shared;
     run.windowed = sbloom_get_layout(run.filter) == SBLOOM_LAYOUT_WINDOWED;
-    run.checkpoint = o.checkpoint;
-    run.last_saved = now_seconds();
 
     stream_state s = {.command = "dedup",
                       .quiet = o.quiet,
@@ -765,17 +546,10 @@ int cmd_dedup(int argc, char **argv)
         rc = EXIT_OK; /* finish as at the end of input: output, state, summary; then the status */
     if (line_writer_flush(&run.out) < 0)
         rc = EXIT_RUNTIME;
-    /* Saved after a read error too (every line the state holds was written out), never after a
-     * write error. */
-    if (o.state && !run.out.failed) { /* a state must not know lines never written */
-        int saved = save_state(&run);
+    if (table.ops->finish) { /* (after a read error too: every line the table knows went out) */
+        int finished = table.ops->finish(&table, &run.out, !run.out.failed);
         if (rc == EXIT_OK)
-            rc = saved;
-    }
-    if (o.shared) {
-        int closed = close_shared(o.shared, lock, run.filter, &mapped);
-        if (rc == EXIT_OK)
-            rc = closed;
+            rc = finished;
     }
     int overfull = 0; /* --strict makes the overload warning an outcome: said even with -q */
     if ((!o.quiet || o.strict) && !run.failed && rc == EXIT_OK) /* a failure: its line only */
@@ -794,11 +568,7 @@ int cmd_dedup(int argc, char **argv)
                 (unsigned long long)claims_still_owed(run.claims));
     claims_close(run.claims);
     line_writer_close(&run.out);
-#ifdef SIMDBLOOM_WITH_REDIS
-    fleet_close(run.fleet);
-#endif
-    sbloom_free(run.filter);
-    filter_unlock(lock);
+    table.ops->close(&table);
     if (stopped && !o.quiet)
         fprintf(stderr, "simdbloom dedup: stopped by a signal; output and state are complete up to "
                         "the last line read\n");
