@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "bench.h"
 #include "urlgen.h"
 
 #define BATCH 4096

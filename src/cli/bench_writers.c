@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "bench.h"
 #include "urlgen.h"
 
 #define BATCH 4096

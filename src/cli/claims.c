@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "claims.h"
 
 #define SLOT_SPAN (UINT64_C(64) << 20)          /* the second slot's offset: 8M hashes fit a slot */
 #define MAX_HASHES (SLOT_SPAN / 8 - 8)          /* owed + in flight, at most */

@@ -23,7 +23,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "filters.h"
+#include "locks.h"
 
 /* Bytes of the holder note at the start of FILTER.lock (the library's part starts later). */
 #define NOTE_BYTES 256

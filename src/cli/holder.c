@@ -12,7 +12,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "locks.h"
+#include "simdbloom.h"
 
 /* The holder's note, without its newline ("pid 123: simdbloom add"), or a placeholder. */
 void lock_note_read(int fd, char *note, size_t cap)

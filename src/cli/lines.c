@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "lines.h"
 #include "newlines.h"
 
 #define READ_BLOCK (1u << 20)

@@ -18,7 +18,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "output.h"
 #include "flag_bits.h"
 
 int line_writer_open(line_writer *w, int fd, size_t cap)

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "filters.h"
 
 /* A planned window's overload: its plan of n lines a window is n / G a period (each generation's
  * share); a burst of more in one period passes the rate even when the window as a whole holds

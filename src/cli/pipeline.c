@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "stream.h"
 #include "newlines.h"
 
 /* About 14,000 URL lines: a piece's lines, keys and hashes stay in a 2 MiB L2 cache while it

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "stream.h"
 #include "newlines.h"
 #include "normalize.h"
 

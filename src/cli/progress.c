@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "cli.h"
+#include "stream.h"
 
 void stream_progress(stream_state *s, int final)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "filters.h"
 
 /* 1 if name is prefix followed by exactly six letters or digits. */
 static int temporary_name(const char *name, const char *prefix)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "stream.h"
 
 static volatile sig_atomic_t stop_signal, in_shared_call;
 

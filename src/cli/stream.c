@@ -17,7 +17,7 @@
 
 #include <stdlib.h>
 
-#include "cli.h"
+#include "stream.h"
 
 #define BATCH 65536
 
