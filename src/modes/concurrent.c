@@ -578,13 +578,9 @@ int sbloom_concurrent_share(sbloom_t *f, const char *path)
     stripes *s = sbloom_calloc(1, sizeof *s);
     if (!s)
         return SBLOOM_E_NOMEM;
-    int fd, live = -1;
-    int rc = sbloom_lock_file_open(path, &fd);
+    int live = -1;
     void *map = NULL;
-    if (rc == SBLOOM_OK)
-        rc = sbloom_map_fd(fd, SBLOOM_LOCK_FILE_BYTES, 1, &map);
-    if (rc == SBLOOM_OK && (rc = sbloom_lock_file_join(path, &live)) != SBLOOM_OK)
-        munmap(map, SBLOOM_LOCK_FILE_BYTES);
+    int rc = sbloom_lock_file_attach(path, &map, &live);
     if (rc != SBLOOM_OK) {
         int saved = errno;
         free(s);

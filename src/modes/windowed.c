@@ -41,10 +41,8 @@
  *
  * File form: src/modes/windowed_file.c (and docs/FORMAT.md).
  */
-#define _POSIX_C_SOURCE 200809L /* munmap in -std=c11 */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "../base/alloc.h"
 #include "../base/fault.h"
@@ -793,13 +791,9 @@ int sbloom_windowed_map(sbloom_t **out, uint8_t *base, uint64_t size, const sblo
 int sbloom_windowed_share(sbloom_t *f, const char *path)
 {
     windowed *w = state_of(f);
-    int fd, live = -1;
-    int rc = sbloom_lock_file_open(path, &fd);
+    int live = -1;
     void *map = NULL;
-    if (rc == SBLOOM_OK)
-        rc = sbloom_map_fd(fd, SBLOOM_LOCK_FILE_BYTES, 1, &map);
-    if (rc == SBLOOM_OK && (rc = sbloom_lock_file_join(path, &live)) != SBLOOM_OK)
-        munmap(map, SBLOOM_LOCK_FILE_BYTES);
+    int rc = sbloom_lock_file_attach(path, &map, &live);
     if (rc != SBLOOM_OK)
         return rc;
     free(w->locks);

@@ -57,6 +57,19 @@ int sbloom_lock_file_join(const char *path, int *fd_out)
     return SBLOOM_OK;
 }
 
+int sbloom_lock_file_attach(const char *path, void **map, int *liveness_fd)
+{
+    int fd, rc = sbloom_lock_file_open(path, &fd);
+    if (rc == SBLOOM_OK)
+        rc = sbloom_map_fd(fd, SBLOOM_LOCK_FILE_BYTES, 1, map); /* (closes fd) */
+    if (rc == SBLOOM_OK && (rc = sbloom_lock_file_join(path, liveness_fd)) != SBLOOM_OK) {
+        int saved = errno;
+        sbloom_unmap_file(*map, SBLOOM_LOCK_FILE_BYTES);
+        errno = saved;
+    }
+    return rc;
+}
+
 void sbloom_lock_self_init(sbloom_lock_self *self, int across, int liveness_fd)
 {
     self->across = across;

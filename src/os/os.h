@@ -53,6 +53,10 @@ typedef struct sbloom_lock_self {
  * the descriptor to keep open while the process shares the file's locks (-1 where the kernel has
  * no open file description locks: liveness is then asked of kill(2)). */
 int sbloom_lock_file_join(const char *path, int *fd);
+/* The lock file of the filter at path mapped read-write (SBLOOM_LOCK_FILE_BYTES at *map) and
+ * joined (*liveness_fd as sbloom_lock_file_join gives it): what a process that shares the file's
+ * lock words holds. Nothing is left mapped or open on failure (errno kept). */
+int sbloom_lock_file_attach(const char *path, void **map, int *liveness_fd);
 void sbloom_lock_self_init(sbloom_lock_self *self, int across, int liveness_fd);
 /* A spinning wait's pause (the core's hint that it spins). */
 static inline void sbloom_cpu_relax(void)
