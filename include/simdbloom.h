@@ -579,7 +579,8 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
 /*
  * By default a filter has one writer: an add may not overlap any other call on the filter.
  *
- * Concurrent mode (sbloom_set_concurrent(f, 1), bit layouts only): any number of threads may then
+ * Concurrent mode (sbloom_set_concurrent(f, 1), bit and fingerprint layouts): any number of
+ * threads may then
  * call every add, add_if_new and contains function (single keys and batches, every key form) and
  * sbloom_items / sbloom_get_stats / sbloom_estimate on f at once, without a lock of their own.
  *   - Lookups are lock-free: a lookup reads each word of the key's block whole (a relaxed
@@ -608,6 +609,13 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  * costs one thread, and what a second thread gains, is measured by bench/threads.c
  * (docs/CONCURRENCY.md).
  * The counting layout refuses the mode (SBLOOM_E_LAYOUT): its counters need one writer.
+ * A fingerprint filter (fp512-r*) in concurrent mode: threads of one process may add, add_if_new,
+ * remove and look up at once, with the promises above (and a remove, as an add, whole); every
+ * call on a key, lookups too, takes its line's lock (an add shifts a line's entries, and a full
+ * line sends some to spare lines every line shares: their lock too, when a key may reach them).
+ * An add past the plan that finds no room fails the call with SBLOOM_E_FULL as in one thread.
+ * Not across processes (SBLOOM_OPEN_CONCURRENT and sbloom_set_concurrent_shared answer
+ * SBLOOM_E_LAYOUT): a process killed in the middle of a shift would leave its line half moved.
  *
  * A windowed filter in concurrent mode: adds, add_if_new, lookups, sbloom_items and
  * sbloom_advance may run from any threads at once. Every add and lookup of a key takes the lock

@@ -72,7 +72,15 @@ void sbloom_object_count(sbloom_t *f, uint64_t inserted, uint64_t fresh)
 
 void sbloom_object_uncount(sbloom_t *f, uint64_t removed)
 {
-    f->items = f->items > removed ? f->items - removed : 0; /* a loaded file's count may be off */
+    /* (never below 0: a loaded file's count may be off) */
+    uint64_t was = __atomic_load_n(&f->items, __ATOMIC_RELAXED);
+    if (f->counting != SBLOOM_COUNT_ATOMIC) {
+        f->items = was > removed ? was - removed : 0;
+        return;
+    }
+    while (!__atomic_compare_exchange_n(&f->items, &was, was > removed ? was - removed : 0, 1,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ; /* (another thread's count moved it: again from the value it left) */
 }
 
 int sbloom_object_removes(const sbloom_t *f)

@@ -748,6 +748,177 @@ static void killed_holding_a_lock(int kind) /* 0: a file, 1: a windowed file, 2:
     rmdir(dir);
 }
 
+/* A thread of the fingerprint tests: its keys removed (others looked up between batches of 100),
+ * or added in batches of 16 (their answers in fresh). */
+typedef struct fp_worker {
+    sbloom_t *f;
+    int removes;
+    const uint64_t *mine, *others;
+    size_t n, nothers;
+    uint8_t *fresh;
+    uint64_t done, missed; /* keys removed or added; others not found */
+    pthread_barrier_t *start;
+} fp_worker;
+
+static void *fp_work(void *arg)
+{
+    fp_worker *w = arg;
+    size_t step = w->removes ? 100 : 16;
+    pthread_barrier_wait(w->start);
+    for (size_t at = 0; at < w->n; at += step) {
+        size_t len = w->n - at < step ? w->n - at : step;
+        int64_t got = w->removes ? sbloom_remove_hashes(w->f, w->mine + at, len, NULL)
+                                 : sbloom_add_if_new_hashes(w->f, w->mine + at, len, w->fresh + at);
+        w->done += got > 0 ? (uint64_t)got : 0;
+        if (!w->removes)
+            continue;
+        size_t probe = (at * 7) % (w->nothers - 100);
+        w->missed += 100 - (uint64_t)sbloom_contains_hashes(w->f, w->others + probe, 100, NULL);
+    }
+    return NULL;
+}
+
+/* THREADS workers started together on their shares, joined; the sums of their counts. */
+static void run_fp_workers(fp_worker *w, uint64_t *done, uint64_t *missed)
+{
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, THREADS);
+    pthread_t ids[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        w[t].start = &start;
+        CHECK(pthread_create(&ids[t], NULL, fp_work, &w[t]) == 0);
+    }
+    *done = *missed = 0;
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(ids[t], NULL);
+        *done += w[t].done;
+        *missed += w[t].missed;
+    }
+    pthread_barrier_destroy(&start);
+}
+
+/* A fingerprint filter's removes on THREADS threads at once, each of its own keys, while the
+ * others' keys are looked up: each removed key gone, every other key found throughout. */
+static void fingerprint_removes(sbloom_layout layout, uint64_t seed)
+{
+    enum { EACH = 10000, KEPT = 20000 };
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_for_layout(&f, 100000, 1e-4, layout) == SBLOOM_OK);
+    if (!f)
+        return;
+    /* only keys that were added (answered new: not a false positive of an earlier one) are
+     * removed or counted on: removing another would take an added key's entry */
+    enum { ALL = THREADS * EACH + KEPT + 100 };
+    uint64_t *keys = malloc(ALL * sizeof *keys);
+    uint8_t *fresh = malloc(ALL);
+    size_t stored = 0;
+    for (size_t i = 0; i < ALL; i++)
+        keys[i] = test_rand(&seed);
+    CHECK(sbloom_add_if_new_hashes(f, keys, ALL, fresh) >= THREADS * EACH + KEPT);
+    for (size_t i = 0; i < ALL; i++)
+        if (fresh[i])
+            keys[stored++] = keys[i];
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK && sbloom_is_concurrent(f));
+    fp_worker w[THREADS];
+    const uint64_t *kept = keys + THREADS * EACH;
+    for (int t = 0; t < THREADS; t++)
+        w[t] = (fp_worker){.f = f,
+                           .removes = 1,
+                           .mine = keys + (size_t)t * EACH,
+                           .n = EACH,
+                           .others = kept,
+                           .nothers = KEPT};
+    uint64_t removed, missed;
+    run_fp_workers(w, &removed, &missed);
+    CHECK(missed == 0);
+    CHECK(removed == THREADS * EACH);
+    CHECK(sbloom_items(f) == stored - removed);
+    CHECK(sbloom_contains_hashes(f, keys, THREADS * EACH, NULL) <= 2); /* (false positives) */
+    CHECK(sbloom_contains_hashes(f, kept, KEPT, NULL) == KEPT);
+    CHECK(sbloom_test_locks_held(f) == 0);
+    sbloom_free(f);
+    free(keys);
+    free(fresh);
+}
+
+/* A fingerprint filter filled to its plan by THREADS threads at once, each its own keys in small
+ * batches: at the plan a few percent of adds go to the spare lines, which every line shares, so
+ * the threads meet there. Every key a thread was told is new is found, and the count is theirs. */
+static void fingerprint_spare_traffic(sbloom_layout layout, uint64_t seed)
+{
+    enum { EACH = 6000, ROUNDS_OF_FILLING = 12 };
+    for (int round = 0; round < ROUNDS_OF_FILLING; round++) {
+        sbloom_t *f = NULL;
+        CHECK(sbloom_create_for_layout(&f, THREADS * EACH, 1e-3, layout) == SBLOOM_OK);
+        if (!f || sbloom_set_concurrent(f, 1) != SBLOOM_OK)
+            break;
+        uint64_t *keys = malloc(THREADS * EACH * sizeof *keys);
+        uint8_t *fresh = calloc(THREADS * EACH, 1);
+        for (size_t i = 0; i < THREADS * EACH; i++)
+            keys[i] = test_rand(&seed);
+        fp_worker w[THREADS];
+        for (int t = 0; t < THREADS; t++)
+            w[t] = (fp_worker){.f = f,
+                               .mine = keys + (size_t)t * EACH,
+                               .n = EACH,
+                               .fresh = fresh + (size_t)t * EACH};
+        uint64_t added, unused;
+        run_fp_workers(w, &added, &unused);
+        uint64_t lost = 0;
+        uint8_t *present = malloc(THREADS * EACH);
+        sbloom_contains_hashes(f, keys, THREADS * EACH, present);
+        for (size_t i = 0; i < THREADS * EACH; i++)
+            lost += fresh[i] && !present[i];
+        double spare_lookups = 0, spare_keys = 0;
+        sbloom_set_concurrent(f, 0);
+        sbloom_second_line_shares(f, &spare_lookups, &spare_keys);
+        CHECK(lost == 0); /* no key told new is lost */
+        CHECK(added == sbloom_items(f) && added >= THREADS * EACH - 60);
+        CHECK(spare_keys > 0.01); /* (the threads did meet in the spare lines) */
+        if (lost)
+            fprintf(stderr, "  %s: %llu of %llu keys lost (%.1f%% in the spare)\n",
+                    sbloom_layout_name(layout), (unsigned long long)lost, (unsigned long long)added,
+                    100 * spare_keys);
+        free(present);
+        free(keys);
+        free(fresh);
+        sbloom_free(f);
+    }
+}
+
+/* A fingerprint filter in concurrent mode across processes is refused: a writer killed mid-shift
+ * would leave a line half moved for the others. Past its plan, the threads' adds say so. */
+static void fingerprint_refusals(void)
+{
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_for_layout(&f, 1000, 1e-6, SBLOOM_LAYOUT_FP512_R19) == SBLOOM_OK);
+    if (!f)
+        return;
+    char path[] = "/tmp/sbloom-fp-concurrent-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+    CHECK(sbloom_save(f, path) == SBLOOM_OK);
+    sbloom_t *mapped = NULL;
+    CHECK(sbloom_map(&mapped, path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) ==
+              SBLOOM_E_LAYOUT &&
+          mapped == NULL);
+    unlink(path);
+    char lock[sizeof path + 8];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK);
+    uint64_t seed = 77, keys[20000];
+    for (size_t i = 0; i < 20000; i++)
+        keys[i] = test_rand(&seed);
+    CHECK(sbloom_add_hashes(f, keys, 20000) == SBLOOM_E_FULL);
+    CHECK(sbloom_test_locks_held(f) == 0);
+    uint64_t held = (uint64_t)sbloom_contains_hashes(f, keys, 20000, NULL);
+    CHECK(held > 1000 && held < 20000 && held == sbloom_items(f)); /* what it took it keeps */
+    sbloom_free(f);
+}
+
 static void refusals(void)
 {
     sbloom_t *f = NULL;
@@ -785,6 +956,14 @@ int main(void)
         big_batches_of(test_layouts[l], test_rand(&seed));
     big_batches_windowed(test_rand(&seed));
     shards();
+    /* fingerprint filters: exactly once, no false negative, removes beside lookups */
+    stress(SBLOOM_LAYOUT_FP512_R10, test_rand(&seed));
+    stress(SBLOOM_LAYOUT_FP512_R19, test_rand(&seed));
+    fingerprint_removes(SBLOOM_LAYOUT_FP512_R13, test_rand(&seed));
+    fingerprint_removes(SBLOOM_LAYOUT_FP512_R27, test_rand(&seed));
+    fingerprint_spare_traffic(SBLOOM_LAYOUT_FP512_R10, test_rand(&seed));
+    fingerprint_spare_traffic(SBLOOM_LAYOUT_FP512_R19, test_rand(&seed));
+    fingerprint_refusals();
     refusals();
     uint16_t probe = 1;
     if (*(uint8_t *)&probe == 1) /* shared read-write mappings need a little-endian host */

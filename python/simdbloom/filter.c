@@ -678,9 +678,9 @@ static PyObject *Filter_set_concurrent(FilterObject *self, PyObject *arg)
                                               "concurrent (other processes may be adding)");
     return rc == SBLOOM_OK ? Py_NewRef(Py_None)
                            : raise_for(rc, f,
-                                       "concurrent mode takes a Bloom filter of fixed size "
-                                       "(layout='bloom'), or a planned window (not a counting, "
-                                       "fingerprint or growing one)");
+                                       "concurrent mode takes a Bloom or fingerprint filter of "
+                                       "fixed size, or a planned window (not a counting or "
+                                       "growing one)");
 }
 
 static PyObject *Filter_set_threads(FilterObject *self, PyObject *arg)

@@ -76,6 +76,32 @@ def test_a_table_without_a_count_grows_by_fingerprint_stages():
     )
 
 
+def test_threads_share_a_fingerprint_table():
+    """set_concurrent(True) on a fingerprint filter: four threads test-and-add overlapping URLs,
+    and each URL is reported new exactly once."""
+    import threading
+
+    f = simdbloom.Filter(200_000, 1e-6)
+    assert f.layout.startswith("fp512-")
+    f.set_concurrent(True)
+    urls = keys(40_000)
+    answers = [None] * 4
+
+    def work(t):
+        mine = urls[t * 10_000:] + urls[: t * 10_000]  # every URL, from another start
+        answers[t] = b"".join(f.add_if_new_many(mine[at:at + 500]) for at in range(0, 40_000, 500))
+        answers[t] = answers[t][40_000 - t * 10_000:] + answers[t][: 40_000 - t * 10_000]
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    times = [sum(a[i] for a in answers) for i in range(40_000)]
+    assert max(times) == 1 and times.count(1) >= 40_000 - 2 and len(f) == times.count(1)
+    assert f.contains_many(urls) == b"\x01" * 40_000
+
+
 def test_files_bytes_and_pickle_keep_it():
     f = simdbloom.Filter(5000, 1e-8)
     f.update(keys(5000))

@@ -175,15 +175,13 @@ def test_map_creates_the_file(tmp_path):
     (lambda: simdbloom.Filter(10, 1e-2).remove_many(["x"]), "remove_many: remove needs a counting"),
     (lambda: simdbloom.Filter(10, 1e-3, layout="fp512-r10").union(
         simdbloom.Filter(10, 1e-3, layout="fp512-r10")), "union takes Bloom filters"),
-    (lambda: simdbloom.Filter(10, 1e-3, layout="fp512-r10").set_concurrent(True),
-     "concurrent mode takes a Bloom"),
     (lambda: simdbloom.Filter(10, 1e-3, layout="fp512-r99"), "layout is None"),
     (lambda: simdbloom.Filter(10, 1e-3).advance(5), "advance needs a windowed filter"),
     (lambda: simdbloom.Filter(10, 1e-3).window(), "window() needs a windowed filter"),
     (lambda: simdbloom.Filter(10, 1e-2).union(simdbloom.Filter(10_000, 1e-2)),
      "same layout and size"),
     (lambda: simdbloom.Filter(10, 1e-3, layout="counting512").set_concurrent(True),
-     "concurrent mode takes a Bloom filter"),
+     "concurrent mode takes a Bloom or fingerprint filter"),
     (lambda: simdbloom.Filter(10, 1e-3, layout="windowed"), "Filter.windowed"),
 ])
 def test_errors_name_their_argument(call, names):

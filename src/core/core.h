@@ -71,4 +71,10 @@ void sbloom_core_payload_in(sbloom_core *c, const void *payload);
 int sbloom_core_payload_write(int fd, const sbloom_core *c);
 uint64_t sbloom_core_payload_checksum(const sbloom_core *c);
 
+/* fp_home.c: a fingerprint core's key: its main line; and 1 when an operation on it may read or
+ * write the spare lines as its line stands now (the key's quotient at or above the line's mark,
+ * or the line full). Its line's words must not change meanwhile (the caller holds its lock). */
+uint64_t sbloom_core_fp_line(const sbloom_core *c, uint64_t hash);
+int sbloom_core_fp_reaches_spare(const sbloom_core *c, uint64_t hash);
+
 #endif /* SIMDBLOOM_CORE_H */

@@ -79,6 +79,8 @@ typedef struct stripes {
     uint32_t nregions;
     int lookup_first; /* the last round found mostly present keys: look them up first (a hint) */
     sbloom_lock_self self; /* who this process is to the words (across processes: its ID) */
+    int fingerprint;       /* a fingerprint filter's: every operation locks (concurrent_fp.c) */
+    uint32_t spare_word;   /* its spare lines' lock */
 } stripes;
 
 /* The lock table of one process's concurrent filter: a word per BLOCKS_PER_STRIPE blocks, from
@@ -426,9 +428,20 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
     return fresh;
 }
 
+/* A fingerprint filter's keys, each under its line's lock (concurrent_fp.c). */
+static uint64_t fingerprint_run(const sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes,
+                                size_t n, uint8_t *results)
+{
+    stripes *s = f->state;
+    sbloom_fp_locks locks = {s->words, s->mask, &s->spare_word, &s->self};
+    return sbloom_fp_locked_run(f, &locks, op, hashes, n, results);
+}
+
 static uint64_t concurrent_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,
                                uint8_t *results)
 {
+    if (((const stripes *)f->state)->fingerprint)
+        return fingerprint_run(f, op, hashes, n, results);
     if (op == SBLOOM_OP_CONTAINS)
         return sbloom_core_run_shared(&f->core, op, hashes, n, results);
     if (!results && !((const stripes *)f->state)->plain_writes &&
@@ -442,11 +455,15 @@ static uint64_t concurrent_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *
 static int concurrent_add_one(sbloom_t *f, uint64_t hash)
 {
     uint8_t is_new;
+    if (((const stripes *)f->state)->fingerprint)
+        return (int)fingerprint_run(f, SBLOOM_OP_INSERT, &hash, 1, &is_new);
     return (int)insert_once(f, &hash, 1, &is_new);
 }
 
 static int concurrent_contains_one(const sbloom_t *f, uint64_t hash)
 {
+    if (((const stripes *)f->state)->fingerprint)
+        return (int)fingerprint_run(f, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
     return (int)sbloom_core_run_shared(&f->core, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
 }
 
@@ -514,7 +531,8 @@ int sbloom_concurrent_enter(sbloom_t *f)
 {
     if (f->mode == &sbloom_mode_concurrent)
         return SBLOOM_OK;
-    if (!f->core.kern->insert_shared)
+    int fingerprint = sbloom_layout_is_fingerprint(f->layout);
+    if (!f->core.kern->insert_shared && !fingerprint)
         return SBLOOM_E_LAYOUT; /* the counting layout: counters need one writer */
     uint32_t count = SBLOOM_STRIPES;
     while (count < MAX_STRIPES && count < f->core.nblocks / BLOCKS_PER_STRIPE)
@@ -531,8 +549,10 @@ int sbloom_concurrent_enter(sbloom_t *f)
     /* Blocks only this process can write: memory the caller gave (an image, perhaps shared) or
      * a file mapping (which other processes may map with SBLOOM_OPEN_CONCURRENT, adding with
      * fetch-ors) keep the fetch-ors, which lose nothing beside a writer that takes no lock. */
-    s->plain_writes = !UNDER_TSAN && (f->core.owner == SBLOOM_OWNER_HEAP ||
-                                      f->core.owner == SBLOOM_OWNER_ANON_MAP);
+    s->fingerprint = fingerprint;
+    s->plain_writes =
+        !UNDER_TSAN && !fingerprint &&
+        (f->core.owner == SBLOOM_OWNER_HEAP || f->core.owner == SBLOOM_OWNER_ANON_MAP);
     if (s->plain_writes && !add_regions(s, f->core.nblocks)) {
         release_stripes(s);
         return SBLOOM_E_NOMEM;
@@ -614,5 +634,5 @@ uint64_t sbloom_concurrent_locks_held(const sbloom_t *f)
         held += __atomic_load_n(&s->words[i], __ATOMIC_RELAXED) != 0;
     for (uint32_t r = 0; s->regions && r < s->nregions; r++)
         held += __atomic_load_n(region_lock(s, r), __ATOMIC_RELAXED) != 0;
-    return held;
+    return held + (__atomic_load_n(&s->spare_word, __ATOMIC_RELAXED) != 0);
 }

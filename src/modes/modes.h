@@ -52,6 +52,16 @@ int sbloom_concurrent_share_region(sbloom_t *f, void *region);
 /* The lock words held now (test hook: after every batch has returned, none must be). */
 uint64_t sbloom_concurrent_locks_held(const sbloom_t *f);
 
+/* concurrent_fp.c: the concurrent mode's operations on a fingerprint filter's keys, each under
+ * its main line's stripe lock (words[line & mask]) and, when it may reach the spare lines, the
+ * spare lock after it; an add that finds no room fails f with SBLOOM_E_FULL. */
+typedef struct sbloom_fp_locks {
+    uint32_t *words, mask, *spare;
+    struct sbloom_lock_self *self;
+} sbloom_fp_locks;
+uint64_t sbloom_fp_locked_run(const sbloom_t *f, const sbloom_fp_locks *l, sbloom_batch_op op,
+                              const uint64_t *hashes, size_t n, uint8_t *results);
+
 /* scalable.c: a scalable filter of one stage (with any_family its stages the smallest of every
  * family: sbloom_plan_stage); one from its validated header and checksummed payload. */
 int sbloom_scalable_new(sbloom_t **out, uint64_t first_items, double p, int any_family);
