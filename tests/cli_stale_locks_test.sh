@@ -102,7 +102,16 @@ wait "$holder"
 holder=
 timeout 30 "$bin" dedup --quiet --shared "$f" "$tmp/second" >"$tmp/out3"
 out=$(cat "$tmp/out1" "$tmp/out2" "$tmp/out3")
-check "after the holder: the run again writes the 5,000 new lines" [ "$(wc -l <<<"$out")" -eq 5000 ]
+old=$(sort -u "$tmp/first" | sort - <(sort -u <<<"$out") | uniq -d | wc -l)
+check "after the holder: the run again writes the 5,000 new lines" \
+  [ "$(($(sort -u <<<"$out" | wc -l) - old))" -eq 5000 ]
 check "... each once" [ "$(sort <<<"$out" | uniq -d | wc -l)" -eq 0 ]
-check "... and only new ones" [ "$(sort "$tmp/first" - <<<"$out" | uniq -d | wc -l)" -eq 0 ]
+if grep -q "are in its claims journal" "$tmp/err2"; then
+  # The waiter's call did not return within its second after the signal (a loaded machine: the
+  # process ended from the alarm), so its journal kept the window's intent, and the rerun wrote
+  # those lines, old ones among them: at most one claim window (src/cli/claims.c).
+  check "... and old ones at most one window ($old, the killed waiter's intent)" [ "$old" -le 4096 ]
+else
+  check "... and only new ones ($old old)" [ "$old" -eq 0 ]
+fi
 finish
