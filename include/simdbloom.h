@@ -657,7 +657,9 @@ SBLOOM_API int sbloom_lock_file(const char *path, char *out, size_t cap);
  * the serial call's, byte for byte and in order: each thread takes the keys of one range of
  * blocks, in input order, so a key repeated in the batch is new only at its first occurrence.
  * The threads are created per call and joined before it returns; if they cannot be created the
- * call runs serially. Keys are hashed in parallel too. */
+ * call runs serially. Keys are hashed in parallel too. A fingerprint filter spreads its lookups
+ * only: its adds and removes (which may move keys to the spare lines all its lines share), and
+ * every call in concurrent mode, run on one thread. */
 SBLOOM_API int sbloom_set_threads(sbloom_t *filter, unsigned threads);
 
 /* The prefetch window of the filter's batches: how many keys ahead a batch over a filter of its

@@ -144,8 +144,9 @@ void sbloom_object_runner(const sbloom_t *f, sbloom_runner *r)
     r->ctx = (sbloom_t *)f; /* a lookup's chunk function only reads */
     r->core = f->mode->has_core ? &f->core : NULL;
     r->layout = f->layout;
-    /* a fingerprint filter's lines share one spare: its batches run on one thread */
-    r->threads = sbloom_layout_is_fingerprint(f->layout) ? 1 : f->threads;
+    /* a fingerprint filter's lines share one spare: parallel.c spreads only its lookups, and in
+     * the concurrent mode (every key under its locks, lookups too) its batches run on one thread */
+    r->threads = sbloom_layout_is_fingerprint(f->layout) && f->mode->shared_core ? 1 : f->threads;
 }
 
 /* (The object is never in read-only memory: a const filter's batch may still have to say that it

@@ -64,6 +64,7 @@ struct sbloom {
 struct sbloom_mode {
     const char *name;
     int has_core;     /* keys land in f->core (prefetched, split among threads) */
+    int shared_core;  /* other threads may write f->core meanwhile (the concurrent mode) */
     int takes_inline; /* the header's inline calls may probe f->core's bits */
     /* The chunk function: the operation over n hashes (results may be NULL), its count. */
     uint64_t (*run)(sbloom_t *f, sbloom_batch_op op, const uint64_t *hashes, size_t n,

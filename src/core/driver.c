@@ -47,7 +47,7 @@ static int writes(sbloom_batch_op op)
 uint64_t sbloom_drive_hashes(const sbloom_runner *r, sbloom_batch_op op, const uint64_t *hashes,
                              size_t n, uint8_t *results)
 {
-    unsigned threads = sbloom_parallel_threads(r, n);
+    unsigned threads = sbloom_parallel_threads(r, op, n);
     if (threads > 1)
         return sbloom_parallel_run(r, op, hashes, n, results, threads);
     if (r->core && sbloom_prefetch_fitting(r->core->bytes, n))
@@ -104,7 +104,7 @@ uint64_t sbloom_drive_keys(const sbloom_runner *r, sbloom_batch_op op, const sbl
                            size_t n, uint8_t *results, int *valid)
 {
     *valid = 1;
-    unsigned threads = sbloom_parallel_threads(r, n);
+    unsigned threads = sbloom_parallel_threads(r, op, n);
     int cached = !r->core || r->core->bytes < PREFETCH_MIN_BYTES;
     size_t run = !cached && threads == 1 ? (n < STRING_RUN ? n : STRING_RUN) : 0;
     uint64_t *buffer = run ? sbloom_malloc(run * sizeof *buffer) : NULL;
@@ -135,7 +135,7 @@ uint64_t sbloom_drive_keys(const sbloom_runner *r, sbloom_batch_op op, const sbl
 int sbloom_drive_hash_only(const sbloom_runner *r, const sbloom_key_source *src, size_t n,
                            uint64_t *out)
 {
-    unsigned threads = sbloom_parallel_threads(r, n);
+    unsigned threads = sbloom_parallel_threads(r, SBLOOM_OP_CONTAINS, n); /* (hashing only) */
     if (threads > 1) {
         if (src->keys && !sbloom_keys_valid(src->keys, src->lens, n))
             return 0;

@@ -30,7 +30,7 @@ typedef struct sbloom_runner {
  * and the keys hashed on t threads. */
 #define SBLOOM_PARALLEL_MIN_KEYS 65536
 #define SBLOOM_MAX_THREADS 256u
-unsigned sbloom_parallel_threads(const sbloom_runner *r, size_t n);
+unsigned sbloom_parallel_threads(const sbloom_runner *r, sbloom_batch_op op, size_t n);
 uint64_t sbloom_parallel_run(const sbloom_runner *r, sbloom_batch_op op, const uint64_t *hashes,
                              size_t n, uint8_t *results, unsigned threads);
 void sbloom_parallel_hash(const sbloom_runner *r, const sbloom_key_source *src, size_t n,

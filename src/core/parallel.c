@@ -10,6 +10,12 @@
  * occurrence. The chunk function is the mode's own (the concurrent mode's locked test-and-add
  * too), never the plain kernel behind its back. String and integer keys are first hashed in
  * parallel (each thread a contiguous range of the batch) into one array.
+ *
+ * A fingerprint core's lookups split the same way (nothing is written, so the spare lines its
+ * lines share are only read). Its adds and removes run on one thread: an add may move keys to the
+ * shared spare lines. (Adding each key that keeps to its line on its line's owner, and the rest
+ * after them on one thread, gives the serial answers, but with a one-key kernel call a key it took
+ * 40.7 ns against 21.8 on one thread: docs/notes/fingerprints.md.)
  */
 #include <pthread.h>
 
@@ -79,8 +85,10 @@ static void *hash_thread(void *arg)
     return NULL;
 }
 
-unsigned sbloom_parallel_threads(const sbloom_runner *r, size_t n)
+unsigned sbloom_parallel_threads(const sbloom_runner *r, sbloom_batch_op op, size_t n)
 {
+    if (op != SBLOOM_OP_CONTAINS && sbloom_layout_is_fingerprint(r->layout))
+        return 1; /* (above) */
     /* a mode of several cores walks them itself, a chunk at a time */
     return n >= SBLOOM_PARALLEL_MIN_KEYS && r->threads > 1 && r->core ? r->threads : 1;
 }

@@ -492,6 +492,7 @@ static void concurrent_release(sbloom_t *f)
 const sbloom_mode sbloom_mode_concurrent = {
     SBLOOM_ONE_CORE_OPERATIONS,
     .name = "concurrent",
+    .shared_core = 1,
     .takes_inline = 0,
     .run = concurrent_run,
     .add_one = concurrent_add_one,
