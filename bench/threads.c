@@ -1,7 +1,9 @@
 /*
- * simdbloom-bench-threads [MiB] [keys] [threads]: one filter, several threads (issue 12's figures).
+ * simdbloom-bench-threads [MiB] [keys] [threads] [layout]: one filter, several threads (issue 12's
+ * figures).
  *
- * On a block512-k8 filter of MiB mebibytes (default 256) it measures, side by side in one run:
+ * On a filter of MiB mebibytes (default 256) of the layout (default block512-k8; a fingerprint
+ * layout too) it measures, side by side in one run:
  *   - the single-threaded cost of the concurrent mode: plain vs concurrent add, contains and
  *     test-and-add on one thread;
  *   - the concurrent mode on 1 and T threads (default 2; each thread its own share of the keys,
@@ -110,9 +112,10 @@ static double measure_batch(sbloom_t *f, const uint64_t *keys, size_t n, op_kind
 static void usage(FILE *to)
 {
     fprintf(to,
-            "usage: simdbloom-bench-threads [MiB [KEYS [THREADS]]]\n"
-            "  one block512-k8 filter of MiB mebibytes (default 256), KEYS pre-hashed keys\n"
-            "  (default: about 12 bits a key, full at the end), THREADS threads (2 to 64,\n"
+            "usage: simdbloom-bench-threads [MiB [KEYS [THREADS [LAYOUT]]]]\n"
+            "  one LAYOUT filter (default block512-k8) of MiB mebibytes (default 256), KEYS\n"
+            "  pre-hashed keys (default: about 12 bits a key, full at the end; 48 bits a key\n"
+            "  for a fingerprint layout, within its plan), THREADS threads (2 to 64,\n"
             "  default 2): plain against concurrent adds, lookups and test-and-adds on one and\n"
             "  THREADS threads, and parallel batches; Mkeys/s, best of %d, ratios in this run.\n"
             "  SIMDBLOOM_NO_RTM=1: the concurrent mode's locked path, where the CPU has\n"
@@ -137,15 +140,19 @@ int main(int argc, char **argv)
     uint64_t mib = argc > 1 ? number(argv[1], 1u << 16) : 256;
     size_t n = argc > 2 ? (size_t)number(argv[2], UINT64_C(1) << 34) : 0;
     int threads = argc > 3 ? (int)number(argv[3], 64) : 2;
-    if (argc > 4 || mib == 0 || (argc > 2 && n == 0) || threads < 2) {
+    int layout = argc > 4 ? sbloom_layout_from_name(argv[4]) : SBLOOM_LAYOUT_BLOCK512_K8;
+    int fingerprint = layout >= SBLOOM_LAYOUT_FP512_R10 && layout <= SBLOOM_LAYOUT_FP512_R29;
+    if (argc > 5 || mib == 0 || (argc > 2 && n == 0) || threads < 2 || layout <= 0 ||
+        layout == SBLOOM_LAYOUT_SCALABLE || layout == SBLOOM_LAYOUT_WINDOWED ||
+        layout == SBLOOM_LAYOUT_COUNTING512) {
         usage(stderr);
         return 2;
     }
     uint64_t bytes = mib << 20;
     if (!n)
-        n = (size_t)(bytes * 8 / 12); /* about 12 bits per key: a full filter at the end */
+        n = (size_t)(bytes * 8 / (fingerprint ? 48 : 12)); /* a full filter at the end */
     sbloom_t *f = NULL;
-    if (sbloom_create_bytes(&f, bytes, SBLOOM_LAYOUT_BLOCK512_K8) != SBLOOM_OK) {
+    if (sbloom_create_bytes(&f, bytes, (sbloom_layout)layout) != SBLOOM_OK) {
         fprintf(stderr, "cannot create a %llu MiB filter\n", (unsigned long long)mib);
         return 1;
     }
@@ -162,8 +169,9 @@ int main(int argc, char **argv)
         z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
         keys[i] = z ^ (z >> 31);
     }
-    printf("block512-k8, %llu MiB, %zu keys in batches of %d, isa %s, best of %d\n",
-           (unsigned long long)mib, n, BATCH, sbloom_filter_isa(f), REPS);
+    printf("%s, %llu MiB, %zu keys in batches of %d, isa %s, best of %d\n",
+           sbloom_layout_name((sbloom_layout)layout), (unsigned long long)mib, n, BATCH,
+           sbloom_filter_isa(f), REPS);
     static const char *names[] = {"add (new)", "contains", "test-and-add", "add (present)"};
     char many[32], ratio[32], against[32];
     snprintf(many, sizeof many, "conc %dt", threads);

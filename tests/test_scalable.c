@@ -22,6 +22,25 @@ static uint64_t *random_keys(uint64_t seed, size_t n)
     return keys;
 }
 
+/* keys[0, n) added in batches of 1 to 5,000 (a batch of one through the single-key call), each
+ * batch added again at once (nothing new then); returns the keys reported new. */
+static uint64_t add_in_batches(sbloom_t *f, const uint64_t *keys, size_t n, uint8_t *is_new)
+{
+    uint64_t reported = 0;
+    for (size_t at = 0; at < n;) {
+        size_t len = 1 + (at * 7919) % 5000;
+        if (len > n - at)
+            len = n - at;
+        int64_t got = len == 1 ? sbloom_add_hash(f, keys[at])
+                               : sbloom_add_if_new_hashes(f, keys + at, len, is_new);
+        CHECK(got >= 0);
+        reported += got > 0 ? (uint64_t)got : 0;
+        CHECK(sbloom_add_if_new_hashes(f, keys + at, len, is_new) == 0); /* a repeat: nothing */
+        at += len;
+    }
+    return reported;
+}
+
 /* Added in batches of every form, with repeats: no false negative, the rate kept, exactly the
  * distinct keys reported new (false positives aside), and stages that grew as planned. */
 static void grows_and_keeps_its_rate(void)
@@ -36,19 +55,7 @@ static void grows_and_keeps_its_rate(void)
     CHECK(sbloom_data(f) == NULL && sbloom_k(f) == 0);
     uint64_t *keys = random_keys(1, KEYS);
     uint8_t *is_new = malloc(KEYS);
-    uint64_t reported = 0;
-    for (size_t at = 0; at < KEYS;) {
-        size_t len = 1 + (at * 7919) % 5000;
-        if (len > KEYS - at)
-            len = KEYS - at;
-        if (len == 1)
-            reported += (uint64_t)sbloom_add_hash(f, keys[at]);
-        else
-            reported += (uint64_t)sbloom_add_if_new_hashes(f, keys + at, len, is_new);
-        /* a repeat of the batch: nothing new */
-        CHECK(sbloom_add_if_new_hashes(f, keys + at, len, is_new) == 0);
-        at += len;
-    }
+    uint64_t reported = add_in_batches(f, keys, KEYS, is_new);
     CHECK(sbloom_contains_hashes(f, keys, KEYS, NULL) == KEYS);
     CHECK(reported <= KEYS && reported >= KEYS - KEYS * p);
     CHECK(sbloom_items(f) == reported);
@@ -264,17 +271,7 @@ static void grows_fingerprint_stages(void)
         return;
     uint64_t *keys = random_keys(11, KEYS);
     uint8_t *is_new = malloc(KEYS);
-    uint64_t reported = 0;
-    for (size_t at = 0; at < KEYS;) {
-        size_t len = 1 + (at * 7919) % 5000;
-        if (len > KEYS - at)
-            len = KEYS - at;
-        int64_t got = sbloom_add_if_new_hashes(f, keys + at, len, is_new);
-        CHECK(got >= 0);
-        reported += got > 0 ? (uint64_t)got : 0;
-        CHECK(sbloom_add_if_new_hashes(f, keys + at, len, is_new) == 0); /* a repeat: nothing */
-        at += len;
-    }
+    uint64_t reported = add_in_batches(f, keys, KEYS, is_new);
     sbloom_add_hashes(bloom, keys, KEYS);
     CHECK(sbloom_contains_hashes(f, keys, KEYS, NULL) == KEYS);
     /* each key new but for false positives against the keys before it (about 0.2 expected) */

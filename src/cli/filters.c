@@ -185,15 +185,6 @@ int load_for_reading(const char *path, sbloom_t **out)
     return load_filter(path, out);
 }
 
-/* 1 when no stage of a scalable filter is a fingerprint layout. */
-static int all_stages_bits(const sbloom_t *f)
-{
-    for (uint32_t i = 0; i < sbloom_stages(f); i++)
-        if (is_fingerprint_layout(sbloom_get_layout(sbloom_stage(f, i))))
-            return 0;
-    return 1;
-}
-
 int require_bit_layout(const char *command, const char *path, const sbloom_t *f)
 {
     sbloom_layout layout = sbloom_get_layout(f);
@@ -205,7 +196,7 @@ int require_bit_layout(const char *command, const char *path, const sbloom_t *f)
                 "simdbloom: %s is a fingerprint filter (%s): %s takes bit filters only (two "
                 "filters' fingerprints have no exact union or fold)\n",
                 path, sbloom_layout_name(layout), command);
-    else if (layout == SBLOOM_LAYOUT_SCALABLE && !all_stages_bits(f))
+    else if (layout == SBLOOM_LAYOUT_SCALABLE && fingerprint_stages(f) > 0)
         fprintf(stderr,
                 "simdbloom: %s is a scalable filter with fingerprint stages: %s takes bit "
                 "filters only (two filters' fingerprints have no exact union or fold)\n",

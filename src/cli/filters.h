@@ -15,15 +15,18 @@ static inline int is_fingerprint_layout(sbloom_layout layout)
 {
     return layout >= SBLOOM_LAYOUT_FP512_R10 && layout <= SBLOOM_LAYOUT_FP512_R29;
 }
-/* 1 when every stage of the filter (its one core, or a scalable filter's stages) is a
- * fingerprint layout: it removes keys, and its fill counts slots. */
+/* The stages of the filter (its one core, or a scalable filter's stages) of a fingerprint
+ * layout; all of them: it removes keys, and its fill counts slots. */
+static inline uint32_t fingerprint_stages(const sbloom_t *f)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < sbloom_stages(f); i++)
+        n += is_fingerprint_layout(sbloom_get_layout(sbloom_stage(f, i)));
+    return n;
+}
 static inline int all_stages_fingerprint(const sbloom_t *f)
 {
-    uint32_t n = sbloom_stages(f);
-    for (uint32_t i = 0; i < n; i++)
-        if (!is_fingerprint_layout(sbloom_get_layout(sbloom_stage(f, i))))
-            return 0;
-    return n > 0;
+    return sbloom_stages(f) > 0 && fingerprint_stages(f) == sbloom_stages(f);
 }
 /* A new filter from the options' plan (expect, fpp, layout): without a layout the smallest bit
  * layout, or with any_family the smallest of every family (a fingerprint layout at low rates);

@@ -2,17 +2,6 @@
  * whether an operation on it may read or write the spare lines as its line stands now. */
 #include "core.h"
 
-/* The key as the kernels split it: its main line's words, and the key's quotient. */
-static const uint64_t *home_line(const sbloom_core *c, uint64_t hash, sbk_fp_geo *g, unsigned *q,
-                                 uint64_t *line)
-{
-    sbloom_layout_fp_geometry(c->layout, g);
-    sbk_fp_key k = sbk_fp_split(hash, sbk_fp_main_lines(c->nblocks), *g);
-    *q = k.q;
-    *line = k.line;
-    return (const uint64_t *)((const char *)c->blocks + k.line * 64);
-}
-
 uint64_t sbloom_core_fp_line(const sbloom_core *c, uint64_t hash)
 {
     return sbk_fp_home(hash, c->nblocks);
@@ -24,8 +13,8 @@ uint64_t sbloom_core_fp_line(const sbloom_core *c, uint64_t hash)
 int sbloom_core_fp_reaches_spare(const sbloom_core *c, uint64_t hash)
 {
     sbk_fp_geo g;
-    unsigned q;
-    uint64_t line;
-    const uint64_t *w = home_line(c, hash, &g, &q, &line);
-    return q >= sbk_fp_mark(w, g) || sbk_fp_count(w, g) >= g.s;
+    sbloom_layout_fp_geometry(c->layout, &g);
+    sbk_fp_key k = sbk_fp_split(hash, sbk_fp_main_lines(c->nblocks), g); /* as the kernels split */
+    const uint64_t *w = (const uint64_t *)((const char *)c->blocks + k.line * 64);
+    return k.q >= sbk_fp_mark(w, g) || sbk_fp_count(w, g) >= g.s;
 }

@@ -14,8 +14,8 @@
  * A fingerprint core's lookups split the same way (nothing is written, so the spare lines its
  * lines share are only read). Its adds and removes run on one thread: an add may move keys to the
  * shared spare lines. (Adding each key that keeps to its line on its line's owner, and the rest
- * after them on one thread, gives the serial answers, but with a one-key kernel call a key it took
- * 40.7 ns against 21.8 on one thread: docs/notes/fingerprints.md.)
+ * after them on one thread, gives the serial answers, but with a one-key kernel call a key it was
+ * slower than one thread: docs/notes/fingerprints.md.)
  */
 #include <pthread.h>
 

@@ -1,6 +1,6 @@
 /*
  * The cores of a composite mode: probing them all, adding to one, their statistics, copies,
- * unions and file images. Every core is one-line filter (a 512-bit Bloom block, or a stage's
+ * unions and file images. Every core is a one-line filter (a 512-bit Bloom block, or a stage's
  * fingerprint line), probed by the kernels of the active table; a key's hash is computed once and
  * each core takes its own line from it.
  */
@@ -113,7 +113,7 @@ uint64_t sbloom_parts_remove(sbloom_part *parts, uint32_t count, const uint64_t 
     return gone;
 }
 
-int sbloom_parts_remove_all(const sbloom_part *parts, uint32_t count)
+int sbloom_parts_can_remove(const sbloom_part *parts, uint32_t count)
 {
     for (uint32_t i = 0; i < count; i++)
         if (!sbloom_layout_removes(parts[i].core.layout))

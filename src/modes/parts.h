@@ -36,10 +36,10 @@ uint64_t sbloom_parts_insert(sbloom_part *parts, uint32_t count, uint32_t target
 uint64_t sbloom_parts_contains(const sbloom_part *parts, uint32_t count, const uint64_t *hashes,
                                size_t n, uint8_t *results);
 /* Removes each of n keys from the newest part that holds it (every part must remove keys:
- * sbloom_parts_remove_all); removed[j] = 1 for a key removed (may be NULL). Returns how many. */
+ * sbloom_parts_can_remove); removed[j] = 1 for a key removed (may be NULL). Returns how many. */
 uint64_t sbloom_parts_remove(sbloom_part *parts, uint32_t count, const uint64_t *hashes, size_t n,
                              uint8_t *removed);
-int sbloom_parts_remove_all(const sbloom_part *parts, uint32_t count);
+int sbloom_parts_can_remove(const sbloom_part *parts, uint32_t count);
 /* Keys, plans and bytes summed over the parts. */
 uint64_t sbloom_parts_items(const sbloom_part *parts, uint32_t count);
 uint64_t sbloom_parts_planned(const sbloom_part *parts, uint32_t count);

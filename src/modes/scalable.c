@@ -235,7 +235,7 @@ static int scalable_contains_one(const sbloom_t *f, uint64_t hash)
 /* Keys are removed while every stage is a fingerprint layout (a Bloom stage cannot forget). */
 static int scalable_removes(const sbloom_t *f)
 {
-    return sbloom_parts_remove_all(state_of(f)->stages, state_of(f)->nstages);
+    return sbloom_parts_can_remove(state_of(f)->stages, state_of(f)->nstages);
 }
 
 static int scalable_stats(const sbloom_t *f, int sampled, sbloom_stats *out)
