@@ -1,8 +1,11 @@
 /*
- * simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] [--fpp P] [--concurrent]:
+ * simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] [--fpp P] [--concurrent]
+ * [--any-family]:
  * the windowed filter against the plain one, side by side in one run (issue 29's speed and
  * memory figures); with --concurrent both in concurrent mode (sbloom_set_concurrent), one
- * thread: what the exactly-once path costs (SIMDBLOOM_NO_RTM=1 for the locked path).
+ * thread: what the exactly-once path costs (SIMDBLOOM_NO_RTM=1 for the locked path); with
+ * --any-family both made with SBLOOM_OPTS_ANY_FAMILY (the fingerprint window, its periods of 2
+ * units kept as finer ones where that is smaller, against the plain fingerprint filter).
  *
  * For each N (keys per window; default 1M and 100M) it builds a plain filter planned for N keys
  * at P (default 0.01) and a windowed filter of G periods (default 3: a ring of 4 generations) for
@@ -28,16 +31,17 @@
 #define BATCH 4096
 
 static int concurrent; /* --concurrent */
+static int any_family; /* --any-family */
 
 /* Test-and-add of keys[0, n) in batches; for a windowed filter, `periods` equal shares with the
  * clock moved one period before each (starting at period `first`). Returns seconds. */
 static double add_keys(sbloom_t *f, const uint64_t *keys, size_t n, uint8_t *results,
-                       uint32_t periods, uint64_t first)
+                       uint32_t periods, uint64_t first, uint64_t period)
 {
     double start = now();
     for (uint32_t q = 0; q < periods; q++) {
         if (periods > 1 || first)
-            sbloom_advance(f, first + q);
+            sbloom_advance(f, (first + q) * period);
         size_t from = n * q / periods, to = n * (q + 1) / periods;
         for (size_t at = from; at < to; at += BATCH) {
             size_t len = to - at < BATCH ? to - at : BATCH;
@@ -59,12 +63,14 @@ static double look_up(sbloom_t *f, const uint64_t *keys, size_t n, uint8_t *resu
 
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] "
-                "[--fpp P] [--concurrent]\n"
-                "  the windowed filter's test-and-add and lookups against a plain filter planned "
-                "for\n  the window's keys, alternated in one run (defaults: --keys 1000000,"
-                "100000000\n  --periods 3 --reps 5 --fpp 0.01); --concurrent: both filters in "
-                "concurrent mode;\n  'rotate ms': one sbloom_advance by a period, alone\n");
+    fprintf(to,
+            "usage: simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] "
+            "[--fpp P] [--concurrent] [--any-family]\n"
+            "  the windowed filter's test-and-add and lookups against a plain filter planned "
+            "for\n  the window's keys, alternated in one run (defaults: --keys 1000000,"
+            "100000000\n  --periods 3 --reps 5 --fpp 0.01); --concurrent: both filters in "
+            "concurrent mode;\n  --any-family: both with SBLOOM_OPTS_ANY_FAMILY (the fingerprint "
+            "window);\n  'rotate ms': one sbloom_advance by a period, alone\n");
 }
 
 static int run_size(uint64_t n, uint32_t periods, int reps, double p)
@@ -72,8 +78,16 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
     uint64_t *fresh = malloc(n * sizeof *fresh), *absent = malloc(n * sizeof *absent);
     uint8_t results[BATCH];
     sbloom_t *plain = NULL, *window = NULL;
-    if (!fresh || !absent || sbloom_create(&plain, n, p) != SBLOOM_OK ||
-        sbloom_create_windowed(&window, n, p, periods, 1, 0) != SBLOOM_OK) {
+    sbloom_opts plain_opts = sbloom_opts_init(), window_opts = sbloom_opts_init();
+    plain_opts.expected = window_opts.expected = n;
+    plain_opts.fpp = window_opts.fpp = p;
+    plain_opts.flags = window_opts.flags = any_family ? SBLOOM_OPTS_ANY_FAMILY : 0;
+    window_opts.periods = periods;
+    window_opts.period = any_family ? 2 : 1;
+    sbloom_window kept = sbloom_window_init();
+    if (!fresh || !absent || sbloom_create_opts(&plain, &plain_opts) != SBLOOM_OK ||
+        sbloom_create_opts(&window, &window_opts) != SBLOOM_OK ||
+        sbloom_get_window(window, &kept) != SBLOOM_OK) {
         fprintf(stderr, "simdbloom-bench-window: out of memory at %llu keys\n",
                 (unsigned long long)n);
         return 1;
@@ -89,23 +103,23 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
     for (int rep = 0; rep < reps; rep++) {
         /* the windowed filter's steady state: one window of other keys behind it */
         fill_keys(fresh, n, 1000 * (uint64_t)rep + 1);
-        add_keys(window, fresh, n, results, periods, clock);
-        clock += periods;
+        add_keys(window, fresh, n, results, kept.periods, clock, kept.period);
+        clock += kept.periods;
         fill_keys(fresh, n, 1000 * (uint64_t)rep + 2);
-        double t = add_keys(window, fresh, n, results, periods, clock);
-        clock += periods;
+        double t = add_keys(window, fresh, n, results, kept.periods, clock, kept.period);
+        clock += kept.periods;
         best[1][0] = t < best[1][0] ? t : best[1][0];
         t = look_up(window, absent, n, results);
         best[1][1] = t < best[1][1] ? t : best[1][1];
-        for (uint32_t q = 0; q < periods; q++, clock++) {
+        for (uint32_t q = 0; q < kept.periods; q++, clock++) {
             t = now();
-            sbloom_advance(window, clock);
+            sbloom_advance(window, clock * kept.period);
             t = now() - t;
             rotation = t < rotation ? t : rotation;
         }
 
         sbloom_clear(plain);
-        t = add_keys(plain, fresh, n, results, 1, 0);
+        t = add_keys(plain, fresh, n, results, 1, 0, 1);
         best[0][0] = t < best[0][0] ? t : best[0][0];
         t = look_up(plain, absent, n, results);
         best[0][1] = t < best[0][1] ? t : best[0][1];
@@ -134,6 +148,10 @@ int main(int argc, char **argv)
         if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
             usage(stdout);
             return 0;
+        }
+        if (!strcmp(arg, "--any-family")) {
+            any_family = 1;
+            continue;
         }
         if (!strcmp(arg, "--concurrent")) {
             concurrent = 1;

@@ -308,6 +308,19 @@ SBK_FP_INLINE int sbk_fp_ref_find(const uint64_t *w, sbk_fp_geo g, unsigned q, u
     return -1;
 }
 
+/* The slot of quotient q whose remainder equals rem but for its low `age_bits` (a window's
+ * entry: src/modes/windowed.c, "Ages"), or -1. */
+SBK_FP_INLINE int sbk_fp_ref_find_aged(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem,
+                                       unsigned age_bits)
+{
+    unsigned start, end;
+    sbk_fp_ref_run(w, g, q, &start, &end);
+    for (unsigned i = start; i < end; i++)
+        if (((sbk_fp_ref_slot(w, g, i) ^ rem) >> age_bits) == 0)
+            return (int)i;
+    return -1;
+}
+
 /* The two steps of a batch's lookups (sbk_fp_probe): the reference does all in the second. */
 SBK_FP_INLINE uint64_t sbk_fp_ref_candidates(const uint64_t *w, sbk_fp_geo g, uint32_t rem)
 {
@@ -722,6 +735,19 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
     {                                                                                              \
         return LINE##_confirm(w, g, q, rem, LINE##_candidates(w, g, rem));                         \
     }                                                                                              \
+    /* the same with the remainder's low age_bits ignored (a window's entries) */                  \
+    SBK_FP_INLINE int LINE##_find_aged(const uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem,  \
+                                       unsigned age_bits)                                          \
+    {                                                                                              \
+        uint32_t extra = rem & ((UINT32_C(1) << sbk_fp_extra_bits(g)) - 1);                        \
+        for (uint64_t hits = LINE##_candidates(w, g, rem); hits; hits &= hits - 1) {               \
+            unsigned i = (unsigned)__builtin_ctzll(hits);                                          \
+            if (((sbk_fp_extra(w, g, i) ^ extra) >> age_bits) == 0 &&                              \
+                sbk_fp_slot_is(sbk_fp_directory(w, g), q, i))                                      \
+                return (int)i;                                                                     \
+        }                                                                                          \
+        return -1;                                                                                 \
+    }                                                                                              \
     SBK_FP_INLINE void LINE##_put(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)             \
     {                                                                                              \
         PUT(w, g, q, rem);                                                                         \
@@ -828,6 +854,7 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
 
 #define SBK_FP_DEFINE_KERNELS(PREFIX, LINE, R, S, Q, MARK_BITS, HEAD_BYTES)                        \
     SBK_FP_DEFINE_KEY_OPS(PREFIX, LINE, R, S, Q, MARK_BITS, HEAD_BYTES)                            \
+    SBK_FP_DEFINE_WINDOW_OPS(PREFIX, LINE, R, S, Q, MARK_BITS, HEAD_BYTES)                         \
     SBK_FP_DEFINE_LOOP(PREFIX##_insert_batch, PREFIX##_insert, void *, 1)                          \
     SBK_FP_DEFINE_LOOKUPS(PREFIX)                                                                  \
     SBK_FP_DEFINE_LOOP(PREFIX##_remove_batch, PREFIX##_remove, void *, 1)                          \
@@ -838,6 +865,260 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
     static int PREFIX##_contains_one(const void *blocks, uint64_t nblocks, uint64_t hash)          \
     {                                                                                              \
         return PREFIX##_probe(blocks, nblocks, &hash);                                             \
+    }
+
+/*
+ * A window's entries (src/modes/windowed.c, "Ages"): the low `a` bits of each stored remainder
+ * are the entry's age, the ring slot of the period that added the key; the other r - a bits are
+ * its fingerprint (a <= r - 8: the age lies in the extra bits, so the main byte is the
+ * fingerprint's and the byte compare finds the candidates as for a plain filter). A key is held
+ * when an entry of its quotient has its fingerprint, whatever the age. A key that leaves its main
+ * line goes to the spare lines chosen by (line, quotient, fingerprint) alone, its age kept: a
+ * lookup finds it there whatever its age.
+ *
+ * A main line's mark only falls, and a window's lines send keys to the spare period after
+ * period: without more, every line's mark would sink and most lookups read the spare (measured:
+ * twice the lookup time after ten windows, and the rate past its plan). So the window's blocks
+ * end with spill lines, a byte for each main line: 0, or 1 + the age of the last period in which
+ * the line sent a key to the spare. Every key a line sent is of that age or older, so once that
+ * age's entries are dropped, none is left in the spare: the line's mark goes back to Q.
+ *
+ *   PREFIX##_window_insert(blocks, lines, a, age, hashes, n, results)   kernels.h's
+ *       window_insert (groups: the lines but the spill lines, lines: a, target: age): a key no
+ *       entry holds is added with that age; refused keys as the insert's (SBK_FP_REFUSED)
+ *   PREFIX##_window_contains(...)                                       window_contains
+ *   PREFIX##_window_age(blocks, lines, from, to, a, age, to_age)        window_age: in lines
+ *       [from, to), the entries of that age dropped (to_age SBK_FP_AGE_DROP: a main line whose
+ *       last spill was of that age gets its mark back) or given to_age (its spill byte too)
+ */
+/* The spill lines after `lines` main and spare lines: a byte for each main line. */
+SBK_FP_INLINE uint64_t sbk_fp_spill_lines(uint64_t lines)
+{
+    return (sbk_fp_main_lines(lines) + 63) / 64;
+}
+/* Where a window's key (k.rem: fingerprint and age) lives in the spare: the plain key's place
+ * for its fingerprint with the age bits 0, and the age in the spare remainder's low bits. */
+SBK_FP_INLINE sbk_fp_spare_key sbk_fp_spare_aged(sbk_fp_key k, uint64_t spare_lines, sbk_fp_geo g,
+                                                 unsigned a)
+{
+    uint32_t age_mask = (UINT32_C(1) << a) - 1;
+    sbk_fp_key bare = k;
+    bare.rem &= ~age_mask;
+    sbk_fp_spare_key s = sbk_fp_spare(bare, spare_lines, g);
+    s.rem = (s.rem & ~age_mask) | (k.rem & age_mask);
+    return s;
+}
+
+/* A rotation's view of a line's ages: where each slot's age lies (the low a bits of its extra
+ * bits) and the age sought, repeated a bits apart. */
+typedef struct sbk_fp_age_scan {
+    uint64_t field[8]; /* the age bits of every slot of a line */
+    sbk_u128 starts;   /* bit a x i: slot i's age in the packed ages */
+    sbk_u128 sought;   /* the age at every a x i */
+    unsigned a;
+} sbk_fp_age_scan;
+
+SBK_FP_INLINE void sbk_fp_age_scan_init(sbk_fp_age_scan *scan, sbk_fp_geo g, unsigned a,
+                                        uint32_t age)
+{
+    memset(scan, 0, sizeof *scan);
+    scan->a = a;
+    for (unsigned i = 0; i < g.s; i++) {
+        sbk_fp_set_bits(scan->field, sbk_fp_extra_at(g) + sbk_fp_extra_bits(g) * i, a,
+                        (UINT64_C(1) << a) - 1);
+        scan->starts |= (sbk_u128)1 << (a * i);
+        scan->sought |= (sbk_u128)age << (a * i);
+    }
+}
+
+/* The slots [0, count) of line w whose age is the scan's, as bits. With BMI2 every age is
+ * gathered by pext into one packed number and compared a field at a time (a slot is of the age
+ * with odds 1 / (G + 1): a loop with a branch on it mispredicted, and a loop without one was
+ * still most of a rotation's time); else slot by slot. */
+SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const uint64_t *w,
+                                           sbk_fp_geo g, unsigned count)
+{
+#if defined(__BMI2__)
+    (void)g;
+    sbk_u128 packed = 0;
+    unsigned at = 0;
+    for (unsigned j = 0; j < 8; j++) {
+        if (!scan->field[j])
+            continue;
+        packed |= (sbk_u128)__builtin_ia32_pext_di(w[j], scan->field[j]) << at;
+        at += (unsigned)__builtin_popcountll(scan->field[j]);
+    }
+    sbk_u128 differ = packed ^ scan->sought, any = differ;
+    for (unsigned b = 1; b < scan->a; b++)
+        any |= differ >> b;
+    sbk_u128 same = ~any & scan->starts; /* a field's low bit: set when it equals the age */
+    uint64_t starts_low = (uint64_t)scan->starts;
+    uint64_t slots = __builtin_ia32_pext_di((uint64_t)same, starts_low) |
+                     (__builtin_ia32_pext_di((uint64_t)(same >> 64), (uint64_t)(scan->starts >> 64))
+                      << __builtin_popcountll(starts_low));
+#else
+    uint64_t slots = 0;
+    uint32_t age = (uint32_t)scan->sought & ((UINT32_C(1) << scan->a) - 1);
+    for (unsigned i = 0; i < count; i++)
+        slots |= (uint64_t)((sbk_fp_extra(w, g, i) & ((UINT32_C(1) << scan->a) - 1)) == age) << i;
+#endif
+    return slots & ((UINT64_C(1) << count) - 1);
+}
+
+#define SBK_FP_DEFINE_WINDOW_OPS(PREFIX, LINE, R, S, Q, MARK_BITS, HEAD_BYTES)                     \
+    SBK_FP_COLD uint64_t *PREFIX##_spare_find_aged(const void *blocks, uint64_t main,              \
+                                                   sbk_fp_spare_key s, unsigned a, int *slot)      \
+    {                                                                                              \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        uint64_t *x = PREFIX##_line(blocks, main + s.a);                                           \
+        if ((*slot = LINE##_find_aged(x, g, s.q, s.rem, a)) >= 0)                                  \
+            return x;                                                                              \
+        uint64_t *y = PREFIX##_line(blocks, main + s.b);                                           \
+        if ((*slot = LINE##_find_aged(y, g, s.q, s.rem, a)) >= 0)                                  \
+            return y;                                                                              \
+        return NULL;                                                                               \
+    }                                                                                              \
+    SBK_FP_COLD int PREFIX##_spare_put_aged(void *blocks, uint64_t main, uint64_t spare,           \
+                                            sbk_fp_key k, unsigned a)                              \
+    {                                                                                              \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        sbk_fp_spare_key s = sbk_fp_spare_aged(k, spare, g, a);                                    \
+        uint64_t *x = PREFIX##_line(blocks, main + s.a), *y = PREFIX##_line(blocks, main + s.b);   \
+        unsigned in_x = sbk_fp_count(x, g), in_y = sbk_fp_count(y, g);                             \
+        if ((in_x <= in_y ? in_x : in_y) >= (S))                                                   \
+            return -1;                                                                             \
+        LINE##_put(in_x <= in_y ? x : y, g, s.q, s.rem);                                           \
+        return 0;                                                                                  \
+    }                                                                                              \
+    /* 1 if an entry holds the key's fingerprint, of any age */                                    \
+    SBK_FP_INLINE int PREFIX##_window_held(const void *blocks, uint64_t nblocks, unsigned a,       \
+                                           const uint64_t *key)                                    \
+    {                                                                                              \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        uint64_t main = sbk_fp_main_lines(nblocks);                                                \
+        sbk_fp_key k = sbk_fp_split(*key, main, g);                                                \
+        const uint64_t *w = PREFIX##_line(blocks, k.line);                                         \
+        if (LINE##_find_aged(w, g, k.q, k.rem, a) >= 0)                                            \
+            return 1;                                                                              \
+        int slot;                                                                                  \
+        return k.q >= sbk_fp_mark(w, g) &&                                                         \
+               PREFIX##_spare_find_aged(blocks, main, sbk_fp_spare_aged(k, nblocks - main, g, a),  \
+                                        a, &slot) != NULL;                                         \
+    }                                                                                              \
+    /* test-and-add with an age: 1 added, 0 held (of any age: not renewed), 2 refused; a key sent  \
+     * to the spare notes the age in its main line's spill byte */                                 \
+    SBK_FP_INLINE int PREFIX##_window_add(void *blocks, uint64_t nblocks, unsigned a,              \
+                                          uint32_t age, const uint64_t *key)                       \
+    {                                                                                              \
+        uint8_t *spills = (uint8_t *)blocks + 64 * nblocks;                                        \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        uint64_t main = sbk_fp_main_lines(nblocks), spare = nblocks - main;                        \
+        sbk_fp_key k = sbk_fp_split(*key, main, g);                                                \
+        k.rem = (k.rem & ~((UINT32_C(1) << a) - 1)) | age;                                         \
+        uint64_t *w = PREFIX##_line(blocks, k.line);                                               \
+        if (LINE##_find_aged(w, g, k.q, k.rem, a) >= 0)                                            \
+            return 0;                                                                              \
+        if (k.q >= sbk_fp_mark(w, g)) {                                                            \
+            int slot;                                                                              \
+            if (PREFIX##_spare_find_aged(blocks, main, sbk_fp_spare_aged(k, spare, g, a), a,       \
+                                         &slot))                                                   \
+                return 0;                                                                          \
+        }                                                                                          \
+        if (sbk_fp_count(w, g) < (S)) {                                                            \
+            LINE##_put(w, g, k.q, k.rem);                                                          \
+            return 1;                                                                              \
+        }                                                                                          \
+        unsigned last = LINE##_last_quotient(w, g); /* full: as PREFIX##_insert */                 \
+        if (k.q >= last) {                                                                         \
+            if (PREFIX##_spare_put_aged(blocks, main, spare, k, a) < 0)                            \
+                return 2;                                                                          \
+            sbk_fp_lower_mark(w, g, k.q);                                                          \
+            spills[k.line] = (uint8_t)(age + 1);                                                   \
+            return 1;                                                                              \
+        }                                                                                          \
+        sbk_fp_key out = {k.line, last, LINE##_slot(w, g, (S)-1)};                                 \
+        if (PREFIX##_spare_put_aged(blocks, main, spare, out, a) < 0)                              \
+            return 2;                                                                              \
+        LINE##_drop(w, g, last, (S)-1);                                                            \
+        LINE##_put(w, g, k.q, k.rem);                                                              \
+        sbk_fp_lower_mark(w, g, last);                                                             \
+        spills[k.line] = (uint8_t)(age + 1);                                                       \
+        return 1;                                                                                  \
+    }                                                                                              \
+    static uint64_t PREFIX##_window_insert(void *blocks, uint64_t nblocks, uint32_t a,             \
+                                           uint32_t age, const uint64_t *hashes, size_t n,         \
+                                           uint8_t *results)                                       \
+    {                                                                                              \
+        uint64_t count = 0, refused = 0, main = sbk_fp_main_lines(nblocks);                        \
+        const uint64_t bytes_ = nblocks * 64;                                                      \
+        size_t ahead = bytes_ < SBK_PREFETCH_MIN_BYTES ? 0 : sbk_prefetch_ahead(bytes_);           \
+        for (size_t j = 0; j < n; j++) {                                                           \
+            if (ahead && j + ahead < n) {                                                          \
+                uint64_t unused_;                                                                  \
+                __builtin_prefetch((const char *)blocks +                                          \
+                                       64 * sbk_mul_high(hashes[j + ahead], main, &unused_),       \
+                                   1, 3);                                                          \
+            }                                                                                      \
+            int answer = PREFIX##_window_add(blocks, nblocks, a, age, hashes + j);                 \
+            refused |= (uint64_t)(answer >> 1);                                                    \
+            answer &= 1;                                                                           \
+            count += (uint64_t)answer;                                                             \
+            if (results)                                                                           \
+                results[j] = (uint8_t)answer;                                                      \
+        }                                                                                          \
+        return count | (refused ? SBK_FP_REFUSED : 0);                                             \
+    }                                                                                              \
+    static uint64_t PREFIX##_window_contains(void *blocks, uint64_t nblocks, uint32_t a,           \
+                                             uint32_t age, const uint64_t *hashes, size_t n,       \
+                                             uint8_t *results)                                     \
+    {                                                                                              \
+        (void)age;                                                                                 \
+        uint64_t count = 0, main = sbk_fp_main_lines(nblocks);                                     \
+        const uint64_t bytes_ = nblocks * 64;                                                      \
+        size_t ahead = bytes_ < SBK_PREFETCH_MIN_BYTES ? 0 : sbk_prefetch_ahead(bytes_);           \
+        for (size_t j = 0; j < n; j++) {                                                           \
+            if (ahead && j + ahead < n) {                                                          \
+                uint64_t unused_;                                                                  \
+                __builtin_prefetch((const char *)blocks +                                          \
+                                       64 * sbk_mul_high(hashes[j + ahead], main, &unused_),       \
+                                   0, 3);                                                          \
+            }                                                                                      \
+            int answer = PREFIX##_window_held(blocks, nblocks, a, hashes + j);                     \
+            count += (uint64_t)answer;                                                             \
+            if (results)                                                                           \
+                results[j] = (uint8_t)answer;                                                      \
+        }                                                                                          \
+        return count;                                                                              \
+    }                                                                                              \
+    /* Lines [from, to): each entry of age `age` dropped or retagged (sbk_fp_slots_of_age finds    \
+     * them); drops go from the last slot down, so that the slots below keep their places and      \
+     * their quotients (slot j's: the zeros before its one in the directory). */                   \
+    static void PREFIX##_window_age(void *blocks, uint64_t lines, uint64_t from, uint64_t to,      \
+                                    uint32_t a, uint32_t age, uint32_t to_age)                     \
+    {                                                                                              \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        const unsigned e = sbk_fp_extra_bits(g);                                                   \
+        const uint64_t main = sbk_fp_main_lines(lines);                                            \
+        uint8_t *spills = (uint8_t *)blocks + 64 * lines;                                          \
+        sbk_fp_age_scan scan;                                                                      \
+        sbk_fp_age_scan_init(&scan, g, a, age);                                                    \
+        for (uint64_t line = from; line < to; line++) {                                            \
+            uint64_t *w = PREFIX##_line(blocks, line);                                             \
+            if (line < main && spills[line] == age + 1) { /* its spilled keys: all of this age */  \
+                spills[line] = to_age == SBK_FP_AGE_DROP ? 0 : (uint8_t)(to_age + 1);              \
+                if (to_age == SBK_FP_AGE_DROP)                                                     \
+                    sbk_fp_set_bits(w, g.q + g.s, g.mark_bits, 0); /* the mark back to Q */        \
+            }                                                                                      \
+            uint64_t old = sbk_fp_slots_of_age(&scan, w, g, sbk_fp_count(w, g));                   \
+            while (old) {                                                                          \
+                unsigned j = 63 - (unsigned)__builtin_clzll(old);                                  \
+                old &= ~(UINT64_C(1) << j);                                                        \
+                if (to_age == SBK_FP_AGE_DROP)                                                     \
+                    LINE##_drop(w, g, sbk_fp_quotient_of(sbk_fp_directory(w, g), g, j), j);        \
+                else                                                                               \
+                    sbk_fp_set_bits(w, sbk_fp_extra_at(g) + e * j, a, to_age);                     \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 /* Every geometry's kernels over the line operations SBK_FP_LINE names (an ISA file defines it,
@@ -851,7 +1132,8 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
 #define SBK_FP_ENTRY(PREFIX)                                                                       \
     {                                                                                              \
         PREFIX##_insert_batch, PREFIX##_contains_batch, PREFIX##_remove_batch, NULL, NULL,         \
-            PREFIX##_insert_one, PREFIX##_contains_one, NULL, NULL, NULL, NULL, NULL               \
+            PREFIX##_insert_one, PREFIX##_contains_one, PREFIX##_window_insert,                    \
+            PREFIX##_window_contains, NULL, NULL, NULL, PREFIX##_window_age                        \
     }
 
 #endif /* SIMDBLOOM_FINGERPRINT_H */

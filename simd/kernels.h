@@ -118,7 +118,7 @@ static inline void sbk_prefetch_owned(const void *p, int prefetchw)
  * The fingerprint layouts (SBK_FP512_*, fingerprint.h): insert is the test-and-add (a present
  * key is not stored again) and adds SBK_FP_REFUSED to its count when a key found its line and
  * both spare lines full (that key was not added; results[i] 0); remove takes out one matching
- * entry. No shared, windowed or transaction forms.
+ * entry. No shared or transaction forms; their window's entries carry an age (window_age).
  *
  * The counting layout (SBK_COUNTING512): 64-byte blocks of 8 x 64-bit words, each word sixteen
  * 4-bit counters (counter j in bits 4j..4j+3). A key counts in counter
@@ -185,6 +185,15 @@ typedef int (*sbk_window_transaction_fn)(void *blocks, uint64_t groups, uint32_t
  * for its instruction set. */
 typedef void (*sbk_window_clear_fn)(uint64_t *words, uint64_t count, uint64_t keep);
 
+/* The fingerprint layouts' window (fingerprint.h, "A window's entries"; NULL for the others):
+ * its blocks are `lines` main and spare lines and then the spill lines (sbk_fp_spill_lines).
+ * window_insert and window_contains take `lines` as `groups`, the age's bits as `lines` and the
+ * current period's age as `target`; window_age changes the entries of one age in lines
+ * [from, to): dropped (to_age SBK_FP_AGE_DROP) or given to_age. */
+#define SBK_FP_AGE_DROP UINT32_MAX
+typedef void (*sbk_window_age_fn)(void *blocks, uint64_t lines, uint64_t from, uint64_t to,
+                                  uint32_t age_bits, uint32_t age, uint32_t to_age);
+
 typedef struct sbloom_layout_kernels {
     sbk_batch_fn insert;
     sbk_probe_fn contains;
@@ -208,6 +217,7 @@ typedef struct sbloom_layout_kernels {
     sbk_transaction_fn insert_transaction; /* (above) */
     sbk_window_transaction_fn window_transaction;
     sbk_window_clear_fn window_clear; /* (above) */
+    sbk_window_age_fn window_age;
 } sbloom_layout_kernels;
 
 #define SBK_COUNTER_MAX 15

@@ -77,7 +77,8 @@ static int window(sbloom_t **out, const sbloom_opts *o, double p)
         (o->layout && o->layout != SBLOOM_LAYOUT_WINDOWED))
         return SBLOOM_E_INVALID;
     if (o->expected)
-        return sbloom_windowed_new(out, o->expected, p, periods, period, o->now);
+        return sbloom_windowed_new(out, o->expected, p, periods, period, o->now,
+                                   (o->flags & SBLOOM_OPTS_ANY_FAMILY) != 0);
     return sbloom_windowed_new_growing(out, o->first ? o->first : DEFAULT_FIRST, p, periods, period,
                                        o->now);
 }

@@ -52,6 +52,9 @@ int sbloom_plan_block512(uint64_t n, double p, sbloom_plan *out);
 /* A composite mode's core (a stage): the block512 plan, or with any_family the smallest of it and
  * the fingerprint layouts' plans (a tie keeps the Bloom one). */
 int sbloom_plan_stage(uint64_t n, double p, int any_family, sbloom_plan *out);
+/* The smallest fingerprint plan for n entries whose remainders keep age_bits of an age each (a
+ * window's: src/modes/windowed.c), the rate p from the bits left: SBLOOM_E_TOO_LARGE if none. */
+int sbloom_plan_aged(uint64_t n, double p, unsigned age_bits, sbloom_plan *out);
 
 /* memory.c: zeroed, 64-byte aligned block memory; *mapped tells sbloom_blocks_free how. */
 void *sbloom_blocks_alloc(uint64_t bytes, int *mapped);

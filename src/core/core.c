@@ -90,6 +90,21 @@ uint64_t sbloom_core_run_groups(const sbloom_core *c, uint32_t lines, uint32_t t
     return c->kern->window_contains(c->blocks, groups, lines, target, hashes, n, results);
 }
 
+uint64_t sbloom_core_run_aged(const sbloom_core *c, uint64_t lines, uint32_t age_bits, uint32_t age,
+                              sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                              uint8_t *results)
+{
+    if (op == SBLOOM_OP_INSERT)
+        return c->kern->window_insert(c->blocks, lines, age_bits, age, hashes, n, results);
+    return c->kern->window_contains(c->blocks, lines, age_bits, age, hashes, n, results);
+}
+
+void sbloom_core_age(sbloom_core *c, uint64_t lines, uint64_t from, uint64_t to, uint32_t age_bits,
+                     uint32_t age, uint32_t to_age)
+{
+    c->kern->window_age(c->blocks, lines, from, to, age_bits, age, to_age);
+}
+
 void sbloom_core_combine(sbloom_core *dst, const sbloom_core *src, int intersect)
 {
     uint64_t *d = dst->blocks;

@@ -53,6 +53,17 @@ uint64_t sbloom_core_run_shared(const sbloom_core *c, sbloom_batch_op op, const 
 uint64_t sbloom_core_run_groups(const sbloom_core *c, uint32_t lines, uint32_t target,
                                 sbloom_batch_op op, const uint64_t *hashes, size_t n,
                                 uint8_t *results);
+/* A fingerprint core's blocks as a window's entries (simd/fingerprint.h, "A window's entries":
+ * the low age_bits of each remainder an age; `lines` main and spare lines, then the spill
+ * lines): SBLOOM_OP_INSERT adds the keys no entry holds with `age` (SBK_FP_REFUSED added to the
+ * count when one found no room), SBLOOM_OP_CONTAINS asks whether an entry of any age holds each
+ * key. And the entries of age `age` in lines [from, to) dropped (to_age SBK_FP_AGE_DROP) or given
+ * to_age. */
+uint64_t sbloom_core_run_aged(const sbloom_core *c, uint64_t lines, uint32_t age_bits, uint32_t age,
+                              sbloom_batch_op op, const uint64_t *hashes, size_t n,
+                              uint8_t *results);
+void sbloom_core_age(sbloom_core *c, uint64_t lines, uint64_t from, uint64_t to, uint32_t age_bits,
+                     uint32_t age, uint32_t to_age);
 /* dst |= src (or &= when intersect), word by word: same layout and bytes. */
 void sbloom_core_combine(sbloom_core *dst, const sbloom_core *src, int intersect);
 /* stats.c: fill, the false-positive rate a random key meets, and the distinct items the fill
@@ -76,5 +87,8 @@ uint64_t sbloom_core_payload_checksum(const sbloom_core *c);
  * or the line full). Its line's words must not change meanwhile (the caller holds its lock). */
 uint64_t sbloom_core_fp_line(const sbloom_core *c, uint64_t hash);
 int sbloom_core_fp_reaches_spare(const sbloom_core *c, uint64_t hash);
+/* The spill lines a fingerprint window's blocks end with after its `lines` main and spare lines
+ * (simd/fingerprint.h, "A window's entries"). */
+uint64_t sbloom_core_fp_spill_lines(uint64_t lines);
 
 #endif /* SIMDBLOOM_CORE_H */

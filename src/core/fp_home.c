@@ -18,3 +18,8 @@ int sbloom_core_fp_reaches_spare(const sbloom_core *c, uint64_t hash)
     const uint64_t *w = (const uint64_t *)((const char *)c->blocks + k.line * 64);
     return k.q >= sbk_fp_mark(w, g) || sbk_fp_count(w, g) >= g.s;
 }
+
+uint64_t sbloom_core_fp_spill_lines(uint64_t lines)
+{
+    return sbk_fp_spill_lines(lines);
+}

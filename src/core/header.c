@@ -134,9 +134,10 @@ int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
     if (!sbloom_layout_known(h->layout))
         return sbloom_fail_with(SBLOOM_E_LAYOUT, "unknown layout %u", (unsigned)h->layout);
     const char *layout = sbloom_layout_name(h->layout);
-    /* version 2: a fingerprint layout, or a scalable filter whose stages may be one */
+    /* version 2: a fingerprint layout, a scalable filter whose stages may be one, or a windowed
+     * filter whose lines are one (its ages) */
     if ((h->version == SBLOOM_FORMAT_VERSION_FP) != sbloom_layout_is_fingerprint(h->layout) &&
-        h->layout != SBLOOM_LAYOUT_SCALABLE)
+        h->layout != SBLOOM_LAYOUT_SCALABLE && h->layout != SBLOOM_LAYOUT_WINDOWED)
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "inconsistent header: format version %u for %s",
                                 h->version, layout);
     h->hash_function = sbloom_get_le32(b + AT_HASH);

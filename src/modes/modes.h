@@ -67,10 +67,11 @@ uint64_t sbloom_fp_locked_run(const sbloom_t *f, const sbloom_fp_locks *l, sbloo
 int sbloom_scalable_new(sbloom_t **out, uint64_t first_items, double p, int any_family);
 int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const uint8_t *payload);
 
-/* windowed.c: a windowed filter (sbloom_create_windowed's arguments, checked); one from its
+/* windowed.c: a windowed filter (sbloom_create_windowed's arguments, checked; with any_family
+ * the ages form where it is smaller); one from its
  * validated header and checksummed payload; time moving on; and its window. */
 int sbloom_windowed_new(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
-                        uint64_t now);
+                        uint64_t now, int any_family);
 /* A growing windowed filter (sbloom_create_windowed_scalable's arguments, checked). */
 int sbloom_windowed_new_growing(sbloom_t **out, uint64_t first, double p, uint32_t periods,
                                 uint64_t period, uint64_t now);

@@ -39,6 +39,19 @@
  * clear the generation an add in flight writes to: that key then counts as added in the new
  * period (held longer, never shorter).
  *
+ * Ages (sbloom_create_opts with SBLOOM_OPTS_ANY_FAMILY, where it is smaller): one fingerprint
+ * filter (simd/fingerprint.h) whose entries carry their generation's ring slot in the low bits
+ * of the remainder ("A window's entries" there), planned for every generation's share of keys,
+ * (G + 1) x n / G entries, at p from the bits an age leaves. A key is held when an entry of any
+ * age has its fingerprint; a new key is added with the current period's age; rotating drops the
+ * entries of the reused age (a pass over the lines, once a period). A lookup reads one line, as
+ * the plain fingerprint filter's does. Where the period divides, the window is kept as finer
+ * periods (G k periods of P / k: a key held at least G x P and at most (G + 1/k) x P), so that it
+ * holds (G k + 1) / (G k) of n entries instead of (G + 1) / G, for log2 of more ages: the
+ * planner takes the k of the fewest bytes. One writer at a time (no concurrent mode, no mapping
+ * across processes yet: a line's entries move on every add, docs/CONCURRENCY.md), no views of
+ * the generations and no union (an entry keeps r - a bits of its key, not a generation's bits).
+ *
  * File form: src/modes/windowed_file.c (and docs/FORMAT.md).
  */
 #include <stdlib.h>
@@ -51,11 +64,13 @@
 
 /* ---- Generations in the lines: cleared ---- */
 
-/* Generation `slot` emptied in groups [from, to): its lines zeroed, or its bit cleared in every
- * slot (by the kernel table's loop, vectorized for the CPU). */
+/* Generation `slot` emptied in groups [from, to): its lines zeroed, its bit cleared in every
+ * slot (by the kernel table's loop, vectorized for the CPU), or its entries dropped (ages). */
 static void clear_groups(windowed *w, uint32_t slot, uint64_t from, uint64_t to)
 {
-    if (slots_form(w)) {
+    if (ages_form(w)) {
+        sbloom_core_age(&w->lines, w->ngroups, from, to, w->age_bits, slot, SBK_FP_AGE_DROP);
+    } else if (slots_form(w)) {
         const uint64_t keep = ~(SLOT_BIT0 << slot), count = (to - from) * 8;
         w->lines.kern->window_clear(words_of(w) + from * 8, count, keep);
     } else {
@@ -127,9 +142,26 @@ static int slots_pay(const sbloom_plan *lines, uint64_t per, double rate, uint32
     return (double)slots.bytes <= 1.25 * (double)lines->bytes * ngens;
 }
 
-/* A new ring for its plan, the current period's generation begun (NULL: *rc says why). */
+/* The lines of a ring of generations for n keys a window of G periods at p: slots or adjacent
+ * lines (*lines_per_group lines a group of plan->bytes / 64). */
+static int generations_plan(uint64_t n, double p, uint32_t periods, sbloom_plan *plan,
+                            uint32_t *lines_per_group)
+{
+    uint64_t per = generation_items(n, periods);
+    double rate = generation_rate(p, periods);
+    int rc = sbloom_plan_block512(per, rate, plan);
+    *lines_per_group = periods + 1;
+    if (rc == SBLOOM_OK && slots_pay(plan, per, rate, periods + 1)) {
+        *lines_per_group = 1;
+        rc = sbloom_plan_for_layout(per, rate, SBLOOM_LAYOUT_COUNTING512, plan);
+    }
+    return rc;
+}
+
+/* A new ring for its plan (ages: the ages form's), the current period's generation begun (NULL:
+ * *rc says why). */
 static windowed *ring_new(uint64_t n, double p, uint32_t periods, uint64_t period, uint64_t current,
-                          int *rc)
+                          int ages, int *rc)
 {
     windowed *w = sbloom_ring_alloc(n, p, periods, period, current);
     if (!w) {
@@ -137,11 +169,9 @@ static windowed *ring_new(uint64_t n, double p, uint32_t periods, uint64_t perio
         return NULL;
     }
     sbloom_plan plan = sbloom_plan_init();
-    uint64_t per = generation_items(n, periods);
-    double rate = generation_rate(p, periods);
-    *rc = sbloom_plan_block512(per, rate, &plan);
-    if (*rc == SBLOOM_OK && slots_pay(&plan, per, rate, periods + 1))
-        *rc = sbloom_plan_for_layout(per, rate, SBLOOM_LAYOUT_COUNTING512, &plan);
+    uint32_t lines_per_group;
+    *rc = ages ? sbloom_ring_ages_plan(n, p, periods, &plan)
+               : generations_plan(n, p, periods, &plan, &lines_per_group);
     if (*rc == SBLOOM_OK)
         *rc = sbloom_ring_make_lines(w, plan.bytes / 64, plan.layout);
     if (*rc != SBLOOM_OK) {
@@ -152,11 +182,37 @@ static windowed *ring_new(uint64_t n, double p, uint32_t periods, uint64_t perio
     return w;
 }
 
+/* Finer periods for the ages form: G k periods of P / k for the k (P a multiple of it, G k + 1
+ * ages at most AGES_MAX_GENERATIONS) of the fewest bytes; 0 when the ages form is not smaller than
+ * the ring of generations at its best. */
+static uint32_t ages_split(uint64_t n, double p, uint32_t periods, uint64_t period)
+{
+    sbloom_plan plan = sbloom_plan_init();
+    uint32_t lines_per_group, best = 0;
+    if (generations_plan(n, p, periods, &plan, &lines_per_group) != SBLOOM_OK)
+        return 0;
+    double least = (double)plan.bytes * lines_per_group;
+    for (uint32_t k = 1; periods * k + 1 <= AGES_MAX_GENERATIONS; k++) {
+        if (period % k != 0 || sbloom_ring_ages_plan(n, p, periods * k, &plan) != SBLOOM_OK)
+            continue;
+        if ((double)plan.bytes < least) {
+            least = (double)plan.bytes;
+            best = k;
+        }
+    }
+    return best;
+}
+
 int sbloom_windowed_new(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
-                        uint64_t now)
+                        uint64_t now, int any_family)
 {
     int rc;
-    windowed *w = ring_new(n, p, periods, period, now / period, &rc);
+    uint32_t split = any_family ? ages_split(n, p, periods, period) : 0;
+    if (split) {
+        periods *= split;
+        period /= split;
+    }
+    windowed *w = ring_new(n, p, periods, period, now / period, split != 0, &rc);
     if (w && (rc = object_over(out, w, n, p)) != SBLOOM_OK)
         sbloom_ring_free(w);
     return rc;
@@ -178,8 +234,8 @@ int sbloom_windowed_new_growing(sbloom_t **out, uint64_t first, double p, uint32
                                 uint64_t period, uint64_t now)
 {
     int rc;
-    windowed *w =
-        ring_new(ring_items_for(first, 0), ring_rate_for(p, 0), periods, period, now / period, &rc);
+    windowed *w = ring_new(ring_items_for(first, 0), ring_rate_for(p, 0), periods, period,
+                           now / period, 0, &rc);
     if (!w)
         return rc;
     w->growing = 1;
@@ -205,7 +261,7 @@ static void grow(sbloom_t *f)
     uint32_t step = w->step + 1;
     windowed *next =
         ring_new(ring_items_for(f->planned_items, step), ring_rate_for(f->planned_fpp, step),
-                 w->periods, w->period, current_period(w), &rc);
+                 w->periods, w->period, current_period(w), 0, &rc);
     if (!next)
         return;
     next->growing = 1;
@@ -331,6 +387,9 @@ int sbloom_windowed_set_concurrent(sbloom_t *f, int on)
     if (w->growing)
         return sbloom_fail_with(SBLOOM_E_LAYOUT, "a growing windowed filter takes one writer at "
                                                  "a time: plan one (n keys a window) for many");
+    if (ages_form(w))
+        return sbloom_fail_with(SBLOOM_E_LAYOUT, "a fingerprint window takes one writer at a time: "
+                                                 "plan a Bloom window for many");
     if (w->locks)
         return SBLOOM_OK;
     w->locks = sbloom_calloc(SBLOOM_STRIPES, sizeof *w->locks);
@@ -390,7 +449,7 @@ int sbloom_windowed_growing(const sbloom_t *f)
 static uint32_t windowed_cores(const sbloom_t *f)
 {
     const windowed *w = state_of(f);
-    return w->ngens * sbloom_ring_count(w);
+    return ages_form(w) ? 0 : w->ngens * sbloom_ring_count(w); /* (ages: no generation's own) */
 }
 
 /* Generation i (oldest first, ring by ring) as a part of its own: a copy of its lines as they are
@@ -429,6 +488,23 @@ static uint64_t windowed_bytes(const sbloom_t *f)
 static uint64_t windowed_capacity(const sbloom_t *f)
 {
     return state_of(f)->plan_items; /* keys per window (the newest ring's, growing) */
+}
+
+/* One fused pass over a ring's lines (its form's kernel): a key no generation holds added to
+ * generation `slot` (SBLOOM_OP_INSERT), or whether one holds each key. A key the ages form found
+ * no room for is not added, and the batch says SBLOOM_E_FULL to f (the others are added). */
+static uint64_t ring_pass(const sbloom_t *f, const windowed *w, uint32_t slot, sbloom_batch_op op,
+                          const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    if (!ages_form(w))
+        return sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes, n, results);
+    uint64_t count =
+        sbloom_core_run_aged(&w->lines, w->ngroups, w->age_bits, slot, op, hashes, n, results);
+    if (count & SBK_FP_REFUSED) {
+        sbloom_object_fail(f, SBLOOM_E_FULL);
+        count &= ~SBK_FP_REFUSED;
+    }
+    return count;
 }
 
 /* Keys ahead whose group is requested while one key is tested under its stripe's lock. */
@@ -477,8 +553,7 @@ static uint64_t run_under_locks(const sbloom_t *f, windowed *w, uint32_t slot, s
                 memset(results + i, 0, n - i);
             break;
         }
-        count += sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes + i, 1,
-                                        results ? results + i : NULL);
+        count += ring_pass(f, w, slot, op, hashes + i, 1, results ? results + i : NULL);
         sbloom_unlock_word(lock);
     }
     return count;
@@ -518,12 +593,13 @@ static uint64_t run_locked(const sbloom_t *f, windowed *w, uint32_t slot, sbloom
 }
 
 /* Keys [0, n) (n <= SBLOOM_PART_STEP) held by a ring older than the newest: held[j]. */
-static void probe_older(const windowed *w, const uint64_t *hashes, size_t n, uint8_t *held)
+static void probe_older(const sbloom_t *f, const windowed *w, const uint64_t *hashes, size_t n,
+                        uint8_t *held)
 {
     uint8_t answer[SBLOOM_PART_STEP];
     memset(held, 0, n);
     for (const windowed *r = w->older; r; r = r->older) {
-        sbloom_core_run_groups(&r->lines, r->per_group, 0, SBLOOM_OP_CONTAINS, hashes, n, answer);
+        ring_pass(f, r, 0, SBLOOM_OP_CONTAINS, hashes, n, answer);
         for (size_t j = 0; j < n; j++)
             held[j] |= answer[j];
     }
@@ -531,17 +607,17 @@ static void probe_older(const windowed *w, const uint64_t *hashes, size_t n, uin
 
 /* One step of a growing window's batch (n <= SBLOOM_PART_STEP): lookups ask every ring; a key no
  * older ring holds goes through the newest ring's fused pass, the others are not new. */
-static uint64_t growing_step(windowed *w, sbloom_batch_op op, const uint64_t *hashes, size_t n,
-                             uint8_t *results)
+static uint64_t growing_step(const sbloom_t *f, windowed *w, sbloom_batch_op op,
+                             const uint64_t *hashes, size_t n, uint8_t *results)
 {
     uint8_t held[SBLOOM_PART_STEP], answer[SBLOOM_PART_STEP];
     uint64_t absent[SBLOOM_PART_STEP];
     size_t where[SBLOOM_PART_STEP], m = 0;
     uint32_t slot = current_slot(w);
-    probe_older(w, hashes, n, held);
+    probe_older(f, w, hashes, n, held);
     if (op == SBLOOM_OP_CONTAINS) {
         uint64_t found = 0;
-        sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes, n, answer);
+        ring_pass(f, w, slot, op, hashes, n, answer);
         for (size_t j = 0; j < n; j++)
             found += answer[j] |= held[j];
         if (results)
@@ -553,7 +629,7 @@ static uint64_t growing_step(windowed *w, sbloom_batch_op op, const uint64_t *ha
             absent[m] = hashes[j];
             where[m++] = j;
         }
-    uint64_t fresh = sbloom_core_run_groups(&w->lines, w->per_group, slot, op, absent, m, answer);
+    uint64_t fresh = ring_pass(f, w, slot, op, absent, m, answer);
     w->items[slot] += fresh;
     if (results) {
         memset(results, 0, n);
@@ -580,7 +656,7 @@ static uint64_t growing_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *has
             if (share > have && share - have < len)
                 len = (size_t)(share - have);
         }
-        count += growing_step(state_of(f), op, hashes + at, len, results ? results + at : NULL);
+        count += growing_step(f, state_of(f), op, hashes + at, len, results ? results + at : NULL);
         at += len;
     }
     return count;
@@ -594,9 +670,8 @@ static uint64_t windowed_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *ha
     if (w->growing)
         return growing_run(f, op, hashes, n, results);
     uint32_t slot = current_slot(w);
-    uint64_t count =
-        w->locks ? run_locked(f, w, slot, op, hashes, n, results)
-                 : sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes, n, results);
+    uint64_t count = w->locks ? run_locked(f, w, slot, op, hashes, n, results)
+                              : ring_pass(f, w, slot, op, hashes, n, results);
     if (op != SBLOOM_OP_CONTAINS)
         __atomic_fetch_add(&w->items[slot], count, __ATOMIC_RELAXED);
     return count;
@@ -612,17 +687,30 @@ static int windowed_contains_one(const sbloom_t *f, uint64_t hash)
 {
     windowed *w = state_of(f);
     if (w->older)
-        return (int)growing_step(w, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
+        return (int)growing_step(f, w, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
     if (w->locks)
         return (int)run_locked(f, w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
-    return (int)sbloom_core_run_groups(&w->lines, w->per_group, 0, SBLOOM_OP_CONTAINS, &hash, 1,
-                                       NULL);
+    return (int)ring_pass(f, w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
+}
+
+/* The ages form's statistics: the fingerprint filter's, its rate from the bits an age leaves
+ * (each entry matches an absent key 2^age_bits times as often as a plain entry of r bits). */
+static int ages_stats(const windowed *w, int sampled, sbloom_stats *out)
+{
+    sbloom_core entries = w->lines; /* (its main and spare lines: not the spill lines) */
+    entries.nblocks = w->ngroups;
+    entries.bytes = w->ngroups * 64;
+    sbloom_core_stats(&entries, sampled, out);
+    out->estimated_fpp = fmin(1.0, ldexp(out->estimated_fpp, (int)w->age_bits));
+    return SBLOOM_OK;
 }
 
 /* Each generation gathered in turn into one buffer (a generation's size), its statistics added. */
 static int windowed_stats(const sbloom_t *f, int sampled, sbloom_stats *out)
 {
     sbloom_parts_tally tally = {0};
+    if (ages_form(state_of(f)))
+        return ages_stats(state_of(f), sampled, out);
     for (const windowed *w = state_of(f); w; w = w->older) {
         sbloom_core one;
         int rc = sbloom_ring_generation_core(w, &one);
@@ -652,6 +740,7 @@ static windowed *ring_copy(const windowed *from)
     }
     to->ngroups = from->ngroups;
     to->per_group = from->per_group;
+    to->age_bits = from->age_bits;
     to->growing = from->growing;
     to->step = from->step;
     for (uint32_t i = 0; i < from->ngens; i++) {
@@ -736,6 +825,9 @@ static int windowed_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
         return SBLOOM_E_INCOMPATIBLE;
     windowed *d = state_of(dst);
     const windowed *s = state_of(src);
+    if (ages_form(d) || ages_form(s))
+        return sbloom_fail_with(SBLOOM_E_LAYOUT, "a fingerprint window has no union: its entries "
+                                                 "keep part of each key, not its bits");
     if (dst->planned_items != src->planned_items || dst->planned_fpp != src->planned_fpp ||
         d->growing != s->growing || !rings_alike(d, s))
         return SBLOOM_E_INCOMPATIBLE;
@@ -791,6 +883,9 @@ int sbloom_windowed_map(sbloom_t **out, uint8_t *base, uint64_t size, const sblo
 int sbloom_windowed_share(sbloom_t *f, const char *path)
 {
     windowed *w = state_of(f);
+    if (ages_form(w))
+        return sbloom_fail_with(SBLOOM_E_LAYOUT, "a fingerprint window is not shared between "
+                                                 "processes: map it with one writer");
     int live = -1;
     void *map = NULL;
     int rc = sbloom_lock_file_attach(path, &map, &live);

@@ -36,7 +36,7 @@ static const uint8_t record_magic[8] = {'S', 'B', 'W', 'I', 'N', 'D', 'O', 'W'};
  * More generations: an image per generation, gathered from the lines. */
 static int one_image(const windowed *w)
 {
-    return w->ngens <= SLOT_GENERATIONS;
+    return w->ngens <= SLOT_GENERATIONS || ages_form(w); /* (ages: at most 8 generations) */
 }
 
 /* A ring's image: the header, the record, the generations. */
@@ -95,10 +95,12 @@ static uint8_t *write_generations(const windowed *w, uint8_t *record, uint8_t *o
 
 /* The outer header of a windowed file (items keys, planned for n at p) whose payload (record and
  * images) is at payload. */
-static void describe_file(uint64_t items, uint64_t n, double p, const uint8_t *payload,
+static void describe_file(uint64_t items, uint64_t n, double p, int ages, const uint8_t *payload,
                           uint64_t payload_bytes, sbloom_header *h)
 {
     sbloom_header_start(h, SBLOOM_LAYOUT_WINDOWED, items, n, p);
+    if (ages) /* its lines are a fingerprint layout: readers before them refuse it */
+        h->version = SBLOOM_FORMAT_VERSION_FP;
     h->payload_bytes = payload_bytes;
     h->nblocks = payload_bytes / 64; /* 64-byte units: the record and each image are multiples */
     h->payload_checksum = sbloom_xxh3(payload, (size_t)payload_bytes);
@@ -129,7 +131,7 @@ static uint8_t *ring_write_image(const windowed *w, uint8_t *out)
     if (!end)
         return NULL;
     sbloom_header h;
-    describe_file(sbloom_ring_items(w), w->plan_items, w->plan_fpp, payload,
+    describe_file(sbloom_ring_items(w), w->plan_items, w->plan_fpp, ages_form(w), payload,
                   (uint64_t)(end - payload), &h);
     sbloom_header_pack(&h, out);
     return end;
@@ -152,7 +154,7 @@ int sbloom_ring_write_image(const windowed *w, uint64_t n, double p, uint8_t *ou
     uint64_t items = 0;
     for (const windowed *r = w; r; r = r->older)
         items += sbloom_ring_items(r);
-    describe_file(items, n, p, payload, (uint64_t)(end - payload), &h);
+    describe_file(items, n, p, 0, payload, (uint64_t)(end - payload), &h); /* (Bloom rings) */
     sbloom_header_pack(&h, out);
     return SBLOOM_OK;
 }
@@ -167,7 +169,7 @@ int sbloom_ring_sync(windowed *w)
     sbloom_header h;
     describe_lines(w, &h);
     sbloom_header_pack(&h, payload + RECORD_BYTES);
-    describe_file(sbloom_ring_items(w), w->plan_items, w->plan_fpp, payload,
+    describe_file(sbloom_ring_items(w), w->plan_items, w->plan_fpp, ages_form(w), payload,
                   RECORD_BYTES + SBLOOM_HEADER_BYTES + w->lines.bytes, &h);
     sbloom_header_pack(&h, w->image);
     if (msync(w->lines.map_base, (size_t)w->lines.map_bytes, MS_SYNC) != 0)
@@ -201,7 +203,7 @@ static int read_record(window_record *rec, const uint8_t *r, uint64_t left)
                                 periods, ngens, (unsigned long long)period,
                                 (unsigned long long)current);
     uint8_t form = r[RECORD_FORM_AT];
-    if (form > FORM_RINGS || (form == 1 && ngens > SLOT_GENERATIONS))
+    if (form > FORM_RINGS || (form == 1 && ngens > AGES_MAX_GENERATIONS)) /* (more than 4: ages) */
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "window record: form %u for %u periods", form,
                                 periods);
     uint32_t rings = form == FORM_RINGS ? sbloom_get_le32(r + RECORD_STARTS_AT) : 0;
@@ -256,23 +258,38 @@ static int read_record(window_record *rec, const uint8_t *r, uint64_t left)
  * and each generation's keys in the record at most its bits (a key counted new set one at least).
  * A file saved whole has its count the record's; a mapping's record counts live (`live`: adds since
  * the last sync are not in the image's header yet). SBLOOM_OK with the groups and lines a group. */
-static int check_lines_image(const sbloom_header *ih, const window_record *rec, uint64_t per,
-                             double rate, int live, uint64_t *ngroups, uint32_t *per_group)
+static int check_lines_image(const sbloom_header *h, const sbloom_header *ih,
+                             const window_record *rec, int live, uint64_t *ngroups,
+                             uint32_t *per_group)
 {
-    *per_group = ih->layout == SBLOOM_LAYOUT_COUNTING512 ? 1 : rec->ngens;
+    uint64_t per = generation_items(h->planned_items, rec->periods);
+    double rate = generation_rate(h->planned_fpp, rec->periods);
+    int ages = sbloom_layout_is_fingerprint(ih->layout);
+    *per_group = ih->layout == SBLOOM_LAYOUT_COUNTING512 || ages ? 1 : rec->ngens;
     sbloom_plan plan = sbloom_plan_init();
-    int rc = sbloom_plan_for_layout(per, rate, ih->layout, &plan);
-    if (rc != SBLOOM_OK || ih->nblocks % *per_group != 0 ||
-        ih->nblocks / *per_group != plan.bytes / 64)
+    int rc = ages ? sbloom_ring_ages_plan(h->planned_items, h->planned_fpp, rec->periods, &plan)
+                  : sbloom_plan_for_layout(per, rate, ih->layout, &plan);
+    if (!ages && rec->ngens > SLOT_GENERATIONS)
+        return sbloom_fail_with(SBLOOM_E_CORRUPT,
+                                "window record: one image of %u generations of %s", rec->ngens,
+                                sbloom_layout_name(ih->layout));
+    if (ages != (h->version == SBLOOM_FORMAT_VERSION_FP))
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "format version %u for lines of %s", h->version,
+                                sbloom_layout_name(ih->layout));
+    uint64_t lines = plan.bytes / 64, spill = ages ? sbloom_core_fp_spill_lines(lines) : 0;
+    if (rc != SBLOOM_OK || ih->nblocks % *per_group != 0 || plan.layout != ih->layout ||
+        (ih->nblocks - spill) / *per_group != lines)
         return sbloom_fail_with(SBLOOM_E_CORRUPT,
                                 "generations: %llu blocks of %s, not %u x %llu for %llu items at "
                                 "rate %g",
                                 (unsigned long long)ih->nblocks, sbloom_layout_name(ih->layout),
                                 *per_group, (unsigned long long)(plan.bytes / 64),
                                 (unsigned long long)per, rate);
-    *ngroups = ih->nblocks / *per_group;
-    /* a generation's bits: 512 a line, or one a 4-bit slot (128 a line) */
-    uint64_t bits = *ngroups * (ih->layout == SBLOOM_LAYOUT_COUNTING512 ? 128 : 512), items = 0;
+    *ngroups = (ih->nblocks - spill) / *per_group;
+    /* a generation's bits: 512 a line, or one a 4-bit slot (128 a line); ages: fewer entries
+     * than 64 a line */
+    uint64_t bits = *ngroups * (ih->layout == SBLOOM_LAYOUT_COUNTING512 ? 128 : ages ? 64 : 512);
+    uint64_t items = 0;
     for (uint32_t i = 0; i < rec->ngens; i++) {
         if (rec->items[i] > bits)
             return sbloom_fail_with(SBLOOM_E_CORRUPT,
@@ -298,11 +315,11 @@ static int read_one_image(windowed *w, const sbloom_header *h, const window_reco
     sbloom_header ih;
     int rc = sbloom_part_read_image(&one, "generations", payload + RECORD_BYTES,
                                     h->payload_bytes - RECORD_BYTES, 0, per, rate,
-                                    SBLOOM_PART_SLOTS, &size);
+                                    SBLOOM_PART_SLOTS | SBLOOM_PART_FINGERPRINTS, &size);
     if (rc != SBLOOM_OK)
         return rc;
     sbloom_header_parse(payload + RECORD_BYTES, size, &ih); /* (parsed above already) */
-    rc = check_lines_image(&ih, rec, per, rate, 0, &ngroups, &per_group);
+    rc = check_lines_image(h, &ih, rec, 0, &ngroups, &per_group);
     if (rc == SBLOOM_OK && (RECORD_BYTES + size != h->payload_bytes || ih.items != h->items))
         rc = sbloom_fail_with(SBLOOM_E_CORRUPT,
                               "header counts %llu items in %llu bytes, the generations %llu in "
@@ -317,6 +334,7 @@ static int read_one_image(windowed *w, const sbloom_header *h, const window_reco
     w->lines = one.core; /* the image's blocks become the lines */
     w->ngroups = ngroups;
     w->per_group = per_group;
+    w->age_bits = sbloom_layout_is_fingerprint(ih.layout) ? age_bits_for(w->ngens) : 0;
     return SBLOOM_OK;
 }
 
@@ -526,8 +544,7 @@ int sbloom_ring_map(windowed **out, uint8_t *base, uint64_t size, const sbloom_h
                                 "a windowed filter of %u periods is loaded, not "
                                 "mapped (3 at most)",
                                 rec.periods);
-    uint64_t per = generation_items(h->planned_items, rec.periods), ngroups;
-    double rate = generation_rate(h->planned_fpp, rec.periods);
+    uint64_t ngroups;
     uint32_t per_group;
     sbloom_header ih;
     uint8_t *at = payload + RECORD_BYTES;
@@ -536,12 +553,13 @@ int sbloom_ring_map(windowed **out, uint8_t *base, uint64_t size, const sbloom_h
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "generations: truncated");
     rc = sbloom_header_parse(at, left, &ih);
     if (rc == SBLOOM_OK && ih.layout != SBLOOM_LAYOUT_COUNTING512 &&
-        ih.layout != SBLOOM_LAYOUT_BLOCK512_K8 && ih.layout != SBLOOM_LAYOUT_BLOCK512_K16)
+        ih.layout != SBLOOM_LAYOUT_BLOCK512_K8 && ih.layout != SBLOOM_LAYOUT_BLOCK512_K16 &&
+        !sbloom_layout_is_fingerprint(ih.layout))
         rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "generations: layout %s",
                               sbloom_layout_name(ih.layout));
     /* the counts in the record are live while processes add: the headers catch up at a sync */
     if (rc == SBLOOM_OK)
-        rc = check_lines_image(&ih, &rec, per, rate, 1, &ngroups, &per_group);
+        rc = check_lines_image(h, &ih, &rec, 1, &ngroups, &per_group);
     windowed *w = NULL;
     if (rc == SBLOOM_OK && !(w = ring_for(h, &rec)))
         rc = SBLOOM_E_NOMEM;
@@ -558,6 +576,7 @@ int sbloom_ring_map(windowed **out, uint8_t *base, uint64_t size, const sbloom_h
     w->lines.map_bytes = size;
     w->ngroups = ngroups;
     w->per_group = per_group;
+    w->age_bits = sbloom_layout_is_fingerprint(ih.layout) ? age_bits_for(w->ngens) : 0;
     w->image = base;
     /* the clock, the starts and the counts: the record's own words from now on */
     w->current = (uint64_t *)(payload + RECORD_CURRENT_AT);

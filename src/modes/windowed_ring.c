@@ -43,9 +43,15 @@ void sbloom_ring_spread(windowed *w, uint32_t slot, const sbloom_core *from)
 
 /* Every generation's keys gathered into generation `slot`, the others emptied: in each slot of
  * the slots form, any generation's bit becomes `slot`'s; in adjacent lines, the lines of a group
- * ORed into its line `slot`. */
+ * ORed into its line `slot`; with ages, every entry's age made `slot`. */
 void sbloom_ring_merge_into(windowed *w, uint32_t slot)
 {
+    if (ages_form(w)) { /* every entry's age becomes slot */
+        for (uint32_t age = 0; age < w->ngens; age++)
+            if (age != slot)
+                sbloom_core_age(&w->lines, w->ngroups, 0, w->ngroups, w->age_bits, age, slot);
+        return;
+    }
     if (slots_form(w)) {
         uint64_t *words = words_of(w);
         for (uint64_t i = 0; i < w->ngroups * 8; i++) {
@@ -117,14 +123,18 @@ windowed *sbloom_ring_alloc(uint64_t n, double p, uint32_t periods, uint64_t per
  * (one line a group); of a 512-bit layout, adjacent lines (G + 1 lines a group). */
 int sbloom_ring_make_lines(windowed *w, uint64_t ngroups, sbloom_layout layout)
 {
-    uint32_t per_group = layout == SBLOOM_LAYOUT_COUNTING512 ? 1 : w->ngens;
-    if (ngroups > UINT32_MAX || ngroups > SBLOOM_MAX_BYTES / 64 / per_group)
+    int ages = sbloom_layout_is_fingerprint(layout);
+    uint32_t per_group = layout == SBLOOM_LAYOUT_COUNTING512 || ages ? 1 : w->ngens;
+    if (ngroups > UINT32_MAX || ngroups > SBLOOM_MAX_BYTES / 64 / per_group / 2)
         return SBLOOM_E_TOO_LARGE;
-    int rc = sbloom_core_init(&w->lines, ngroups * per_group * 64, layout, SBLOOM_OWNER_HEAP);
+    uint64_t spill = ages ? sbloom_core_fp_spill_lines(ngroups) : 0; /* (ages: after the lines) */
+    int rc =
+        sbloom_core_init(&w->lines, (ngroups * per_group + spill) * 64, layout, SBLOOM_OWNER_HEAP);
     if (rc != SBLOOM_OK)
         return rc;
     w->ngroups = ngroups;
     w->per_group = per_group;
+    w->age_bits = ages ? age_bits_for(w->ngens) : 0;
     return SBLOOM_OK;
 }
 
@@ -151,4 +161,12 @@ uint64_t sbloom_ring_items(const windowed *w)
     for (uint32_t i = 0; i < w->ngens; i++)
         sum += __atomic_load_n(&w->items[i], __ATOMIC_RELAXED);
     return sum;
+}
+
+int sbloom_ring_ages_plan(uint64_t n, double p, uint32_t periods, sbloom_plan *plan)
+{
+    uint64_t per = generation_items(n, periods);
+    if (periods + 1 > AGES_MAX_GENERATIONS || per > UINT64_MAX / (periods + 1))
+        return SBLOOM_E_TOO_LARGE;
+    return sbloom_plan_aged(per * (periods + 1), p, age_bits_for(periods + 1), plan);
 }

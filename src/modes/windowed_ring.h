@@ -19,8 +19,9 @@
 
 typedef struct windowed {
     sbloom_core lines;       /* ngroups groups of per_group lines (windowed.c's comment) */
-    uint64_t ngroups;        /* blocks per generation */
-    uint32_t per_group;      /* lines a group: ngens (adjacent lines), 1 (slots) */
+    uint64_t ngroups;        /* blocks per generation (ages: the lines but the spill lines) */
+    uint32_t per_group;      /* lines a group: ngens (adjacent lines), 1 (slots, ages) */
+    uint32_t age_bits;       /* ages: the bits of each entry's age (0: another form) */
     uint32_t periods, ngens; /* G, G + 1 */
     uint64_t period;         /* P, in the caller's unit */
     /* The clock and the counts: the filter's own words (own), or in a file mapping the window
@@ -91,6 +92,25 @@ static inline int slots_form(const windowed *w)
     return w->lines.layout == SBLOOM_LAYOUT_COUNTING512;
 }
 
+/* Ages (a fingerprint layout's lines, windowed.c's "Ages"): an entry's age is its generation's
+ * ring slot, in the fewest bits that hold every slot. */
+static inline int ages_form(const windowed *w)
+{
+    return w->age_bits != 0;
+}
+
+static inline uint32_t age_bits_for(uint32_t ngens)
+{
+    uint32_t bits = 1;
+    while ((UINT32_C(1) << bits) < ngens)
+        bits++;
+    return bits;
+}
+
+/* The ages form keeps at most 8 generations (3 bits of age): its file's record holds each
+ * generation's count beside its start for that many (windowed_file.c). */
+#define AGES_MAX_GENERATIONS 8
+
 #define GROWTH_STEPS 40 /* as the scalable filter's stages: first * 2^40 keys at most */
 
 static inline uint64_t ring_items_for(uint64_t first, uint32_t step)
@@ -122,7 +142,8 @@ windowed *sbloom_ring_alloc(uint64_t n, double p, uint32_t periods, uint64_t per
 /* A ring's memory: its lines, its views, its locks; then the ring itself and those before it. */
 void sbloom_ring_free(windowed *w);
 /* The lines for ngroups blocks a generation, zeroed: of the counting layout, generation slots
- * (one line a group); of a 512-bit layout, adjacent lines (G + 1 lines a group). */
+ * (one line a group); of a 512-bit layout, adjacent lines (G + 1 lines a group); of a fingerprint
+ * layout, ages (ngroups lines for every generation's entries, then their spill lines). */
 int sbloom_ring_make_lines(windowed *w, uint64_t ngroups, sbloom_layout layout);
 /* A heap core of one generation's geometry, no keys. */
 int sbloom_ring_generation_core(const windowed *w, sbloom_core *out);
@@ -132,6 +153,9 @@ void sbloom_ring_spread(windowed *w, uint32_t slot, const sbloom_core *from);
 /* Every generation's keys gathered into generation `slot`, the others emptied (counts and starts
  * are the caller's). */
 void sbloom_ring_merge_into(windowed *w, uint32_t slot);
+/* The ages form's lines for n keys a window of G periods at p: every generation's share of
+ * entries, (G + 1) x n / G (windowed.c, "Ages"). */
+int sbloom_ring_ages_plan(uint64_t n, double p, uint32_t periods, sbloom_plan *plan);
 /* A ring's keys: its generations' counts. */
 uint64_t sbloom_ring_items(const windowed *w);
 /* The rings of a growing window (1 for a planned one), and ring k of them, oldest first. */
