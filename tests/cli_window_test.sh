@@ -31,8 +31,11 @@ check "day 10: the day-0 lines are still held" [ "$(dedup 2026-01-11 "$tmp/day0"
 check "day 15: new lines go through" [ "$(dedup 2026-01-16 "$tmp/day15" | wc -l)" -eq 500 ]
 check "day 29: the day-0 lines are still held" [ "$(dedup 2026-01-30 "$tmp/day0" | wc -l)" -eq 0 ]
 info=$(at 2026-01-16 info "$tmp/s.sbloom")
-check "info names the window" grep -q "forgets after 2592000 s: 3 periods of 864000 s" <<<"$info"
-check "info lists the generations" [ "$(grep -c '^  generation' <<<"$info")" -eq 4 ]
+# (a fingerprint window, the default where it is smaller, keeps the 30 days as 6 periods of 5)
+check "info names the window" grep -Eq "forgets after 2592000 s: (3 periods of 864000|6 periods of 432000) s" <<<"$info"
+gens=$(sed -n 's/.* \([0-9]*\) generations.*/\1/p' <<<"$info" | head -1)
+check "info lists the generations" [ -n "$gens" ] && [ "$(grep -c '^  generation' <<<"$info")" -eq "$gens" ]
+check "... a generation more than the periods" grep -Eq "3 periods.*, 4 generations|6 periods.*, 7 generations" <<<"$info"
 # day 41: the day-0 lines are past 30 days and one period: forgotten; the day-15 lines are
 # inside their window: held
 out=$(dedup 2026-02-11 "$tmp/day0" "$tmp/day15")
@@ -166,12 +169,22 @@ check "... a clock back by less than a quarter period is not" \
   silent at 2026-04-10 dedup --quiet --state "$ff" "$tmp/day15"
 
 # merge of windowed files saved in different periods: each brought to the clock, then merged
+# (Bloom windows: a fingerprint window's entries keep part of each key, and have no union)
 wa="$tmp/wa.sbloom" wb="$tmp/wb.sbloom"
-at 2026-05-01 build --quiet --forget-after 30d --expect 20k -o "$wa" "$tmp/day0"
-at 2026-05-15 build --quiet --forget-after 30d --expect 20k -o "$wb" "$tmp/day15"
+at 2026-05-01 build --quiet --forget-after 30d --expect 20k --layout bloom -o "$wa" "$tmp/day0"
+at 2026-05-15 build --quiet --forget-after 30d --expect 20k --layout bloom -o "$wb" "$tmp/day15"
 check "merge of windows saved in different periods: exit 0" at 2026-05-20 merge --quiet -o "$tmp/wm.sbloom" "$wa" "$wb"
 check "... the merge holds both" \
   [ "$(at 2026-05-21 query "$tmp/wm.sbloom" "$tmp/day0" "$tmp/day15" | wc -l)" -eq 2500 ]
+fa="$tmp/fa.sbloom" fb="$tmp/fb.sbloom"
+at 2026-05-01 build --quiet --forget-after 30d --expect 20k -o "$fa" "$tmp/day0"
+at 2026-05-15 build --quiet --forget-after 30d --expect 20k -o "$fb" "$tmp/day15"
+check "build --forget-after: a fingerprint window, smaller than the Bloom one" \
+  [ "$(stat -c %s "$fa")" -lt "$(stat -c %s "$wa")" ]
+err=$(at 2026-05-20 merge --quiet -o "$tmp/fm.sbloom" "$fa" "$fb" 2>&1); rc=$?
+check "merge of fingerprint windows: refused, saying why" [ "$rc" -ne 0 ] && grep -q "no union" <<<"$err"
+check "... and the windows answer as before" \
+  [ "$(at 2026-05-21 query "$fa" "$tmp/day0" | wc -l)" -eq 2000 ]
 
 # durations: a unit is required; a window of 3 periods of whole seconds; 100 years at most
 for bad in 30 1s 4s 36501d; do

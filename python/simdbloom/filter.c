@@ -165,13 +165,26 @@ static PyObject *Filter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 
 static PyObject *Filter_windowed(PyObject *cls, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"expected", "fpp", "periods", "period", "now", NULL};
-    PyObject *expected, *periods_arg, *period_arg, *now_arg = NULL;
+    static char *names[] = {"expected", "fpp", "periods", "period", "now", "layout", NULL};
+    PyObject *expected, *periods_arg, *period_arg, *now_arg = NULL, *layout_name = Py_None;
     unsigned long long n = 0, periods, period, now = 0;
     double fpp = 1e-6;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OdOO|O:windowed", names, &expected, &fpp,
-                                     &periods_arg, &period_arg, &now_arg))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OdOO|OO:windowed", names, &expected, &fpp,
+                                     &periods_arg, &period_arg, &now_arg, &layout_name))
         return NULL;
+    /* layout None: the smallest window of any family (a fingerprint window where it is
+     * smaller); "bloom": a ring of Bloom generations (threads, processes, union) */
+    int bloom = 0;
+    if (layout_name != Py_None) {
+        const char *text = PyUnicode_Check(layout_name) ? PyUnicode_AsUTF8(layout_name) : NULL;
+        if (!text || strcmp(text, "bloom") != 0) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_ValueError, "a window's layout is None or 'bloom', not %R",
+                             layout_name);
+            return NULL;
+        }
+        bloom = 1;
+    }
     if ((expected != Py_None && count_arg(expected, "expected", 1, UINT64_MAX, &n) < 0) ||
         fpp_arg(fpp) < 0 ||
         count_arg(periods_arg, "periods", 1, SBLOOM_WINDOW_MAX_PERIODS, &periods) < 0 ||
@@ -180,9 +193,15 @@ static PyObject *Filter_windowed(PyObject *cls, PyObject *args, PyObject *kwargs
         return NULL;
     sbloom_t *f = NULL;
     /* expected None: a window that grows from 1M keys, as Filter(None) does */
-    int rc = expected == Py_None
-                 ? sbloom_create_windowed_scalable(&f, 1000000, fpp, (uint32_t)periods, period, now)
-                 : sbloom_create_windowed(&f, n, fpp, (uint32_t)periods, period, now);
+    sbloom_opts opts = sbloom_opts_init();
+    opts.expected = expected == Py_None ? 0 : n;
+    opts.first = expected == Py_None ? 1000000 : 0;
+    opts.fpp = fpp;
+    opts.periods = (uint32_t)periods;
+    opts.period = period;
+    opts.now = now;
+    opts.flags = bloom ? 0 : SBLOOM_OPTS_ANY_FAMILY;
+    int rc = sbloom_create_opts(&f, &opts);
     if (rc != SBLOOM_OK)
         return raise_code(rc, NULL);
     return (PyObject *)wrap((PyTypeObject *)cls, f);
@@ -782,9 +801,12 @@ static PyMethodDef Filter_methods[] = {
      "(planned: a mapping cannot grow) and mapped for writing."},
     {"windowed", (PyCFunction)(void (*)(void))Filter_windowed,
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "Filter.windowed(expected, fpp, periods, period, now=0): 'seen in the last periods x period "
-     "time units?'; expected keys per window, at most expected / periods in any one period "
-     "(None: it grows as keys come, from 1M a window). Move its clock with advance(now)."},
+     "Filter.windowed(expected, fpp, periods, period, now=0, layout=None): 'seen in the last "
+     "periods x period time units?'; expected keys per window, at most expected / periods in "
+     "any one period (None: it grows as keys come, from 1M a window). Move its clock with "
+     "advance(now). layout None: a fingerprint window where it is smaller (one writer; finer "
+     "periods where period divides); 'bloom': a ring of Bloom generations (threads, processes, "
+     "union)."},
     {"from_bytes", (PyCFunction)Filter_from_bytes, METH_O | METH_CLASS,
      "Filter.from_bytes(data): a filter from to_bytes()'s bytes (every checksum verified)."},
     {"to_bytes", (PyCFunction)Filter_to_bytes, METH_NOARGS,

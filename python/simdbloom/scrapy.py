@@ -64,7 +64,7 @@ def _windowed(expected, fpp, forget_after):
     """A windowed filter forgetting after forget_after seconds: 3 periods of a third of it;
     without expected, one that grows as requests come."""
     period = max(1, -(-int(forget_after) // 3))
-    return Filter.windowed(expected or None, fpp, 3, period, int(time.time()))
+    return Filter.windowed(expected or None, fpp, 3, period, int(time.time()), layout="bloom")
 
 
 def _new_table(expected, fpp, forget_after):

@@ -139,6 +139,27 @@ def test_windowed_forgets():
     assert w["periods"] == 4 and w["period"] == 10 and len(w["generations"]) == 5
 
 
+def test_windowed_fingerprints_by_default_bloom_on_request():
+    ages = simdbloom.Filter.windowed(100_000, 1e-6, 3, 10, now=0)  # a fingerprint window
+    ring = simdbloom.Filter.windowed(100_000, 1e-6, 3, 10, now=0, layout="bloom")
+    assert ages.bytes < ring.bytes * 0.7
+    w = ages.window()
+    assert w["periods"] * w["period"] == 30 and len(w["generations"]) == w["periods"] + 1
+    assert ages.add_many(keys(20_000)) == ring.add_many(keys(20_000)) == 20_000
+    ages.advance(29)
+    assert ages.contains_many(keys(20_000)) == b"\x01" * 20_000
+    ages.advance(40)  # 10 after the window: forgotten
+    assert ages.contains_many(keys(20_000)).count(1) <= 2
+    back = simdbloom.Filter.from_bytes(ages.to_bytes())
+    assert back.window() == ages.window() and back.bytes == ages.bytes
+    with pytest.raises(ValueError):
+        simdbloom.Filter.windowed(100, 1e-6, 3, 10, layout="fp512-r19")
+    with pytest.raises(Exception):  # one writer: no concurrent mode
+        ages.set_concurrent(True)
+    ring.set_concurrent(True)
+    assert ring.concurrent
+
+
 def test_windowed_grows_without_expected():
     f = simdbloom.Filter.windowed(None, 1e-4, 3, 10, now=0)
     assert f.layout == "windowed"

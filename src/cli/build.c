@@ -29,8 +29,9 @@ static const char build_help[] =
     "               at 1%): lines can later be taken out with 'simdbloom remove'\n"
     "  --forget-after D  a windowed filter that forgets each line D after it was added (90m,\n"
     "               12h, 30d: 3 periods of D / 3 on the wall clock, as dedup's); --expect is then\n"
-    "               lines per window; without it the window grows as lines come (from 1M lines\n"
-    "               a window, doubling, the rate kept)\n"
+    "               lines per window (fingerprints with their period where smaller, Bloom\n"
+    "               generations with --layout bloom, which merge); without it the window grows\n"
+    "               as lines come (from 1M lines a window, doubling, the rate kept)\n"
     "  --strict     exit 3 (the file saved) when more distinct lines came than planned: the\n"
     "               overload warning as a status a script can test\n"
     "Exit status: 0 done, 1 error, 2 usage error, 3 done but overfull (--strict).\n"
@@ -124,14 +125,14 @@ int cmd_build(int argc, char **argv)
         return usage_error("build", "-o FILTER is missing");
     if (o.counting && layout_given(&o))
         return usage_error("build", "--layout does not apply to --counting (its layout is fixed)");
-    if (o.forget_after && (o.counting || layout_given(&o)))
+    if (o.forget_after && (o.counting || o.layout))
         return usage_error("build", "--forget-after makes a windowed filter: it takes no --layout "
-                                    "or --counting");
+                                    "but bloom (a ring of Bloom generations), nor --counting");
     if (o.counting)
         o.layout = SBLOOM_LAYOUT_COUNTING512;
     sbloom_t *filter;
     if (o.forget_after) {
-        if ((rc = create_windowed(&o, &filter)) != EXIT_OK)
+        if ((rc = create_windowed(&o, &filter, 1)) != EXIT_OK)
             return rc;
     } else if (!o.expect_given && (!layout_given(&o) || o.bloom_layout)) {
         /* no count given: a filter that grows, as dedup's */

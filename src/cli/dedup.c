@@ -54,7 +54,10 @@ static const char dedup_help_files[] =
     "                      wall clock: a line is forgotten between D and 4/3 D after it was\n"
     "                      first written, never before (D in seconds: a multiple of 3; 100\n"
     "                      years at most). --expect is then lines per window, at most a\n"
-    "                      third of them in one period (more warns); without it the window\n"
+    "                      third of them in one period: the window is then fingerprints with\n"
+    "                      their period where smaller (a burst far past the plan stops the\n"
+    "                      run), or with --layout bloom or --shared Bloom generations (more\n"
+    "                      warns); without it the window\n"
     "                      grows from 1M (not with --shared, --redis); with --state or\n"
     "                      --shared the file keeps the window and its clock: a file whose\n"
     "                      window is ahead of this clock by more than D / 12 (a clock once\n"
@@ -507,8 +510,9 @@ int cmd_dedup(int argc, char **argv)
         return usage_error("dedup", "--redis excludes --state and --shared");
     if (o.no_wait && !o.state && !o.shared)
         return usage_error("dedup", "--no-wait goes with --state or --shared");
-    if (o.forget_after && layout_given(&o) && !o.redis) /* (a fleet's generations take a layout) */
-        return usage_error("dedup", "--forget-after makes a windowed filter: it takes no --layout");
+    if (o.forget_after && o.layout && !o.redis) /* (a fleet's generations take a layout) */
+        return usage_error("dedup", "--forget-after makes a windowed filter: it takes no --layout "
+                                    "but bloom (a ring of Bloom generations, not fingerprints)");
 
     dedup_run run = {0};
     dedup_table table = {.ops = dedup_table_for(&o), .o = &o, .lock = -1};

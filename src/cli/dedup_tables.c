@@ -21,7 +21,7 @@
 static int create_for_dedup(const cli_options *o, sbloom_t **filter)
 {
     if (o->forget_after)
-        return create_windowed(o, filter);
+        return create_windowed(o, filter, 1);
     if (o->expect_given || (layout_given(o) && !o->bloom_layout))
         return create_planned(o, filter, 1);
     return create_growing(o, filter, DEDUP_FIRST_STAGE);
@@ -122,7 +122,7 @@ static int open_shared(const cli_options *o, int lock, sbloom_t **filter)
     if (access(o->shared, F_OK) != 0) {
         sbloom_t *made = NULL;
         /* (bit layouts: the workers share it in concurrent mode, which fingerprints lack) */
-        int rc = o->forget_after ? create_windowed(o, &made) : create_planned(o, &made, 0);
+        int rc = o->forget_after ? create_windowed(o, &made, 0) : create_planned(o, &made, 0);
         if (rc != EXIT_OK)
             return rc;
         int saved = sbloom_save(made, o->shared);

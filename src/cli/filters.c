@@ -100,14 +100,17 @@ uint64_t forget_period(const cli_options *o)
     return o->forget_after / FORGET_PERIODS + (o->forget_after % FORGET_PERIODS != 0);
 }
 
-int create_windowed(const cli_options *o, sbloom_t **out)
+int create_windowed(const cli_options *o, sbloom_t **out, int any_family)
 {
-    int rc = o->expect_given
-                 ? sbloom_create_windowed(out, o->expect, o->fpp, FORGET_PERIODS, forget_period(o),
-                                          wall_seconds())
-                 : sbloom_create_windowed_scalable(out, FORGET_FIRST_WINDOW, o->fpp, FORGET_PERIODS,
-                                                   forget_period(o), wall_seconds());
-    return planned_result(o, rc, "windowed filter");
+    sbloom_opts opts = sbloom_opts_init();
+    opts.expected = o->expect_given ? o->expect : 0;
+    opts.first = o->expect_given ? 0 : FORGET_FIRST_WINDOW;
+    opts.fpp = o->fpp;
+    opts.periods = FORGET_PERIODS;
+    opts.period = forget_period(o);
+    opts.now = wall_seconds();
+    opts.flags = any_family && !o->bloom_layout ? SBLOOM_OPTS_ANY_FAMILY : 0;
+    return planned_result(o, sbloom_create_opts(out, &opts), "windowed filter");
 }
 
 int check_forget_after(const cli_options *o, const char *path, const sbloom_t *f)
@@ -123,7 +126,9 @@ int check_forget_after(const cli_options *o, const char *path, const sbloom_t *f
                 (unsigned long long)o->forget_after);
         return EXIT_RUNTIME;
     }
-    if (w.periods == FORGET_PERIODS && w.period == forget_period(o))
+    /* (a fingerprint window keeps finer periods: 6 of half the period, say) */
+    if (w.periods % FORGET_PERIODS == 0 &&
+        w.period * (w.periods / FORGET_PERIODS) == forget_period(o))
         return EXIT_OK;
     fprintf(stderr,
             "simdbloom: %s forgets after %llu s (%u periods of %llu s); this run asks for %llu s "

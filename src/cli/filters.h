@@ -39,8 +39,9 @@ int create_growing(const cli_options *o, sbloom_t **out, uint64_t first);
 /* The period --forget-after D asks for: D / FORGET_PERIODS, rounded up. */
 uint64_t forget_period(const cli_options *o);
 /* A windowed filter for --forget-after (FORGET_PERIODS periods), its clock the wall clock:
- * planned for --expect lines a window, or without it growing from FORGET_FIRST_WINDOW. */
-int create_windowed(const cli_options *o, sbloom_t **out);
+ * planned for --expect lines a window (with any_family, and no --layout bloom, a fingerprint
+ * window where it is smaller), or without it growing from FORGET_FIRST_WINDOW. */
+int create_windowed(const cli_options *o, sbloom_t **out, int any_family);
 /* With --forget-after: EXIT_OK when the filter at path is windowed with the window the option
  * asks for, else a message naming both and EXIT_RUNTIME. EXIT_OK without the option. */
 int check_forget_after(const cli_options *o, const char *path, const sbloom_t *f);

@@ -48,19 +48,23 @@ static int info_one(const char *path)
     sbloom_get_stats(f, &st);
     int counting = sbloom_get_layout(f) == SBLOOM_LAYOUT_COUNTING512;
     int scalable = sbloom_get_layout(f) == SBLOOM_LAYOUT_SCALABLE;
-    int fingerprint = all_stages_fingerprint(f); /* (a scalable filter's stages too) */
     sbloom_window w = sbloom_window_init();
     int windowed = sbloom_get_window(f, &w) == SBLOOM_OK;
+    /* (a scalable filter's stages too; a window of no stages is one of fingerprint entries) */
+    int fingerprint = all_stages_fingerprint(f) || (windowed && sbloom_stages(f) == 0);
     char size[32];
     printf("%s:\n", path);
     /* a growing window: its windows (rings) alive, each of the generations; the newest takes keys
      */
-    uint32_t rings = windowed ? sbloom_stages(f) / w.generations : 0;
+    uint32_t rings = windowed ? sbloom_stages(f) / w.generations : 0; /* (0: ages, one) */
     if (windowed)
         printf("  layout            windowed (forgets after %llu s: %u periods of %llu s, %u "
                "generations%s)\n",
                (unsigned long long)(w.period * w.periods), w.periods, (unsigned long long)w.period,
-               w.generations, sbloom_is_growing(f) ? "; grows as lines come" : "");
+               w.generations,
+               sbloom_is_growing(f) ? "; grows as lines come"
+               : rings == 0         ? "; fingerprint entries, each with its period"
+                                    : "");
     if (windowed && sbloom_is_growing(f))
         printf("  windows           %u alive (the newest takes the lines; an older one answers "
                "until its lines are forgotten)\n",
@@ -104,12 +108,17 @@ static int info_one(const char *path)
                (unsigned long long)sbloom_planned_items(stage), sbloom_planned_fpp(stage));
     }
     for (uint32_t i = 0; windowed && i < w.generations; i++) {
-        const sbloom_t *g = sbloom_stage(f, (rings - 1) * w.generations + i); /* the newest's */
         char began[64] = "not yet in use";
         time_t start = (time_t)w.generation_start[i];
         struct tm tm;
         if (w.generation_start[i] != UINT64_MAX && gmtime_r(&start, &tm))
             strftime(began, sizeof began, "began %Y-%m-%d %H:%M:%S UTC", &tm);
+        if (rings == 0) { /* ages: the generations share the lines */
+            printf("  generation %-2u     %s, %llu items\n", i, began,
+                   (unsigned long long)w.generation_items[i]);
+            continue;
+        }
+        const sbloom_t *g = sbloom_stage(f, (rings - 1) * w.generations + i); /* the newest's */
         printf("  generation %-2u     %s, %s, %llu items, fill %.4f\n", i, began,
                human_bytes(sbloom_bytes(g), size, sizeof size),
                (unsigned long long)w.generation_items[i], generation_fill(g));

@@ -113,6 +113,17 @@ int warn_if_overloaded(const sbloom_t *filter, const char *what, const char *pat
 
 int report_full(const sbloom_t *filter, const char *command, const char *done)
 {
+    sbloom_window w = sbloom_window_init();
+    if (sbloom_get_window(filter, &w) == SBLOOM_OK) {
+        fprintf(stderr,
+                "simdbloom %s: the window is full: a fingerprint window planned for %llu keys a "
+                "window takes about a %u-th of them a period (%llu s) and a little more, then "
+                "refuses keys; %s. Plan for more (--expect), or use a Bloom window (--layout "
+                "bloom), whose rate rises past its plan instead.\n",
+                command, (unsigned long long)sbloom_planned_items(filter), w.periods,
+                (unsigned long long)w.period, done);
+        return EXIT_RUNTIME;
+    }
     fprintf(stderr,
             "simdbloom %s: the filter is full: %s, planned for %llu keys, holds %llu, and a key "
             "found no room (a fingerprint filter takes its plan and a little more, then refuses "
