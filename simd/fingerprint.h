@@ -965,6 +965,33 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
     return slots & ((UINT64_C(1) << count) - 1);
 }
 
+/* A window's batch loop (kernels.h's sbk_window_fn: groups the lines, lines the age's bits,
+ * target the age) over a per-key function PER_KEY(blocks, lines, a, age, key): the prefetch
+ * window of SBK_FP_DEFINE_LOOP, and a refused key's answer 2 as there. */
+#define SBK_FP_DEFINE_WINDOW_LOOP(LOOP, PER_KEY, WRITE)                                            \
+    static uint64_t LOOP(void *blocks, uint64_t nblocks, uint32_t a, uint32_t age,                 \
+                         const uint64_t *hashes, size_t n, uint8_t *results)                       \
+    {                                                                                              \
+        uint64_t count = 0, refused = 0, main = sbk_fp_main_lines(nblocks);                        \
+        const uint64_t bytes_ = nblocks * 64;                                                      \
+        size_t ahead = bytes_ < SBK_PREFETCH_MIN_BYTES ? 0 : sbk_prefetch_ahead(bytes_);           \
+        for (size_t j = 0; j < n; j++) {                                                           \
+            if (ahead && j + ahead < n) {                                                          \
+                uint64_t unused_;                                                                  \
+                __builtin_prefetch((const char *)blocks +                                          \
+                                       64 * sbk_mul_high(hashes[j + ahead], main, &unused_),       \
+                                   WRITE, 3);                                                      \
+            }                                                                                      \
+            int answer = PER_KEY(blocks, nblocks, a, age, hashes + j);                             \
+            refused |= (uint64_t)(answer >> 1);                                                    \
+            answer &= 1;                                                                           \
+            count += (uint64_t)answer;                                                             \
+            if (results)                                                                           \
+                results[j] = (uint8_t)answer;                                                      \
+        }                                                                                          \
+        return count | (refused ? SBK_FP_REFUSED : 0);                                             \
+    }
+
 #define SBK_FP_DEFINE_WINDOW_OPS(PREFIX, LINE, R, S, Q, MARK_BITS, HEAD_BYTES)                     \
     SBK_FP_COLD uint64_t *PREFIX##_spare_find_aged(const void *blocks, uint64_t main,              \
                                                    sbk_fp_spare_key s, unsigned a, int *slot)      \
@@ -992,8 +1019,9 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
     }                                                                                              \
     /* 1 if an entry holds the key's fingerprint, of any age */                                    \
     SBK_FP_INLINE int PREFIX##_window_held(const void *blocks, uint64_t nblocks, unsigned a,       \
-                                           const uint64_t *key)                                    \
+                                           uint32_t age, const uint64_t *key)                      \
     {                                                                                              \
+        (void)age;                                                                                 \
         const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
         uint64_t main = sbk_fp_main_lines(nblocks);                                                \
         sbk_fp_key k = sbk_fp_split(*key, main, g);                                                \
@@ -1045,51 +1073,8 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
         spills[k.line] = (uint8_t)(age + 1);                                                       \
         return 1;                                                                                  \
     }                                                                                              \
-    static uint64_t PREFIX##_window_insert(void *blocks, uint64_t nblocks, uint32_t a,             \
-                                           uint32_t age, const uint64_t *hashes, size_t n,         \
-                                           uint8_t *results)                                       \
-    {                                                                                              \
-        uint64_t count = 0, refused = 0, main = sbk_fp_main_lines(nblocks);                        \
-        const uint64_t bytes_ = nblocks * 64;                                                      \
-        size_t ahead = bytes_ < SBK_PREFETCH_MIN_BYTES ? 0 : sbk_prefetch_ahead(bytes_);           \
-        for (size_t j = 0; j < n; j++) {                                                           \
-            if (ahead && j + ahead < n) {                                                          \
-                uint64_t unused_;                                                                  \
-                __builtin_prefetch((const char *)blocks +                                          \
-                                       64 * sbk_mul_high(hashes[j + ahead], main, &unused_),       \
-                                   1, 3);                                                          \
-            }                                                                                      \
-            int answer = PREFIX##_window_add(blocks, nblocks, a, age, hashes + j);                 \
-            refused |= (uint64_t)(answer >> 1);                                                    \
-            answer &= 1;                                                                           \
-            count += (uint64_t)answer;                                                             \
-            if (results)                                                                           \
-                results[j] = (uint8_t)answer;                                                      \
-        }                                                                                          \
-        return count | (refused ? SBK_FP_REFUSED : 0);                                             \
-    }                                                                                              \
-    static uint64_t PREFIX##_window_contains(void *blocks, uint64_t nblocks, uint32_t a,           \
-                                             uint32_t age, const uint64_t *hashes, size_t n,       \
-                                             uint8_t *results)                                     \
-    {                                                                                              \
-        (void)age;                                                                                 \
-        uint64_t count = 0, main = sbk_fp_main_lines(nblocks);                                     \
-        const uint64_t bytes_ = nblocks * 64;                                                      \
-        size_t ahead = bytes_ < SBK_PREFETCH_MIN_BYTES ? 0 : sbk_prefetch_ahead(bytes_);           \
-        for (size_t j = 0; j < n; j++) {                                                           \
-            if (ahead && j + ahead < n) {                                                          \
-                uint64_t unused_;                                                                  \
-                __builtin_prefetch((const char *)blocks +                                          \
-                                       64 * sbk_mul_high(hashes[j + ahead], main, &unused_),       \
-                                   0, 3);                                                          \
-            }                                                                                      \
-            int answer = PREFIX##_window_held(blocks, nblocks, a, hashes + j);                     \
-            count += (uint64_t)answer;                                                             \
-            if (results)                                                                           \
-                results[j] = (uint8_t)answer;                                                      \
-        }                                                                                          \
-        return count;                                                                              \
-    }                                                                                              \
+    SBK_FP_DEFINE_WINDOW_LOOP(PREFIX##_window_insert, PREFIX##_window_add, 1)                      \
+    SBK_FP_DEFINE_WINDOW_LOOP(PREFIX##_window_contains, PREFIX##_window_held, 0)                   \
     /* Lines [from, to): each entry of age `age` dropped or retagged (sbk_fp_slots_of_age finds    \
      * them); drops go from the last slot down, so that the slots below keep their places and      \
      * their quotients (slot j's: the zeros before its one in the directory). */                   \
