@@ -1,6 +1,8 @@
 /*
  * simdbloom-bench-window-table [--keys N[,N...]] [--periods G] [--reps R] [--fpp P] [--load L]:
- * a design measurement for the windowed filter (docs/notes/window.md), not a form of the library.
+ * a design measurement for the windowed filter (docs/notes/window.md), not a form of the library:
+ * the prototype the library's fingerprint window (the ages form, src/modes/windowed.c) grew from,
+ * kept in experiments/ as it was measured.
  *
  * It times a prototype that is not in the library, a table of fingerprints with an age in each
  * entry, beside the library's windowed filter and the plain filter, all planned for N keys per
