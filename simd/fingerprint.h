@@ -891,10 +891,23 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
  *       [from, to), the entries of that age dropped (to_age SBK_FP_AGE_DROP: a main line whose
  *       last spill was of that age gets its mark back) or given to_age (its spill byte too)
  */
-/* The spill lines after `lines` main and spare lines: a byte for each main line. */
+/* The spill lines after `lines` main and spare lines: a byte for each main line, byte i of a
+ * 64-bit word holding line 8 x word + i's (bits 8i .. 8i+7, as the lines' bits are numbered, so
+ * that a file moves between hosts of either byte order). */
 SBK_FP_INLINE uint64_t sbk_fp_spill_lines(uint64_t lines)
 {
     return (sbk_fp_main_lines(lines) + 63) / 64;
+}
+
+SBK_FP_INLINE unsigned sbk_fp_spill(const uint64_t *spills, uint64_t line)
+{
+    return (unsigned)(spills[line / 8] >> (8 * (line % 8))) & 0xff;
+}
+
+SBK_FP_INLINE void sbk_fp_set_spill(uint64_t *spills, uint64_t line, unsigned value)
+{
+    unsigned at = 8 * (unsigned)(line % 8);
+    spills[line / 8] = (spills[line / 8] & ~(UINT64_C(0xff) << at)) | ((uint64_t)value << at);
 }
 /* Where a window's key (k.rem: fingerprint and age) lives in the spare: the plain key's place
  * for its fingerprint with the age bits 0, and the age in the spare remainder's low bits. */
@@ -1038,7 +1051,7 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
     SBK_FP_INLINE int PREFIX##_window_add(void *blocks, uint64_t nblocks, unsigned a,              \
                                           uint32_t age, const uint64_t *key)                       \
     {                                                                                              \
-        uint8_t *spills = (uint8_t *)blocks + 64 * nblocks;                                        \
+        uint64_t *spills = (uint64_t *)blocks + 8 * nblocks;                                       \
         const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
         uint64_t main = sbk_fp_main_lines(nblocks), spare = nblocks - main;                        \
         sbk_fp_key k = sbk_fp_split(*key, main, g);                                                \
@@ -1061,7 +1074,7 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
             if (PREFIX##_spare_put_aged(blocks, main, spare, k, a) < 0)                            \
                 return 2;                                                                          \
             sbk_fp_lower_mark(w, g, k.q);                                                          \
-            spills[k.line] = (uint8_t)(age + 1);                                                   \
+            sbk_fp_set_spill(spills, k.line, age + 1);                                             \
             return 1;                                                                              \
         }                                                                                          \
         sbk_fp_key out = {k.line, last, LINE##_slot(w, g, (S)-1)};                                 \
@@ -1070,7 +1083,7 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
         LINE##_drop(w, g, last, (S)-1);                                                            \
         LINE##_put(w, g, k.q, k.rem);                                                              \
         sbk_fp_lower_mark(w, g, last);                                                             \
-        spills[k.line] = (uint8_t)(age + 1);                                                       \
+        sbk_fp_set_spill(spills, k.line, age + 1);                                                 \
         return 1;                                                                                  \
     }                                                                                              \
     SBK_FP_DEFINE_WINDOW_LOOP(PREFIX##_window_insert, PREFIX##_window_add, 1)                      \
@@ -1084,13 +1097,13 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
         const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
         const unsigned e = sbk_fp_extra_bits(g);                                                   \
         const uint64_t main = sbk_fp_main_lines(lines);                                            \
-        uint8_t *spills = (uint8_t *)blocks + 64 * lines;                                          \
+        uint64_t *spills = (uint64_t *)blocks + 8 * lines;                                         \
         sbk_fp_age_scan scan;                                                                      \
         sbk_fp_age_scan_init(&scan, g, a, age);                                                    \
         for (uint64_t line = from; line < to; line++) {                                            \
             uint64_t *w = PREFIX##_line(blocks, line);                                             \
-            if (line < main && spills[line] == age + 1) { /* its spilled keys: all of this age */  \
-                spills[line] = to_age == SBK_FP_AGE_DROP ? 0 : (uint8_t)(to_age + 1);              \
+            if (line < main && sbk_fp_spill(spills, line) == age + 1) { /* its spilled keys */     \
+                sbk_fp_set_spill(spills, line, to_age == SBK_FP_AGE_DROP ? 0 : to_age + 1);        \
                 if (to_age == SBK_FP_AGE_DROP)                                                     \
                     sbk_fp_set_bits(w, g.q + g.s, g.mark_bits, 0); /* the mark back to Q */        \
             }                                                                                      \
