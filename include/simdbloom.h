@@ -251,7 +251,9 @@ typedef struct sbloom sbloom_t; /* opaque */
  * flags SBLOOM_OPTS_CONCURRENT: in concurrent mode from the start (sbloom_set_concurrent);
  * SBLOOM_OPTS_ANY_FAMILY: with `expected` and no layout, the smallest of every family
  * (sbloom_plan_any: a fingerprint layout where it is smaller) instead of the smallest bit layout;
- * for a filter that grows, stages of every family (sbloom_create_scalable says how).
+ * for a filter that grows, stages of every family (sbloom_create_scalable says how); for a
+ * window planned for `expected` keys, a fingerprint window (entries with their period, one
+ * writer) where it is smaller, unless SBLOOM_OPTS_CONCURRENT asks for many writers.
  * Contradictory options (bytes and expected, a window in caller memory) are SBLOOM_E_INVALID.
  * The constructors below are this call with their arguments as options. */
 #define SBLOOM_OPTS_CONCURRENT 1u

@@ -734,6 +734,20 @@ static void fingerprint_window(double p)
         CHECK(reported > 3000 && reported < 30000 && held == reported);
         sbloom_free(full);
     }
+    /* asked for many writers as well, the options give a Bloom window */
+    {
+        sbloom_opts o = sbloom_opts_init();
+        o.expected = 3000;
+        o.fpp = p;
+        o.periods = 3;
+        o.period = 60;
+        o.now = 12345;
+        o.flags = SBLOOM_OPTS_ANY_FAMILY | SBLOOM_OPTS_CONCURRENT;
+        sbloom_t *many = NULL;
+        CHECK(sbloom_create_opts(&many, &o) == SBLOOM_OK && sbloom_is_concurrent(many) == 1 &&
+              sbloom_stages(many) == 4 && sbloom_bytes(many) == sbloom_bytes(bloom));
+        sbloom_free(many);
+    }
     /* what it refuses */
     sbloom_t *folded = NULL;
     CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_E_LAYOUT && sbloom_is_concurrent(f) == 0);

@@ -78,7 +78,9 @@ static int window(sbloom_t **out, const sbloom_opts *o, double p)
         return SBLOOM_E_INVALID;
     if (o->expected)
         return sbloom_windowed_new(out, o->expected, p, periods, period, o->now,
-                                   (o->flags & SBLOOM_OPTS_ANY_FAMILY) != 0);
+                                   /* (a fingerprint window takes one writer) */
+                                   (o->flags & SBLOOM_OPTS_ANY_FAMILY) &&
+                                       !(o->flags & SBLOOM_OPTS_CONCURRENT));
     return sbloom_windowed_new_growing(out, o->first ? o->first : DEFAULT_FIRST, p, periods, period,
                                        o->now);
 }
