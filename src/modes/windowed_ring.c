@@ -125,9 +125,11 @@ int sbloom_ring_make_lines(windowed *w, uint64_t ngroups, sbloom_layout layout)
 {
     int ages = sbloom_layout_is_fingerprint(layout);
     uint32_t per_group = layout == SBLOOM_LAYOUT_COUNTING512 || ages ? 1 : w->ngens;
-    if (ngroups > UINT32_MAX || ngroups > SBLOOM_MAX_BYTES / 64 / per_group / 2)
+    if (ngroups > UINT32_MAX || ngroups > SBLOOM_MAX_BYTES / 64 / per_group)
         return SBLOOM_E_TOO_LARGE;
     uint64_t spill = ages ? sbloom_core_fp_spill_lines(ngroups) : 0; /* (ages: after the lines) */
+    if (ngroups * per_group + spill > SBLOOM_MAX_BYTES / 64)
+        return SBLOOM_E_TOO_LARGE;
     int rc =
         sbloom_core_init(&w->lines, (ngroups * per_group + spill) * 64, layout, SBLOOM_OWNER_HEAP);
     if (rc != SBLOOM_OK)
