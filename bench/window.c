@@ -1,6 +1,6 @@
 /*
  * simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] [--fpp P] [--concurrent]
- * [--any-family]:
+ * [--any-family] [--repeat F]:
  * the windowed filter against the plain one, side by side in one run (issue 29's speed and
  * memory figures); with --concurrent both in concurrent mode (sbloom_set_concurrent), one
  * thread: what the exactly-once path costs (SIMDBLOOM_NO_RTM=1 for the locked path); with
@@ -15,7 +15,10 @@
  *     the periods (its rotations are in the time);
  *   - lookups of N absent keys in the filters those adds left;
  *   - a rotation alone (sbloom_advance by one period, which empties the generation it reuses), in
- *     milliseconds: the pause an add meets once a period (its share of the test-and-add above).
+ *     milliseconds: the pause an add meets once a period (its share of the test-and-add above);
+ *   - with --repeat F, the windowed filter's test-and-add again, in its steady state, of N keys
+ *     of which a share F repeat one of the stream's last N / G keys (still in the window: a
+ *     crawl's stream is mostly repeats) and the rest are fresh; its ratio to the fresh keys'.
  * It prints ns a key, the windowed / plain ratios, the rotation and the memory ratio. Pre-hashed
  * 64-bit keys, batches of 4,096 (what the CLI's dedup hands the library).
  */
@@ -30,8 +33,24 @@
 
 #define BATCH 4096
 
-static int concurrent; /* --concurrent */
-static int any_family; /* --any-family */
+static int concurrent;      /* --concurrent */
+static int any_family;      /* --any-family */
+static double repeat_share; /* --repeat */
+
+/* keys[0, n) fresh from `seed`, but each with probability `share` a repeat of one of the n / G
+ * keys before it (any of them where fewer come before). */
+static void fill_with_repeats(uint64_t *keys, size_t n, uint64_t seed, double share, uint32_t g)
+{
+    uint64_t state = seed ^ UINT64_C(0x5eed5eed), span = n / g ? n / g : 1;
+    const uint64_t threshold = (uint64_t)(share * 18446744073709551615.0);
+    fill_keys(keys, n, seed);
+    for (size_t i = 1; i < n; i++) {
+        if (mix(&state) >= threshold)
+            continue;
+        uint64_t back = 1 + mix(&state) % (i < span ? i : span);
+        keys[i] = keys[i - back];
+    }
+}
 
 /* Test-and-add of keys[0, n) in batches; for a windowed filter, `periods` equal shares with the
  * clock moved one period before each (starting at period `first`). Returns seconds. */
@@ -63,14 +82,17 @@ static double look_up(sbloom_t *f, const uint64_t *keys, size_t n, uint8_t *resu
 
 static void usage(FILE *to)
 {
-    fprintf(to,
-            "usage: simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] "
-            "[--fpp P] [--concurrent] [--any-family]\n"
-            "  the windowed filter's test-and-add and lookups against a plain filter planned "
-            "for\n  the window's keys, alternated in one run (defaults: --keys 1000000,"
-            "100000000\n  --periods 3 --reps 5 --fpp 0.01); --concurrent: both filters in "
-            "concurrent mode;\n  --any-family: both with SBLOOM_OPTS_ANY_FAMILY (the fingerprint "
-            "window);\n  'rotate ms': one sbloom_advance by a period, alone\n");
+    fprintf(
+        to,
+        "usage: simdbloom-bench-window [--keys N[,N...]] [--periods G] [--reps R] "
+        "[--fpp P] [--concurrent] [--any-family] [--repeat F]\n"
+        "  the windowed filter's test-and-add and lookups against a plain filter planned "
+        "for\n  the window's keys, alternated in one run (defaults: --keys 1000000,"
+        "100000000\n  --periods 3 --reps 5 --fpp 0.01); --concurrent: both filters in "
+        "concurrent mode;\n  --any-family: both with SBLOOM_OPTS_ANY_FAMILY (the fingerprint "
+        "window);\n  --repeat F: also the window's test-and-add of a stream whose share F repeats "
+        "keys\n  of its last N / G ('w.rep', and its ratio to 'w.add');\n"
+        "  'rotate ms': one sbloom_advance by a period, alone\n");
 }
 
 static int run_size(uint64_t n, uint32_t periods, int reps, double p)
@@ -98,7 +120,7 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
         return 1;
     }
     fill_keys(absent, n, 0xAB5E47 + n);
-    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}}, rotation = 1e30;
+    double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}}, rotation = 1e30, repeats = 1e30;
     uint64_t clock = 0;
     for (int rep = 0; rep < reps; rep++) {
         /* the windowed filter's steady state: one window of other keys behind it */
@@ -117,6 +139,13 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
             t = now() - t;
             rotation = t < rotation ? t : rotation;
         }
+        if (repeat_share > 0) { /* the steady state again, half (or F) of the keys repeats */
+            fill_with_repeats(fresh, n, 1000 * (uint64_t)rep + 3, repeat_share, kept.periods);
+            t = add_keys(window, fresh, n, results, kept.periods, clock, kept.period);
+            clock += kept.periods;
+            repeats = t < repeats ? t : repeats;
+            fill_keys(fresh, n, 1000 * (uint64_t)rep + 2); /* the plain filter's: fresh */
+        }
 
         sbloom_clear(plain);
         t = add_keys(plain, fresh, n, results, 1, 0, 1);
@@ -129,6 +158,9 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
            (unsigned long long)n, sbloom_isa(), best[0][0] * ns, best[1][0] * ns,
            best[1][0] / best[0][0], best[0][1] * ns, best[1][1] * ns, best[1][1] / best[0][1],
            rotation * 1e3, (double)sbloom_bytes(window) / (double)sbloom_bytes(plain));
+    if (repeat_share > 0)
+        printf("%11s  w.rep %6.2f ns a key with %.0f%% repeats: %5.2fx w.add\n", "", repeats * ns,
+               100 * repeat_share, repeats / best[1][0]);
     fflush(stdout);
     sbloom_free(plain);
     sbloom_free(window);
@@ -169,13 +201,16 @@ int main(int argc, char **argv)
             reps = atoi(value);
         else if (!strcmp(arg, "--fpp"))
             p = strtod(value, NULL);
+        else if (!strcmp(arg, "--repeat"))
+            repeat_share = strtod(value, NULL);
         else {
             usage(stderr);
             return 2;
         }
         i++;
     }
-    if (periods < 1 || periods > 15 || reps < 1 || !(p > 0 && p < 1)) {
+    if (periods < 1 || periods > 15 || reps < 1 || !(p > 0 && p < 1) ||
+        !(repeat_share >= 0 && repeat_share < 1)) {
         usage(stderr);
         return 2;
     }
