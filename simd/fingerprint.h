@@ -361,6 +361,28 @@ SBK_FP_INLINE void sbk_fp_ref_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsign
     sbk_fp_ref_set_bit(w, g.q + count - 1, 0);
 }
 
+/* The quotient of slot i: the zeros in the directory before its 1, the i-th. */
+SBK_FP_INLINE unsigned sbk_fp_ref_quotient_of(const uint64_t *w, sbk_fp_geo g, unsigned i)
+{
+    unsigned ones = 0, zeros = 0;
+    for (unsigned b = 0; b < g.q + g.s; b++) {
+        if (!sbk_fp_ref_bit(w, b))
+            zeros++;
+        else if (ones++ == i)
+            break;
+    }
+    return zeros;
+}
+
+/* Takes out every slot in `slots` (bit i: slot i), the highest first, so that the slots below
+ * keep their places and their quotients. */
+SBK_FP_INLINE void sbk_fp_ref_drop_slots(uint64_t *w, sbk_fp_geo g, uint64_t slots)
+{
+    for (unsigned i = 64; i-- > 0;)
+        if (slots >> i & 1)
+            sbk_fp_ref_drop(w, g, sbk_fp_ref_quotient_of(w, g, i), i);
+}
+
 /* The quotient of the last slot of a full line: the zeros before its directory bit, the
  * highest 1. */
 SBK_FP_INLINE unsigned sbk_fp_ref_last_quotient(const uint64_t *w, sbk_fp_geo g)
@@ -535,6 +557,110 @@ SBK_FP_INLINE void sbk_fp_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i
     sbk_u128 low = ((sbk_u128)1 << at) - 1;
     d = (d & low) | ((d >> 1) & ~low);
     sbk_fp_set_directory(w, g, d);
+}
+
+/* pext and pdep: BMI2's where the CPU has it, else a bit at a time (the forms without BMI2 only
+ * call them where that is cheap enough: SBK_FP_COMPACTS). */
+#if defined(__BMI2__)
+#define SBK_FP_COMPACTS 1
+SBK_FP_INLINE uint64_t sbk_fp_pext(uint64_t x, uint64_t mask)
+{
+    return __builtin_ia32_pext_di(x, mask);
+}
+SBK_FP_INLINE uint64_t sbk_fp_pdep(uint64_t x, uint64_t mask)
+{
+    return __builtin_ia32_pdep_di(x, mask);
+}
+#else
+#define SBK_FP_COMPACTS 0
+SBK_FP_INLINE uint64_t sbk_fp_pext(uint64_t x, uint64_t mask)
+{
+    uint64_t out = 0, bit = 1;
+    for (; mask; mask &= mask - 1, bit <<= 1)
+        out |= x & mask & -mask ? bit : 0;
+    return out;
+}
+SBK_FP_INLINE uint64_t sbk_fp_pdep(uint64_t x, uint64_t mask)
+{
+    uint64_t out = 0;
+    for (; mask; mask &= mask - 1, x >>= 1)
+        out |= x & 1 ? mask & -mask : 0;
+    return out;
+}
+#endif
+
+/* 64 bits of a line from bit `at` (0s past its bit 511). */
+SBK_FP_INLINE uint64_t sbk_fp_word_at(const uint64_t *w, unsigned at)
+{
+    unsigned i = at / 64, o = at % 64;
+    uint64_t v = w[i] >> o;
+    if (o && i < 7)
+        v |= w[i + 1] << (64 - o);
+    return v;
+}
+
+/* len (1 .. 64) bits of v to a line from bit `at` (at + len <= 512). */
+SBK_FP_INLINE void sbk_fp_set_word_at(uint64_t *w, unsigned at, unsigned len, uint64_t v)
+{
+    unsigned i = at / 64, o = at % 64;
+    uint64_t mask = len == 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1;
+    v &= mask;
+    w[i] = (w[i] & ~(mask << o)) | (v << o);
+    if (o && o + len > 64)
+        w[i + 1] = (w[i + 1] & ~(mask >> (64 - o))) | (v >> (64 - o));
+}
+
+/* Region [at, at + len) of a line (len <= 384): the bits whose bit in keep is 1 (region bit i:
+ * bit i % 64 of keep[i / 64], none set past len) move down in order to the region's start; the
+ * rest of the region becomes 0. One pext a 64 bits. */
+SBK_FP_INLINE void sbk_fp_squeeze(uint64_t *w, unsigned at, unsigned len, const uint64_t *keep)
+{
+    uint64_t out[7] = {0};
+    unsigned filled = 0, chunks = (len + 63) / 64;
+    for (unsigned c = 0; c < chunks; c++) {
+        uint64_t kept = sbk_fp_pext(sbk_fp_word_at(w, at + 64 * c), keep[c]);
+        unsigned o = filled % 64;
+        out[filled / 64] |= kept << o;
+        if (o)
+            out[filled / 64 + 1] |= kept >> (64 - o);
+        filled += (unsigned)__builtin_popcountll(keep[c]);
+    }
+    for (unsigned c = 0; c < chunks; c++)
+        sbk_fp_set_word_at(w, at + 64 * c, len - 64 * c < 64 ? len - 64 * c : 64, out[c]);
+}
+
+/* Bits [0, len) set, as words (len <= 384). */
+SBK_FP_INLINE void sbk_fp_ones(uint64_t *mask, unsigned len)
+{
+    for (unsigned c = 0; c < 6; c++)
+        mask[c] = len >= 64 * (c + 1) ? ~UINT64_C(0)
+                  : len > 64 * c      ? (UINT64_C(1) << (len - 64 * c)) - 1
+                                      : 0;
+}
+
+/* Takes out every slot in `slots` (bit i: slot i, each below the line's count) in one pass: the
+ * same line as sbk_fp_ref_drop_slots, which takes them one by one. Each of the three regions is
+ * squeezed once: the directory without the slots' ones (pdep puts slot i's bit on the i-th 1),
+ * the main bytes without their bytes, the extras without their fields. A window's rotation
+ * takes out about one slot in G + 1 of every line, where dropping them one by one moved the
+ * line's bytes once a slot. */
+SBK_FP_INLINE void sbk_fp_compact(uint64_t *w, sbk_fp_geo g, uint64_t slots)
+{
+    unsigned e = sbk_fp_extra_bits(g), dir = g.q + g.s;
+    uint64_t keep[7] = {0};
+    sbk_fp_ones(keep, dir);
+    uint64_t low = w[0] & keep[0], high = w[1] & keep[1];
+    keep[0] &= ~sbk_fp_pdep(slots, low);
+    keep[1] &= ~sbk_fp_pdep(slots >> __builtin_popcountll(low), high);
+    sbk_fp_squeeze(w, 0, dir, keep);
+    sbk_fp_ones(keep, 8 * g.s); /* a byte a slot: slots 8c .. 8c + 7 in word c */
+    for (unsigned c = 0; 8 * c < g.s; c++)
+        keep[c] &= ~(sbk_fp_pdep(slots >> (8 * c), UINT64_C(0x0101010101010101)) * 0xff);
+    sbk_fp_squeeze(w, sbk_fp_main_at(g), 8 * g.s, keep);
+    sbk_fp_ones(keep, e * g.s);
+    for (uint64_t rest = slots; rest; rest &= rest - 1)
+        sbk_fp_set_bits(keep, e * (unsigned)__builtin_ctzll(rest), e, 0);
+    sbk_fp_squeeze(w, sbk_fp_extra_at(g), e * g.s, keep);
 }
 
 SBK_FP_INLINE unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
@@ -755,6 +881,21 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
     SBK_FP_INLINE void LINE##_drop(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)              \
     {                                                                                              \
         DROP(w, g, q, i);                                                                          \
+    }                                                                                              \
+    /* the slots in `slots` taken out: in one pass with BMI2 in lines of more than 24 slots (a     \
+     * rotation drops ~4-8 slots of a line there; in the smaller lines ~2, where one pass measured \
+     * no faster than the vector drops, docs/notes/window.md), else one by one */                  \
+    SBK_FP_INLINE void LINE##_drop_slots(uint64_t *w, sbk_fp_geo g, uint64_t slots)                \
+    {                                                                                              \
+        if (SBK_FP_COMPACTS && g.s > 24) {                                                         \
+            sbk_fp_compact(w, g, slots);                                                           \
+            return;                                                                                \
+        }                                                                                          \
+        while (slots) { /* the highest first: the slots below keep their places */                 \
+            unsigned j = 63 - (unsigned)__builtin_clzll(slots);                                    \
+            slots &= ~(UINT64_C(1) << j);                                                          \
+            DROP(w, g, sbk_fp_quotient_of(sbk_fp_directory(w, g), g, j), j);                       \
+        }                                                                                          \
     }                                                                                              \
     SBK_FP_INLINE unsigned LINE##_last_quotient(const uint64_t *w, sbk_fp_geo g)                   \
     {                                                                                              \
@@ -1088,9 +1229,8 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
     }                                                                                              \
     SBK_FP_DEFINE_WINDOW_LOOP(PREFIX##_window_insert, PREFIX##_window_add, 1)                      \
     SBK_FP_DEFINE_WINDOW_LOOP(PREFIX##_window_contains, PREFIX##_window_held, 0)                   \
-    /* Lines [from, to): each entry of age `age` dropped or retagged (sbk_fp_slots_of_age finds    \
-     * them); drops go from the last slot down, so that the slots below keep their places and      \
-     * their quotients (slot j's: the zeros before its one in the directory). */                   \
+    /* Lines [from, to): each entry of age `age` dropped (a line's at once: LINE##_drop_slots) or  \
+     * retagged; sbk_fp_slots_of_age finds them */                                                 \
     static void PREFIX##_window_age(void *blocks, uint64_t lines, uint64_t from, uint64_t to,      \
                                     uint32_t a, uint32_t age, uint32_t to_age)                     \
     {                                                                                              \
@@ -1108,14 +1248,14 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
                     sbk_fp_set_bits(w, g.q + g.s, g.mark_bits, 0); /* the mark back to Q */        \
             }                                                                                      \
             uint64_t old = sbk_fp_slots_of_age(&scan, w, g, sbk_fp_count(w, g));                   \
-            while (old) {                                                                          \
-                unsigned j = 63 - (unsigned)__builtin_clzll(old);                                  \
-                old &= ~(UINT64_C(1) << j);                                                        \
-                if (to_age == SBK_FP_AGE_DROP)                                                     \
-                    LINE##_drop(w, g, sbk_fp_quotient_of(sbk_fp_directory(w, g), g, j), j);        \
-                else                                                                               \
-                    sbk_fp_set_bits(w, sbk_fp_extra_at(g) + e * j, a, to_age);                     \
+            if (to_age == SBK_FP_AGE_DROP) {                                                       \
+                if (old)                                                                           \
+                    LINE##_drop_slots(w, g, old);                                                  \
+                continue;                                                                          \
             }                                                                                      \
+            for (; old; old &= old - 1)                                                            \
+                sbk_fp_set_bits(w, sbk_fp_extra_at(g) + e * (unsigned)__builtin_ctzll(old), a,     \
+                                to_age);                                                           \
         }                                                                                          \
     }
 
