@@ -166,6 +166,24 @@ static inline int k16_insert(void *blocks, uint64_t nblocks, const uint64_t *key
     return insert_halves(blocks, nblocks, *key, lo, hi);
 }
 
+/* The insert of a key no other line of its window group holds (SBK_DEFINE_LINES_PER_KEY): the
+ * mask emptied when `held`, so that a held key stores nothing new, without a branch. */
+static inline int k8_insert_unless(void *blocks, uint64_t nblocks, const uint64_t *key, int held)
+{
+    __m256i lo, hi, keep = _mm256_set1_epi64x((long long)held - 1);
+    k8_masks(key, &lo, &hi);
+    return insert_halves(blocks, nblocks, *key, _mm256_and_si256(lo, keep),
+                         _mm256_and_si256(hi, keep));
+}
+
+static inline int k16_insert_unless(void *blocks, uint64_t nblocks, const uint64_t *key, int held)
+{
+    __m256i lo, hi, keep = _mm256_set1_epi64x((long long)held - 1);
+    k16_masks(key, &lo, &hi);
+    return insert_halves(blocks, nblocks, *key, _mm256_and_si256(lo, keep),
+                         _mm256_and_si256(hi, keep));
+}
+
 /* The masks as the block's bytes, for the concurrent mode's portable forms (kernel_loops.h). */
 static inline void parquet_mask_words(const uint64_t *key, uint64_t *words)
 {
@@ -306,7 +324,8 @@ static inline int counting_window_held(const void *blocks, uint64_t groups, uint
     return slots_common(block, shift) != 0;
 }
 
-/* The target's bit ORed into the key's slots, stored only when no generation held the key. */
+/* The target's bit ORed into the key's slots when no generation held the key (stored either way,
+ * unchanged when held: no branch on whether the key is new, as in avx512.c). */
 static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t lines,
                                       uint32_t target, const uint64_t *key)
 {
@@ -315,12 +334,11 @@ static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t li
     counting_shifts(key, shift);
     __m256i *p = block512(blocks, groups, *key);
     __m256i block[2] = {_mm256_load_si256(p), _mm256_load_si256(p + 1)};
-    if (slots_common(block, shift) != 0)
-        return 0;
-    __m256i bit = _mm256_set1_epi64x((long long)1 << target);
+    uint64_t is_new = slots_common(block, shift) == 0;
+    __m256i bit = _mm256_set1_epi64x((long long)(is_new << target));
     for (int h = 0; h < 2; h++)
         _mm256_store_si256(p + h, _mm256_or_si256(block[h], _mm256_sllv_epi64(bit, shift[h])));
-    return 1;
+    return (int)is_new;
 }
 
 SBK_DEFINE_WINDOW_KERNELS(counting, 1)

@@ -101,6 +101,18 @@ static inline __mmask16 missing(__m512i block, __m512i mask)
          * so its cache line stays clean and need not be written back to memory. */                \
         _mm512_mask_store_epi32(p, lacking, _mm512_or_si512(block, mask));                         \
         return lacking != 0;                                                                       \
+    }                                                                                              \
+    /* the insert of a key no other line of its window group holds (SBK_DEFINE_LINES_PER_KEY):     \
+     * no lane written when `held`, without a branch */                                            \
+    static inline int NAME##_insert_unless(void *blocks, uint64_t nblocks, const uint64_t *key,    \
+                                           int held)                                               \
+    {                                                                                              \
+        __m512i mask = NAME##_mask(key);                                                           \
+        __m512i *p = block512(blocks, nblocks, *key);                                              \
+        __m512i block = _mm512_load_si512(p);                                                      \
+        __mmask16 lacking = missing(block, mask) & (__mmask16)(held - 1);                          \
+        _mm512_mask_store_epi32(p, lacking, _mm512_or_si512(block, mask));                         \
+        return lacking != 0;                                                                       \
     }
 
 BLOCK512_PER_KEY(k8)
@@ -231,7 +243,9 @@ static inline int counting_window_held(const void *blocks, uint64_t groups, uint
     return slots_common(block, counting_shifts(key)) != 0;
 }
 
-/* The target's bit ORed into the key's slots, stored only when no generation held the key. */
+/* The target's bit ORed into the key's slots when no generation held the key (the line stored
+ * either way, unchanged when held: no branch on whether the key is new, which a stream of
+ * repeats and new keys mixed would mispredict). */
 static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t lines,
                                       uint32_t target, const uint64_t *key)
 {
@@ -239,11 +253,10 @@ static inline int counting_window_add(void *blocks, uint64_t groups, uint32_t li
     __m512i shifts = counting_shifts(key);
     __m512i *p = block512(blocks, groups, *key);
     __m512i block = _mm512_load_si512(p);
-    if (slots_common(block, shifts) != 0)
-        return 0;
-    __m512i bits = _mm512_sllv_epi64(_mm512_set1_epi64((long long)1 << target), shifts);
+    uint64_t is_new = slots_common(block, shifts) == 0;
+    __m512i bits = _mm512_sllv_epi64(_mm512_set1_epi64((long long)(is_new << target)), shifts);
     _mm512_store_si512(p, _mm512_or_si512(block, bits));
-    return 1;
+    return (int)is_new;
 }
 
 SBK_DEFINE_WINDOW_KERNELS(counting, 1)
