@@ -912,35 +912,40 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
  * insert loop's per-key answer 2 (refused) counts as absent-and-not-added: results[j] = 0 and
  * SBK_FP_REFUSED is added to the returned count.
  */
+/* The body of a batch loop over `blocks`, nblocks, hashes[0, n), results: CALL is key j's
+ * per-key call, its answer 0, 1 or 2. */
+#define SBK_FP_LOOP_BODY(CALL, WRITE)                                                              \
+    uint64_t count = 0, refused = 0, main = sbk_fp_main_lines(nblocks);                            \
+    const uint64_t bytes_ = nblocks * 64;                                                          \
+    size_t ahead = bytes_ < SBK_PREFETCH_MIN_BYTES ? 8 : sbk_prefetch_ahead(bytes_);               \
+    if (n <= ahead)                                                                                \
+        ahead = 0;                                                                                 \
+    for (size_t k = 0; k < ahead; k++) {                                                           \
+        uint64_t unused_;                                                                          \
+        __builtin_prefetch((const char *)blocks + 64 * sbk_mul_high(hashes[k], main, &unused_),    \
+                           WRITE, 3);                                                              \
+    }                                                                                              \
+    for (size_t j = 0; j < n; j++) {                                                               \
+        if (ahead && j + ahead < n) {                                                              \
+            uint64_t unused_;                                                                      \
+            __builtin_prefetch((const char *)blocks +                                              \
+                                   64 * sbk_mul_high(hashes[j + ahead], main, &unused_),           \
+                               WRITE, 3);                                                          \
+        }                                                                                          \
+        int answer = CALL;                                                                         \
+        refused |= (uint64_t)(answer >> 1);                                                        \
+        answer &= 1;                                                                               \
+        count += (uint64_t)answer;                                                                 \
+        if (results)                                                                               \
+            results[j] = (uint8_t)answer;                                                          \
+    }                                                                                              \
+    return count | (refused ? SBK_FP_REFUSED : 0);
+
 #define SBK_FP_DEFINE_LOOP(LOOP, PER_KEY, BLOCKS, WRITE)                                           \
     static uint64_t LOOP(BLOCKS blocks, uint64_t nblocks, const uint64_t *hashes, size_t n,        \
                          uint8_t *results)                                                         \
     {                                                                                              \
-        uint64_t count = 0, refused = 0, main = sbk_fp_main_lines(nblocks);                        \
-        const uint64_t bytes_ = nblocks * 64;                                                      \
-        size_t ahead = bytes_ < SBK_PREFETCH_MIN_BYTES ? 8 : sbk_prefetch_ahead(bytes_);           \
-        if (n <= ahead)                                                                            \
-            ahead = 0;                                                                             \
-        for (size_t k = 0; k < ahead; k++) {                                                       \
-            uint64_t unused_;                                                                      \
-            __builtin_prefetch(                                                                    \
-                (const char *)blocks + 64 * sbk_mul_high(hashes[k], main, &unused_), WRITE, 3);    \
-        }                                                                                          \
-        for (size_t j = 0; j < n; j++) {                                                           \
-            if (ahead && j + ahead < n) {                                                          \
-                uint64_t unused_;                                                                  \
-                __builtin_prefetch((const char *)blocks +                                          \
-                                       64 * sbk_mul_high(hashes[j + ahead], main, &unused_),       \
-                                   WRITE, 3);                                                      \
-            }                                                                                      \
-            int answer = PER_KEY(blocks, nblocks, hashes + j);                                     \
-            refused |= (uint64_t)(answer >> 1);                                                    \
-            answer &= 1;                                                                           \
-            count += (uint64_t)answer;                                                             \
-            if (results)                                                                           \
-                results[j] = (uint8_t)answer;                                                      \
-        }                                                                                          \
-        return count | (refused ? SBK_FP_REFUSED : 0);                                             \
+        SBK_FP_LOOP_BODY(PER_KEY(blocks, nblocks, hashes + j), WRITE)                              \
     }
 
 /* The line operations of an ISA whose put and drop move the line in vector registers: on a
@@ -1120,30 +1125,13 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
 }
 
 /* A window's batch loop (kernels.h's sbk_window_fn: groups the lines, lines the age's bits,
- * target the age) over a per-key function PER_KEY(blocks, lines, a, age, key): the prefetch
- * window of SBK_FP_DEFINE_LOOP, and a refused key's answer 2 as there. */
+ * target the age) over a per-key function PER_KEY(blocks, lines, a, age, key): the body of
+ * SBK_FP_DEFINE_LOOP (its prefetch window; a refused key's answer 2 as there). */
 #define SBK_FP_DEFINE_WINDOW_LOOP(LOOP, PER_KEY, WRITE)                                            \
     static uint64_t LOOP(void *blocks, uint64_t nblocks, uint32_t a, uint32_t age,                 \
                          const uint64_t *hashes, size_t n, uint8_t *results)                       \
     {                                                                                              \
-        uint64_t count = 0, refused = 0, main = sbk_fp_main_lines(nblocks);                        \
-        const uint64_t bytes_ = nblocks * 64;                                                      \
-        size_t ahead = bytes_ < SBK_PREFETCH_MIN_BYTES ? 0 : sbk_prefetch_ahead(bytes_);           \
-        for (size_t j = 0; j < n; j++) {                                                           \
-            if (ahead && j + ahead < n) {                                                          \
-                uint64_t unused_;                                                                  \
-                __builtin_prefetch((const char *)blocks +                                          \
-                                       64 * sbk_mul_high(hashes[j + ahead], main, &unused_),       \
-                                   WRITE, 3);                                                      \
-            }                                                                                      \
-            int answer = PER_KEY(blocks, nblocks, a, age, hashes + j);                             \
-            refused |= (uint64_t)(answer >> 1);                                                    \
-            answer &= 1;                                                                           \
-            count += (uint64_t)answer;                                                             \
-            if (results)                                                                           \
-                results[j] = (uint8_t)answer;                                                      \
-        }                                                                                          \
-        return count | (refused ? SBK_FP_REFUSED : 0);                                             \
+        SBK_FP_LOOP_BODY(PER_KEY(blocks, nblocks, a, age, hashes + j), WRITE)                      \
     }
 
 #define SBK_FP_DEFINE_WINDOW_OPS(PREFIX, LINE, R, S, Q, MARK_BITS, HEAD_BYTES)                     \
