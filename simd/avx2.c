@@ -515,7 +515,8 @@ SBK_FP_INLINE void fp_drop256(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
     fp_store2(w, fp_select2(fp_span2(x + e * i, x + e * count), fp_down2(source, e), out));
 }
 
-SBK_FP_VECTOR_LINE(fp_line, fp_matches, fp_put256, fp_drop256)
+SBK_FP_DEFINE_DROP_SLOTS(fp_drop_slots256, fp_drop256)
+SBK_FP_VECTOR_LINE(fp_line, fp_matches, fp_put256, fp_drop256, fp_drop_slots256)
 #define SBK_FP_LINE fp_line
 SBK_FP_GEOMETRIES(SBK_FP_KERNELS)
 

@@ -375,9 +375,10 @@ SBK_FP_INLINE unsigned sbk_fp_ref_quotient_of(const uint64_t *w, sbk_fp_geo g, u
 }
 
 /* Takes out every slot in `slots` (bit i: slot i), the highest first, so that the slots below
- * keep their places and their quotients. */
-SBK_FP_INLINE void sbk_fp_ref_drop_slots(uint64_t *w, sbk_fp_geo g, uint64_t slots)
+ * keep their places and their quotients (`many`: the faster forms' hint, unused here). */
+SBK_FP_INLINE void sbk_fp_ref_drop_slots(uint64_t *w, sbk_fp_geo g, uint64_t slots, int many)
 {
+    (void)many;
     for (unsigned i = 64; i-- > 0;)
         if (slots >> i & 1)
             sbk_fp_ref_drop(w, g, sbk_fp_ref_quotient_of(w, g, i), i);
@@ -663,6 +664,27 @@ SBK_FP_INLINE void sbk_fp_compact(uint64_t *w, sbk_fp_geo g, uint64_t slots)
     sbk_fp_squeeze(w, sbk_fp_extra_at(g), e * g.s, keep);
 }
 
+/* NAME(w, g, slots, many): the slots in `slots` taken out with an ISA's one-slot DROP, the
+ * highest first (the slots below keep their places); with BMI2 in one pass (sbk_fp_compact)
+ * where a line loses many at once (`many`: a rotation's expected count is 6 or more) or has more
+ * than 24 slots (~4-8 go at a rotation there; in the smaller lines ~2, where one pass measured no
+ * faster than the vector drops: docs/notes/window.md). */
+#define SBK_FP_DEFINE_DROP_SLOTS(NAME, DROP)                                                       \
+    SBK_FP_INLINE void NAME(uint64_t *w, sbk_fp_geo g, uint64_t slots, int many)                   \
+    {                                                                                              \
+        if (SBK_FP_COMPACTS && (many || g.s > 24)) {                                               \
+            sbk_fp_compact(w, g, slots);                                                           \
+            return;                                                                                \
+        }                                                                                          \
+        while (slots) {                                                                            \
+            unsigned j = 63 - (unsigned)__builtin_clzll(slots);                                    \
+            slots &= ~(UINT64_C(1) << j);                                                          \
+            DROP(w, g, sbk_fp_quotient_of(sbk_fp_directory(w, g), g, j), j);                       \
+        }                                                                                          \
+    }
+
+SBK_FP_DEFINE_DROP_SLOTS(sbk_fp_drop_slots, sbk_fp_drop)
+
 SBK_FP_INLINE unsigned sbk_fp_last_quotient(const uint64_t *w, sbk_fp_geo g)
 {
     sbk_u128 d = sbk_fp_directory(w, g);
@@ -836,7 +858,7 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
  * each such slot's extra bits compared (a key of another remainder matches the main byte with
  * probability 1/256, so this is rarely more than the one compare).
  */
-#define SBK_FP_WORD_LINE(LINE, MATCHES, PUT, DROP)                                                 \
+#define SBK_FP_WORD_LINE(LINE, MATCHES, PUT, DROP, DROP_SLOTS)                                     \
     /* the slots whose main byte is rem's (bit i: slot i), among the line's keys */                \
     /* (unused slots are 0 bytes: they match a main byte of 0, and confirm turns them down) */     \
     SBK_FP_INLINE uint64_t LINE##_candidates(const uint64_t *w, sbk_fp_geo g, uint32_t rem)        \
@@ -882,20 +904,9 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
     {                                                                                              \
         DROP(w, g, q, i);                                                                          \
     }                                                                                              \
-    /* the slots in `slots` taken out: in one pass with BMI2 in lines of more than 24 slots (a     \
-     * rotation drops ~4-8 slots of a line there; in the smaller lines ~2, where one pass measured \
-     * no faster than the vector drops, docs/notes/window.md), else one by one */                  \
-    SBK_FP_INLINE void LINE##_drop_slots(uint64_t *w, sbk_fp_geo g, uint64_t slots)                \
+    SBK_FP_INLINE void LINE##_drop_slots(uint64_t *w, sbk_fp_geo g, uint64_t slots, int many)      \
     {                                                                                              \
-        if (SBK_FP_COMPACTS && g.s > 24) {                                                         \
-            sbk_fp_compact(w, g, slots);                                                           \
-            return;                                                                                \
-        }                                                                                          \
-        while (slots) { /* the highest first: the slots below keep their places */                 \
-            unsigned j = 63 - (unsigned)__builtin_clzll(slots);                                    \
-            slots &= ~(UINT64_C(1) << j);                                                          \
-            DROP(w, g, sbk_fp_quotient_of(sbk_fp_directory(w, g), g, j), j);                       \
-        }                                                                                          \
+        DROP_SLOTS(w, g, slots, many);                                                             \
     }                                                                                              \
     SBK_FP_INLINE unsigned LINE##_last_quotient(const uint64_t *w, sbk_fp_geo g)                   \
     {                                                                                              \
@@ -952,10 +963,11 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
  * big-endian host (SIMDe emulating x86 there) a lane's bytes are not its bits in order, so the
  * byte moves would not be the line's, and the word-level forms stand in for them. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define SBK_FP_VECTOR_LINE(LINE, MATCHES, PUT, DROP)                                               \
-    SBK_FP_WORD_LINE(LINE, MATCHES, sbk_fp_put, sbk_fp_drop)
+#define SBK_FP_VECTOR_LINE(LINE, MATCHES, PUT, DROP, DROP_SLOTS)                                   \
+    SBK_FP_WORD_LINE(LINE, MATCHES, sbk_fp_put, sbk_fp_drop, sbk_fp_drop_slots)
 #else
-#define SBK_FP_VECTOR_LINE(LINE, MATCHES, PUT, DROP) SBK_FP_WORD_LINE(LINE, MATCHES, PUT, DROP)
+#define SBK_FP_VECTOR_LINE(LINE, MATCHES, PUT, DROP, DROP_SLOTS)                                   \
+    SBK_FP_WORD_LINE(LINE, MATCHES, PUT, DROP, DROP_SLOTS)
 #endif
 
 /* Every kernel of one geometry over a line-operation form, and its table entry. */
@@ -1228,6 +1240,7 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
         uint64_t *spills = (uint64_t *)blocks + 8 * lines;                                         \
         sbk_fp_age_scan scan;                                                                      \
         sbk_fp_age_scan_init(&scan, g, a, age);                                                    \
+        const int many = ((S)*4 / 5 >> a) >= 6; /* a plan's 80% full line, one age in 2^a */       \
         for (uint64_t line = from; line < to; line++) {                                            \
             uint64_t *w = PREFIX##_line(blocks, line);                                             \
             if (line < main && sbk_fp_spill(spills, line) == age + 1) { /* its spilled keys */     \
@@ -1238,7 +1251,7 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
             uint64_t old = sbk_fp_slots_of_age(&scan, w, g, sbk_fp_count(w, g));                   \
             if (to_age == SBK_FP_AGE_DROP) {                                                       \
                 if (old)                                                                           \
-                    LINE##_drop_slots(w, g, old);                                                  \
+                    LINE##_drop_slots(w, g, old, many);                                            \
                 continue;                                                                          \
             }                                                                                      \
             for (; old; old &= old - 1)                                                            \

@@ -278,7 +278,7 @@ static inline uint64_t fp_matches(const uint64_t *w, uint8_t byte)
 #endif
 }
 
-SBK_FP_WORD_LINE(fp_line, fp_matches, sbk_fp_put, sbk_fp_drop)
+SBK_FP_WORD_LINE(fp_line, fp_matches, sbk_fp_put, sbk_fp_drop, sbk_fp_drop_slots)
 #define SBK_FP_LINE fp_line
 SBK_FP_GEOMETRIES(SBK_FP_KERNELS)
 
