@@ -515,7 +515,33 @@ SBK_FP_INLINE void fp_drop256(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
     fp_store2(w, fp_select2(fp_span2(x + e * i, x + e * count), fp_down2(source, e), out));
 }
 
-SBK_FP_DEFINE_DROP_SLOTS(fp_drop_slots256, fp_drop256)
+/* The slots in `slots` taken out (a rotation's): in lines of more than 24 slots or where many
+ * go, in one pass (sbk_fp_compact); else fp_drop256's moves for each, the highest first, in the
+ * two registers, the directory squeezed once and the line stored once (as fp_drop_slots512). */
+SBK_FP_INLINE void fp_drop_slots256(uint64_t *w, sbk_fp_geo g, uint64_t slots, int many)
+{
+    if (SBK_FP_COMPACTS && (many || g.s > 24)) {
+        sbk_fp_compact(w, g, slots);
+        return;
+    }
+    unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
+    sbk_u128 d = sbk_fp_directory(w, g);
+    unsigned count = sbk_fp_count_of(d, g);
+    d = sbk_fp_directory_without(d, slots);
+    fp_line2 v = fp_load2(w);
+    while (slots) { /* as fp_drop256, the line in v */
+        unsigned i = 63 - (unsigned)__builtin_clzll(slots);
+        slots &= ~(UINT64_C(1) << i);
+        fp_line2 above = fp_and2(v, fp_bytes2(head + i + 1, head + count));
+        v = fp_select2(fp_bytes2(head + i, head + count), fp_down2(above, 8), v);
+        fp_line2 source = fp_and2(v, fp_span2(x + e * (i + 1), x + e * count));
+        v = fp_select2(fp_span2(x + e * i, x + e * count), fp_down2(source, e), v);
+        count--;
+    }
+    fp_store2(w,
+              fp_select2(fp_directory2((((sbk_u128)1 << (g.q + g.s)) - 1)), fp_directory2(d), v));
+}
+
 SBK_FP_VECTOR_LINE(fp_line, fp_matches, fp_put256, fp_drop256, fp_drop_slots256)
 #define SBK_FP_LINE fp_line
 SBK_FP_GEOMETRIES(SBK_FP_KERNELS)

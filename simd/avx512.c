@@ -510,11 +510,10 @@ SBK_FP_INLINE void fp_drop512(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
 
 /* The slots in `slots` taken out (a rotation's): where a line loses many (`many`), in one pass
  * (sbk_fp_compact); else fp_drop512's moves for each, the highest first, in one register, with
- * the directory squeezed once (pdep puts slot i's bit on the directory's i-th one, pext takes
- * those out) and the line loaded and stored once. On the AMD Zen 4 VM, 20,000-75,000 lines at
- * 80% (a throwaway program over this code, the scan included): 31-41 ns a line against 38-53
- * with fp_drop512 for each, in every geometry but fp512-r10 with 4 ages (8 slots a line go:
- * 69 against 50 in one pass). */
+ * the directory squeezed once (sbk_fp_directory_without) and the line loaded and stored once. On
+ * the AMD Zen 4 VM, 20,000-75,000 lines at 80% (a throwaway program over this code, the scan
+ * included): 31-41 ns a line against 38-53 with fp_drop512 for each, in every geometry but
+ * fp512-r10 with 4 ages (8 slots a line go: 69 against 50 in one pass). */
 SBK_FP_INLINE void fp_drop_slots512(uint64_t *w, sbk_fp_geo g, uint64_t slots, int many)
 {
     if (SBK_FP_COMPACTS && many) {
@@ -524,12 +523,7 @@ SBK_FP_INLINE void fp_drop_slots512(uint64_t *w, sbk_fp_geo g, uint64_t slots, i
     unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
     sbk_u128 d = sbk_fp_directory(w, g);
     unsigned count = sbk_fp_count_of(d, g);
-    uint64_t low = (uint64_t)d, high = (uint64_t)(d >> 64);
-    uint64_t gone_low = sbk_fp_pdep(slots, low);
-    uint64_t gone_high = sbk_fp_pdep(slots >> __builtin_popcountll(low), high);
-    unsigned kept_low = 64 - (unsigned)__builtin_popcountll(gone_low);
-    d = (sbk_u128)sbk_fp_pext(low, ~gone_low) |
-        ((sbk_u128)sbk_fp_pext(high, ~gone_high) << kept_low);
+    d = sbk_fp_directory_without(d, slots);
     __m512i v = _mm512_load_si512((const void *)w);
     while (slots) { /* as fp_drop512, the line in v */
         unsigned i = 63 - (unsigned)__builtin_clzll(slots);

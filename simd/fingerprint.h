@@ -664,6 +664,18 @@ SBK_FP_INLINE void sbk_fp_compact(uint64_t *w, sbk_fp_geo g, uint64_t slots)
     sbk_fp_squeeze(w, sbk_fp_extra_at(g), e * g.s, keep);
 }
 
+/* Directory d without the ones of the slots in `slots` (pdep puts slot i's bit on d's i-th one;
+ * pext takes those bits out, the rest moving down): the directory once they are taken out. */
+SBK_FP_INLINE sbk_u128 sbk_fp_directory_without(sbk_u128 d, uint64_t slots)
+{
+    uint64_t low = (uint64_t)d, high = (uint64_t)(d >> 64);
+    uint64_t gone_low = sbk_fp_pdep(slots, low);
+    uint64_t gone_high = sbk_fp_pdep(slots >> __builtin_popcountll(low), high);
+    unsigned kept_low = 64 - (unsigned)__builtin_popcountll(gone_low);
+    return (sbk_u128)sbk_fp_pext(low, ~gone_low) |
+           ((sbk_u128)sbk_fp_pext(high, ~gone_high) << kept_low);
+}
+
 /* NAME(w, g, slots, many): the slots in `slots` taken out with an ISA's one-slot DROP, the
  * highest first (the slots below keep their places); with BMI2 in one pass (sbk_fp_compact)
  * where a line loses many at once (`many`: a rotation's expected count is 6 or more) or has more
