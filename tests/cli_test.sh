@@ -197,6 +197,12 @@ check "bench --json: the windowed row (1M keys a window only, with --size), spee
          .window.rows[0].keys == 1000000 and .window.rows[0].memory_ratio > 1 and
          ([.window.rows[0] | .plain_add_if_new_ns, .window_add_if_new_ns, .plain_contains_ns,
            .window_contains_ns] | all(. > 0))' "$tmp/bench.json"
+check "bench --json: the fingerprint window's row at 1e-6, speeds above 0, less memory than the ring's" \
+  jq -e '.window_fp.periods == 3 and .window_fp.fpp == 1e-06 and (.window_fp.rows | length == 1) and
+         .window_fp.rows[0].keys == 1000000 and .window_fp.rows[0].memory_ratio > 1 and
+         .window_fp.rows[0].memory_ratio < .window.rows[0].memory_ratio and
+         ([.window_fp.rows[0] | .plain_add_if_new_ns, .window_add_if_new_ns, .plain_contains_ns,
+           .window_contains_ns] | all(. > 0))' "$tmp/bench.json"
 "$bin" bench --quick --size 1MiB --isa scalar --layout counting512 --json >"$tmp/bench.json" 2>/dev/null
 check "bench --json, counting512: a whole document, no writers (its counters take one writer)" \
   jq -e '(.results | length > 0) and .writers == null' "$tmp/bench.json"

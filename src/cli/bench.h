@@ -23,11 +23,14 @@ int bench_writers(uint64_t bytes, sbloom_layout layout, size_t n, int reps, unsi
 /* bench_window.c: simdbloom bench's windowed rows. ns a key of test-and-adds of fresh keys and
  * of lookups of absent ones: [0] a plain filter planned for the window's n keys at p, [1] the
  * windowed filter of `periods` periods for n keys a window at p (in its steady state); and the
- * windowed filter's bytes over the plain one's. 0, or -1 (no memory). */
+ * windowed filter's bytes over the plain one's. any_family: both of the smallest family
+ * (SBLOOM_OPTS_ANY_FAMILY: the fingerprint window where it is smaller), periods of 2 units so
+ * that it may keep finer ones. 0, or -1 (no memory). */
 typedef struct window_speeds {
     double add_if_new[2], contains[2];
     double memory_ratio;
 } window_speeds;
-int bench_window(uint64_t n, double p, uint32_t periods, int reps, window_speeds *out);
+int bench_window(uint64_t n, double p, uint32_t periods, int any_family, int reps,
+                 window_speeds *out);
 
 #endif /* SIMDBLOOM_CLI_BENCH_H */
