@@ -145,13 +145,6 @@ static inline int k8_probe(const void *blocks, uint64_t nblocks, const uint64_t 
     return probe_halves(blocks, nblocks, *key, lo, hi);
 }
 
-static inline int k8_insert(void *blocks, uint64_t nblocks, const uint64_t *key)
-{
-    __m256i lo, hi;
-    k8_masks(key, &lo, &hi);
-    return insert_halves(blocks, nblocks, *key, lo, hi);
-}
-
 static inline int k16_probe(const void *blocks, uint64_t nblocks, const uint64_t *key)
 {
     __m256i lo, hi;
@@ -159,15 +152,8 @@ static inline int k16_probe(const void *blocks, uint64_t nblocks, const uint64_t
     return probe_halves(blocks, nblocks, *key, lo, hi);
 }
 
-static inline int k16_insert(void *blocks, uint64_t nblocks, const uint64_t *key)
-{
-    __m256i lo, hi;
-    k16_masks(key, &lo, &hi);
-    return insert_halves(blocks, nblocks, *key, lo, hi);
-}
-
-/* The insert of a key no other line of its window group holds (SBK_DEFINE_LINES_PER_KEY): the
- * mask emptied when `held`, so that a held key stores nothing new, without a branch. */
+/* Test-and-add; with `held` (another line of its window group holds the key, kernel_loops.h's
+ * SBK_DEFINE_LINES_PER_KEY) the mask emptied, so that nothing new is stored, without a branch. */
 static inline int k8_insert_unless(void *blocks, uint64_t nblocks, const uint64_t *key, int held)
 {
     __m256i lo, hi, keep = _mm256_set1_epi64x((long long)held - 1);
@@ -182,6 +168,16 @@ static inline int k16_insert_unless(void *blocks, uint64_t nblocks, const uint64
     k16_masks(key, &lo, &hi);
     return insert_halves(blocks, nblocks, *key, _mm256_and_si256(lo, keep),
                          _mm256_and_si256(hi, keep));
+}
+
+static inline int k8_insert(void *blocks, uint64_t nblocks, const uint64_t *key)
+{
+    return k8_insert_unless(blocks, nblocks, key, 0);
+}
+
+static inline int k16_insert(void *blocks, uint64_t nblocks, const uint64_t *key)
+{
+    return k16_insert_unless(blocks, nblocks, key, 0);
 }
 
 /* The masks as the block's bytes, for the concurrent mode's portable forms (kernel_loops.h). */

@@ -91,19 +91,10 @@ static inline __mmask16 missing(__m512i block, __m512i mask)
         __m512i block = _mm512_load_si512(block512(blocks, nblocks, *key));                        \
         return missing(block, NAME##_mask(key)) == 0;                                              \
     }                                                                                              \
-    static inline int NAME##_insert(void *blocks, uint64_t nblocks, const uint64_t *key)           \
-    {                                                                                              \
-        __m512i mask = NAME##_mask(key);                                                           \
-        __m512i *p = block512(blocks, nblocks, *key);                                              \
-        __m512i block = _mm512_load_si512(p);                                                      \
-        __mmask16 lacking = missing(block, mask);                                                  \
-        /* Only the lanes that gain a bit are written: a key already present stores nothing,       \
-         * so its cache line stays clean and need not be written back to memory. */                \
-        _mm512_mask_store_epi32(p, lacking, _mm512_or_si512(block, mask));                         \
-        return lacking != 0;                                                                       \
-    }                                                                                              \
-    /* the insert of a key no other line of its window group holds (SBK_DEFINE_LINES_PER_KEY):     \
-     * no lane written when `held`, without a branch */                                            \
+    /* test-and-add; with `held` (another line of its window group holds the key, kernel_loops.h's \
+     * SBK_DEFINE_LINES_PER_KEY) nothing is added, without a branch. Only the lanes that gain a    \
+     * bit are written: a key already present stores nothing, so its cache line stays clean and    \
+     * need not be written back to memory. */                                                      \
     static inline int NAME##_insert_unless(void *blocks, uint64_t nblocks, const uint64_t *key,    \
                                            int held)                                               \
     {                                                                                              \
@@ -113,6 +104,10 @@ static inline __mmask16 missing(__m512i block, __m512i mask)
         __mmask16 lacking = missing(block, mask) & (__mmask16)(held - 1);                          \
         _mm512_mask_store_epi32(p, lacking, _mm512_or_si512(block, mask));                         \
         return lacking != 0;                                                                       \
+    }                                                                                              \
+    static inline int NAME##_insert(void *blocks, uint64_t nblocks, const uint64_t *key)           \
+    {                                                                                              \
+        return NAME##_insert_unless(blocks, nblocks, key, 0);                                      \
     }
 
 BLOCK512_PER_KEY(k8)

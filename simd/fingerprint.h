@@ -639,31 +639,6 @@ SBK_FP_INLINE void sbk_fp_ones(uint64_t *mask, unsigned len)
                                       : 0;
 }
 
-/* Takes out every slot in `slots` (bit i: slot i, each below the line's count) in one pass: the
- * same line as sbk_fp_ref_drop_slots, which takes them one by one. Each of the three regions is
- * squeezed once: the directory without the slots' ones (pdep puts slot i's bit on the i-th 1),
- * the main bytes without their bytes, the extras without their fields. A window's rotation
- * takes out about one slot in G + 1 of every line, where dropping them one by one moved the
- * line's bytes once a slot. */
-SBK_FP_INLINE void sbk_fp_compact(uint64_t *w, sbk_fp_geo g, uint64_t slots)
-{
-    unsigned e = sbk_fp_extra_bits(g), dir = g.q + g.s;
-    uint64_t keep[7] = {0};
-    sbk_fp_ones(keep, dir);
-    uint64_t low = w[0] & keep[0], high = w[1] & keep[1];
-    keep[0] &= ~sbk_fp_pdep(slots, low);
-    keep[1] &= ~sbk_fp_pdep(slots >> __builtin_popcountll(low), high);
-    sbk_fp_squeeze(w, 0, dir, keep);
-    sbk_fp_ones(keep, 8 * g.s); /* a byte a slot: slots 8c .. 8c + 7 in word c */
-    for (unsigned c = 0; 8 * c < g.s; c++)
-        keep[c] &= ~(sbk_fp_pdep(slots >> (8 * c), UINT64_C(0x0101010101010101)) * 0xff);
-    sbk_fp_squeeze(w, sbk_fp_main_at(g), 8 * g.s, keep);
-    sbk_fp_ones(keep, e * g.s);
-    for (uint64_t rest = slots; rest; rest &= rest - 1)
-        sbk_fp_set_bits(keep, e * (unsigned)__builtin_ctzll(rest), e, 0);
-    sbk_fp_squeeze(w, sbk_fp_extra_at(g), e * g.s, keep);
-}
-
 /* Directory d without the ones of the slots in `slots` (pdep puts slot i's bit on d's i-th one;
  * pext takes those bits out, the rest moving down): the directory once they are taken out. */
 SBK_FP_INLINE sbk_u128 sbk_fp_directory_without(sbk_u128 d, uint64_t slots)
@@ -674,6 +649,27 @@ SBK_FP_INLINE sbk_u128 sbk_fp_directory_without(sbk_u128 d, uint64_t slots)
     unsigned kept_low = 64 - (unsigned)__builtin_popcountll(gone_low);
     return (sbk_u128)sbk_fp_pext(low, ~gone_low) |
            ((sbk_u128)sbk_fp_pext(high, ~gone_high) << kept_low);
+}
+
+/* Takes out every slot in `slots` (bit i: slot i, each below the line's count) in one pass: the
+ * same line as sbk_fp_ref_drop_slots, which takes them one by one: the directory without the
+ * slots' ones (sbk_fp_directory_without), and the main bytes and the extras each squeezed once
+ * without theirs. A window's rotation
+ * takes out about one slot in G + 1 of every line, where dropping them one by one moved the
+ * line's bytes once a slot. */
+SBK_FP_INLINE void sbk_fp_compact(uint64_t *w, sbk_fp_geo g, uint64_t slots)
+{
+    unsigned e = sbk_fp_extra_bits(g);
+    uint64_t keep[7] = {0};
+    sbk_fp_set_directory(w, g, sbk_fp_directory_without(sbk_fp_directory(w, g), slots));
+    sbk_fp_ones(keep, 8 * g.s); /* a byte a slot: slots 8c .. 8c + 7 in word c */
+    for (unsigned c = 0; 8 * c < g.s; c++)
+        keep[c] &= ~(sbk_fp_pdep(slots >> (8 * c), UINT64_C(0x0101010101010101)) * 0xff);
+    sbk_fp_squeeze(w, sbk_fp_main_at(g), 8 * g.s, keep);
+    sbk_fp_ones(keep, e * g.s);
+    for (uint64_t rest = slots; rest; rest &= rest - 1)
+        sbk_fp_set_bits(keep, e * (unsigned)__builtin_ctzll(rest), e, 0);
+    sbk_fp_squeeze(w, sbk_fp_extra_at(g), e * g.s, keep);
 }
 
 /* NAME(w, g, slots, many): the slots in `slots` taken out with an ISA's one-slot DROP, the
