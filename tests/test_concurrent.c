@@ -205,20 +205,27 @@ static void window_forgets(sbloom_t *f, const uint64_t *earlier, size_t n)
  * <= G, so no key of the test falls out of the window: every answer the serial filter would give
  * must come, whatever the rotation raced.
  */
-static void window_stress(uint32_t periods, double p, uint64_t seed)
+static void window_stress(uint32_t periods, double p, uint64_t seed, int ages)
 {
     sbloom_t *f = NULL;
     /* 100,000 keys a generation: room for all the test's keys in any one of them */
-    CHECK(sbloom_create_windowed(&f, 100000 * (uint64_t)periods, p, periods, 1000, 0) == SBLOOM_OK);
+    sbloom_opts o = sbloom_opts_init();
+    o.expected = 100000 * (uint64_t)periods;
+    o.fpp = p;
+    o.periods = periods;
+    o.period = 1000;
+    o.flags = ages ? SBLOOM_OPTS_ANY_FAMILY : 0; /* (the ages form where it is smaller) */
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK);
     if (!f)
         return;
+    CHECK(ages == (sbloom_stages(f) == 0)); /* (the ages form has no generations as stages) */
     CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK && sbloom_is_concurrent(f) == 1);
     rotator r = {.f = f, .period = 1000, .last = periods};
     window_rate = p;
     run_stress(f, seed, &r, (uint64_t)(SHARED_KEYS * p * 3 + 20), window_forgets);
     sbloom_window win = sbloom_window_init();
     CHECK(r.steps == periods && sbloom_get_window(f, &win) == SBLOOM_OK &&
-          win.now == (periods + 1) * 1000);
+          win.now == (win.periods + 1) * win.period);
     sbloom_free(f);
 }
 
@@ -893,6 +900,56 @@ static void fingerprint_spare_traffic(sbloom_layout layout, uint64_t seed)
     }
 }
 
+/* A fingerprint window (the ages form) filled by THREADS threads to its plan, a period at a time
+ * (a period of 7 does not split into finer ones): G + 1 periods of n / G keys, the generations'
+ * share of the lines' entries, so that adds go to the spare lines, which every line shares, while
+ * the threads add. Every key a thread was told is new is found (none has left the window), and
+ * the count is theirs. */
+static void window_spare_traffic(uint32_t periods, double p, uint64_t seed)
+{
+    enum { EACH = 500 }; /* keys a thread adds a period: 95% of a period's share */
+    uint64_t per_period = THREADS * EACH, total = per_period * (periods + 1);
+    sbloom_opts o = sbloom_opts_init();
+    o.expected = (uint64_t)((double)per_period / 0.95) * periods;
+    o.fpp = p;
+    o.periods = periods;
+    o.period = 7;
+    o.flags = SBLOOM_OPTS_ANY_FAMILY | SBLOOM_OPTS_CONCURRENT;
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK && sbloom_stages(f) == 0);
+    uint64_t *keys = malloc(total * sizeof *keys);
+    uint8_t *fresh = calloc(total, 1), *present = malloc(total);
+    for (size_t i = 0; i < total; i++)
+        keys[i] = test_rand(&seed);
+    uint64_t added = 0;
+    for (uint32_t q = 0; f && q <= periods; q++) {
+        CHECK(sbloom_advance(f, 7 * (uint64_t)q) == SBLOOM_OK);
+        fp_worker w[THREADS];
+        for (int t = 0; t < THREADS; t++)
+            w[t] = (fp_worker){.f = f,
+                               .mine = keys + q * per_period + (size_t)t * EACH,
+                               .n = EACH,
+                               .fresh = fresh + q * per_period + (size_t)t * EACH};
+        uint64_t done, unused;
+        run_fp_workers(w, &done, &unused);
+        added += done;
+    }
+    uint64_t lost = 0;
+    if (f)
+        sbloom_contains_hashes(f, keys, total, present);
+    for (size_t i = 0; f && i < total; i++)
+        lost += fresh[i] && !present[i];
+    CHECK(lost == 0); /* no key told new is lost */
+    CHECK(f && added == sbloom_items(f) && added >= total - 60 && sbloom_test_locks_held(f) == 0);
+    if (lost)
+        fprintf(stderr, "  window at %g: %llu of %llu keys lost\n", p, (unsigned long long)lost,
+                (unsigned long long)added);
+    free(keys);
+    free(fresh);
+    free(present);
+    sbloom_free(f);
+}
+
 /* A fingerprint filter in concurrent mode across processes is refused: a writer killed mid-shift
  * would leave a line half moved for the others. Past its plan, the threads' adds say so. */
 static void fingerprint_refusals(void)
@@ -960,9 +1017,12 @@ int main(void)
         parallel_matches_serial(all[l], test_rand(&seed));
     for (size_t l = 0; l < sizeof test_layouts / sizeof *test_layouts; l++)
         matches_plain(test_layouts[l], test_rand(&seed));
-    window_stress(3, 1e-2, test_rand(&seed));  /* generation slots: one line a key */
-    window_stress(3, 1e-6, test_rand(&seed));  /* adjacent lines */
-    window_stress(15, 1e-3, test_rand(&seed)); /* adjacent lines, 15 rotations */
+    window_stress(3, 1e-2, test_rand(&seed), 0);  /* generation slots: one line a key */
+    window_stress(3, 1e-6, test_rand(&seed), 0);  /* adjacent lines */
+    window_stress(15, 1e-3, test_rand(&seed), 0); /* adjacent lines, 15 rotations */
+    window_stress(3, 1e-2, test_rand(&seed), 1);  /* ages: entries of fingerprints */
+    window_stress(3, 1e-6, test_rand(&seed), 1);
+    window_stress(7, 1e-4, test_rand(&seed), 1);
     for (size_t l = 0; l < sizeof test_layouts / sizeof *test_layouts; l++)
         big_batches_of(test_layouts[l], test_rand(&seed));
     big_batches_windowed(test_rand(&seed));
@@ -974,6 +1034,8 @@ int main(void)
     fingerprint_removes(SBLOOM_LAYOUT_FP512_R27, test_rand(&seed));
     fingerprint_spare_traffic(SBLOOM_LAYOUT_FP512_R10, test_rand(&seed));
     fingerprint_spare_traffic(SBLOOM_LAYOUT_FP512_R19, test_rand(&seed));
+    for (int round = 0; round < 40; round++) /* (small windows: few spare lines, met often) */
+        window_spare_traffic(3, round % 2 ? 1e-6 : 1e-3, test_rand(&seed));
     fingerprint_refusals();
     refusals();
     uint16_t probe = 1;

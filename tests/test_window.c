@@ -25,6 +25,8 @@ int sbloom_test_fault_arm(const char *site, long k);
  * one fingerprint filter whose entries carry their period, src/modes/windowed.c). */
 static int any_family;
 
+uint64_t sbloom_test_locks_held(const sbloom_t *f); /* (the library's test hook) */
+
 static int make_window(sbloom_t **f, uint64_t n, double p, uint32_t periods, uint64_t period,
                        uint64_t now)
 {
@@ -547,7 +549,6 @@ static void growing_file(uint32_t periods, double p)
     uint32_t rings = sbloom_stages(f) / (periods + 1);
     CHECK(rings >= 4 && sbloom_stages(f) % (periods + 1) == 0);
     CHECK(sbloom_items(f) == fresh && sbloom_planned_items(f) >= 1000u << (rings - 1));
-    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_E_LAYOUT && sbloom_is_concurrent(f) == 0);
     CHECK(sbloom_is_growing(f) == 1);
 
     char path[] = "/tmp/simdbloom-window-XXXXXX";
@@ -661,7 +662,7 @@ static void steady_stream_keeps_its_rate(double p)
 /* The ages form (SBLOOM_OPTS_ANY_FAMILY, where it is smaller than a ring of generations): less
  * memory than sbloom_create_windowed's for the same window, the window kept in finer periods
  * where the period divides; its file saved, loaded, cloned and mapped, answering as the filter
- * does; rewound and cleared; and what it refuses (many writers, union, stages, fold, remove). */
+ * does; rewound and cleared; many writers; and what it refuses (union, stages, fold, remove). */
 static void fingerprint_window(double p)
 {
     sbloom_t *f = NULL, *bloom = NULL;
@@ -734,7 +735,8 @@ static void fingerprint_window(double p)
         CHECK(reported > 3000 && reported < 30000 && held == reported);
         sbloom_free(full);
     }
-    /* asked for many writers as well, the options give a Bloom window */
+    /* asked for many writers as well: the same window, its locks taken (tests/test_concurrent.c
+     * runs threads on it) */
     {
         sbloom_opts o = sbloom_opts_init();
         o.expected = 3000;
@@ -745,12 +747,15 @@ static void fingerprint_window(double p)
         o.flags = SBLOOM_OPTS_ANY_FAMILY | SBLOOM_OPTS_CONCURRENT;
         sbloom_t *many = NULL;
         CHECK(sbloom_create_opts(&many, &o) == SBLOOM_OK && sbloom_is_concurrent(many) == 1 &&
-              sbloom_stages(many) == 4 && sbloom_bytes(many) == sbloom_bytes(bloom));
+              sbloom_stages(many) == 0 && sbloom_bytes(many) == sbloom_bytes(f));
+        CHECK(many && sbloom_add_u64(many, 3) == 1 && sbloom_add_u64(many, 3) == 0 &&
+              sbloom_contains_u64(many, 3) == 1 && sbloom_test_locks_held(many) == 0);
+        CHECK(sbloom_set_concurrent(many, 0) == SBLOOM_OK && sbloom_is_concurrent(many) == 0 &&
+              sbloom_contains_u64(many, 3) == 1);
         sbloom_free(many);
     }
     /* what it refuses */
     sbloom_t *folded = NULL;
-    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_E_LAYOUT && sbloom_is_concurrent(f) == 0);
     CHECK(copy && sbloom_union(f, copy) == SBLOOM_E_LAYOUT);
     CHECK(sbloom_union(bloom, f) == SBLOOM_E_LAYOUT);
     CHECK(sbloom_fold(&folded, f, 2) == SBLOOM_E_LAYOUT);

@@ -804,9 +804,9 @@ static PyMethodDef Filter_methods[] = {
      "Filter.windowed(expected, fpp, periods, period, now=0, layout=None): 'seen in the last "
      "periods x period time units?'; expected keys per window, at most expected / periods in "
      "any one period (None: it grows as keys come, from 1M a window). Move its clock with "
-     "advance(now). layout None: a fingerprint window where it is smaller (one writer; finer "
-     "periods where period divides); 'bloom': a ring of Bloom generations (threads, processes, "
-     "union)."},
+     "advance(now). layout None: a fingerprint window where it is smaller (threads, not "
+     "processes; finer periods where period divides); 'bloom': a ring of Bloom generations "
+     "(threads, processes, union)."},
     {"from_bytes", (PyCFunction)Filter_from_bytes, METH_O | METH_CLASS,
      "Filter.from_bytes(data): a filter from to_bytes()'s bytes (every checksum verified)."},
     {"to_bytes", (PyCFunction)Filter_to_bytes, METH_NOARGS,

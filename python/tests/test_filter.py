@@ -154,8 +154,8 @@ def test_windowed_fingerprints_by_default_bloom_on_request():
     assert back.window() == ages.window() and back.bytes == ages.bytes
     with pytest.raises(ValueError):
         simdbloom.Filter.windowed(100, 1e-6, 3, 10, layout="fp512-r19")
-    with pytest.raises(Exception):  # one writer: no concurrent mode
-        ages.set_concurrent(True)
+    ages.set_concurrent(True)  # threads: each key under its line's lock
+    assert ages.concurrent and ages.add(b"new") and not ages.add(b"new")
     ring.set_concurrent(True)
     assert ring.concurrent
 

@@ -78,9 +78,7 @@ static int window(sbloom_t **out, const sbloom_opts *o, double p)
         return SBLOOM_E_INVALID;
     if (o->expected)
         return sbloom_windowed_new(out, o->expected, p, periods, period, o->now,
-                                   /* (a fingerprint window takes one writer) */
-                                   (o->flags & SBLOOM_OPTS_ANY_FAMILY) &&
-                                       !(o->flags & SBLOOM_OPTS_CONCURRENT));
+                                   (o->flags & SBLOOM_OPTS_ANY_FAMILY) != 0);
     return sbloom_windowed_new_growing(out, o->first ? o->first : DEFAULT_FIRST, p, periods, period,
                                        o->now);
 }

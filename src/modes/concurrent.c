@@ -57,6 +57,7 @@
 
 #include "../base/alloc.h"
 #include "../os/os.h"
+#include "locked.h"
 #include "modes.h"
 
 _Static_assert(SBLOOM_SHARED_LOCKS_BYTES == SBLOOM_LOCK_FILE_BYTES,
@@ -104,18 +105,42 @@ typedef struct stripes {
 #define UNDER_TSAN 0
 #endif
 
-static uint32_t *stripe_of(const sbloom_t *f, uint64_t hash)
+/* A key's place: its block (ctx: the filter). */
+static uint64_t block_of(const void *ctx, uint64_t hash)
 {
-    const stripes *s = f->state;
-    return s->words + (sbk_block_index(hash, f->core.nblocks) & s->mask);
+    return sbk_block_index(hash, ((const sbloom_t *)ctx)->core.nblocks);
+}
+
+/* The lock word of a block. */
+static uint32_t *stripe_of(const void *ctx, uint64_t block)
+{
+    const stripes *s = ((const sbloom_t *)ctx)->state;
+    return s->words + (block & s->mask);
 }
 
 /* Keys tested lock-free per round before the absent ones are set under their locks: small
  * enough that their lines are still in the caches for the second step. */
 #define ROUND 256
-/* Absent keys ahead whose lock word (and block) is requested for writing while one key is set:
- * a lock's line was usually last written by another core, and fetching it is a cache miss. */
-#define LOCK_AHEAD 8
+
+/* The block of a key about to be set, requested owned. */
+static void prefetch_block(const void *ctx, uint64_t block, int prefetchw)
+{
+    const sbloom_core *c = &((const sbloom_t *)ctx)->core;
+    sbk_prefetch_owned((const char *)c->blocks + block * c->block_bytes, prefetchw);
+}
+
+/* An absent key set under its block's lock. Where every writer locks (plain_writes), the key's
+ * block is written as the plain insert writes it: no other writer can touch it meanwhile. Else
+ * other processes' adds may OR bits in without the lock, and each word the key lacks takes an
+ * atomic fetch-or. */
+static int insert_under_lock(const void *ctx, uint64_t hash)
+{
+    const sbloom_t *f = ctx;
+    const sbloom_core *c = &f->core;
+    if (((const stripes *)f->state)->plain_writes)
+        return c->kern->insert_one(c->blocks, c->nblocks, hash);
+    return (int)c->kern->insert_shared(c->blocks, c->nblocks, &hash, 1, NULL);
+}
 
 /*
  * Hardware transactions (Intel TSX RTM, where the CPU has them: sbk_have_rtm, and the kernels
@@ -127,107 +152,31 @@ static uint32_t *stripe_of(const sbloom_t *f, uint64_t hash)
  * atomic read-modify-write of every word, no lock. It also reads the key's stripe lock and gives
  * way while a thread of the locked path holds it: that thread tests under the lock and then sets
  * the bits one fetch-or at a time, and a transaction committing between its test and its last
- * fetch-or would make the key new twice. A transaction that aborts is tried again a few times
- * (TRANSACTION_TRIES), then its group of keys takes the locked path.
+ * fetch-or would make the key new twice. The concurrency layer (locked.c) tries a group's
+ * transaction a few times, then sends its keys to the locks.
  */
-#define TRANSACTION_TRIES 4
-
-/* Keys [0, n) (at most SBK_TRANSACTION_KEYS) in transactions; their answers in is_new. Returns
- * the count new, or -1: not done, take the locked path. */
-static int insert_transaction(const sbloom_core *c, const stripes *locks, const uint64_t *hashes,
-                              size_t n, uint8_t *is_new)
+static int insert_transaction(const void *ctx, const uint64_t *hashes, size_t n, uint8_t *is_new)
 {
-    for (int tries = 0; tries < TRANSACTION_TRIES; tries++) {
-        int done = c->kern->insert_transaction(c->blocks, c->nblocks, hashes, n, locks->words,
-                                               locks->mask, is_new);
-        if (done >= 0)
-            return done;
-        if (done == SBK_TRANSACTION_FAILED)
-            break;
-        sbloom_cpu_relax();
-    }
-    return -1;
-}
-
-/* The block of a key about to be set in a transaction, requested owned. Not its lock word: the
- * other threads' transactions read the lock table, and a request to own one of its lines would
- * abort every one of them that had read it. */
-static inline void prefetch_for_transaction(const sbloom_t *f, uint64_t hash, int prefetchw)
-{
-    const sbloom_core *c = &f->core;
-    sbk_prefetch_owned((const char *)c->blocks + sbk_block_index(hash, c->nblocks) * c->block_bytes,
-                       prefetchw);
-}
-
-/* The lock word and the block of a key about to be set under its lock, requested owned. */
-static inline void prefetch_for_locked_insert(const sbloom_t *f, uint64_t hash, int prefetchw)
-{
-    sbk_prefetch_owned(stripe_of(f, hash), prefetchw);
-    prefetch_for_transaction(f, hash, prefetchw);
-}
-
-/* Keys round[which[0..n)] set under their blocks' locks; their answers in out. Returns the count
- * new. Where every writer locks (plain_writes), the key's block is written as the plain insert
- * writes it: no other writer can touch it meanwhile. Else other processes' adds may OR bits in
- * without the lock, and each word the key lacks takes an atomic fetch-or. */
-static uint64_t insert_locked(sbloom_t *f, const uint64_t *round, const uint16_t *which, size_t n,
-                              uint8_t *out, uint32_t token, int prefetchw)
-{
-    const sbloom_core *c = &f->core;
-    const stripes *s = f->state;
-    int plain = s->plain_writes;
-    uint64_t fresh = 0;
-    for (size_t q = 0; q < n && q < LOCK_AHEAD; q++)
-        prefetch_for_locked_insert(f, round[which[q]], prefetchw);
-    for (size_t q = 0; q < n; q++) {
-        if (q + LOCK_AHEAD < n)
-            prefetch_for_locked_insert(f, round[which[q + LOCK_AHEAD]], prefetchw);
-        size_t i = which[q];
-        uint32_t *lock = stripe_of(f, round[i]);
-        int rc = sbloom_lock_word(lock, token, &s->self);
-        if (rc != SBLOOM_OK) { /* a live process keeps it: the batch fails, the rest not added */
-            sbloom_object_fail(f, rc);
-            break;
-        }
-        out[i] = plain ? (uint8_t)c->kern->insert_one(c->blocks, c->nblocks, round[i])
-                       : (uint8_t)c->kern->insert_shared(c->blocks, c->nblocks, round + i, 1, NULL);
-        sbloom_unlock_word(lock);
-        fresh += out[i];
-    }
-    return fresh;
-}
-
-/* Keys round[which[0..n)] in transactions of up to SBK_TRANSACTION_KEYS; a group whose
- * transaction does not commit takes the locked path alone (the next group tries a transaction
- * again: one interrupted transaction sends no more than its own keys to the locks, whose writes
- * would abort the other threads' transactions). Returns the count new. */
-static uint64_t insert_transactions(sbloom_t *f, const uint64_t *round, const uint16_t *which,
-                                    size_t n, uint8_t *out, uint32_t token, int prefetchw)
-{
-    const sbloom_core *c = &f->core;
+    const sbloom_t *f = ctx;
     const stripes *locks = f->state;
-    uint64_t fresh = 0;
-    for (size_t q = 0; q < n && q < LOCK_AHEAD; q++)
-        prefetch_for_transaction(f, round[which[q]], prefetchw);
-    for (size_t q = 0; q < n; q += SBK_TRANSACTION_KEYS) {
-        uint64_t group[SBK_TRANSACTION_KEYS];
-        uint8_t answers[SBK_TRANSACTION_KEYS];
-        size_t len = n - q < SBK_TRANSACTION_KEYS ? n - q : SBK_TRANSACTION_KEYS;
-        for (size_t g = 0; g < len; g++) {
-            group[g] = round[which[q + g]];
-            if (q + g + LOCK_AHEAD < n)
-                prefetch_for_transaction(f, round[which[q + g + LOCK_AHEAD]], prefetchw);
-        }
-        if (insert_transaction(c, locks, group, len, answers) < 0) {
-            fresh += insert_locked(f, round, which + q, len, out, token, prefetchw);
-            continue;
-        }
-        for (size_t g = 0; g < len; g++) {
-            out[which[q + g]] = answers[g];
-            fresh += answers[g];
-        }
-    }
-    return fresh;
+    return f->core.kern->insert_transaction(f->core.blocks, f->core.nblocks, hashes, n,
+                                            locks->words, locks->mask, is_new);
+}
+
+/* Keys round[which[0..n)] set in transactions or under their blocks' locks; their answers in
+ * out. Returns the count new. */
+static uint64_t insert_absent(sbloom_t *f, const uint64_t *round, const uint16_t *which, size_t n,
+                              uint8_t *out, int transactions)
+{
+    stripes *s = f->state;
+    sbloom_locked locked = {.self = &s->self,
+                            .ctx = f,
+                            .place = block_of,
+                            .stripe = stripe_of,
+                            .prefetch = prefetch_block,
+                            .one = insert_under_lock,
+                            .transaction = transactions ? insert_transaction : NULL};
+    return sbloom_locked_run(f, &locked, round, which, n, out);
 }
 
 /*
@@ -379,8 +328,6 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
     uint16_t absent[ROUND];
     const sbloom_core *c = &f->core;
     stripes *locks = f->state;
-    uint32_t token = sbloom_lock_token(&locks->self); /* (once a batch: a process ID is a call) */
-    int prefetchw = sbk_have_prefetchw();
     int transactions = sbk_have_rtm() && c->kern->insert_transaction;
     int regions = !transactions && locks->regions;
     size_t round_keys = ROUND;
@@ -417,10 +364,7 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
             nabsent += !out[i];
             out[i] = 0; /* present: no lock, not new */
         }
-        if (transactions)
-            fresh += insert_transactions(f, round, absent, nabsent, out, token, prefetchw);
-        else
-            fresh += insert_locked(f, round, absent, nabsent, out, token, prefetchw);
+        fresh += insert_absent(f, round, absent, nabsent, out, transactions);
         if (sbloom_object_failed(f))
             break;
     }

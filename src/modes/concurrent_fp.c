@@ -17,68 +17,67 @@
  */
 #include <string.h>
 
-#include "../os/os.h"
+#include "locked.h"
 #include "modes.h"
 
-/* Keys ahead whose line and lock word are requested while one key is under its lock. */
-#define FP_LOCK_AHEAD 8
+/* What the locked loop reads: the core, and the operation. */
+typedef struct fp_keys {
+    const sbloom_core *core;
+    const sbloom_fp_locks *locks;
+    sbloom_batch_op op;
+} fp_keys;
 
-static void prefetch_key(const sbloom_core *c, const sbloom_fp_locks *l, uint64_t hash)
+/* A key's place: its main line. */
+static uint64_t line_of(const void *ctx, uint64_t hash)
 {
-    uint64_t line = sbloom_core_fp_line(c, hash);
-    __builtin_prefetch((const char *)c->blocks + line * 64, 1, 3);
-    __builtin_prefetch(l->words + (line & l->mask), 1, 3);
+    return sbloom_core_fp_line(((const fp_keys *)ctx)->core, hash);
 }
 
-/* One key's operation, its locks held: 1 (new, present, removed) or 0; *refused set when an add
- * found no room. */
-static uint8_t one_key(const sbloom_core *c, sbloom_batch_op op, uint64_t hash, int *refused)
+static uint32_t *stripe_of(const void *ctx, uint64_t line)
 {
+    const sbloom_fp_locks *l = ((const fp_keys *)ctx)->locks;
+    return l->words + (line & l->mask);
+}
+
+static void prefetch_line(const void *ctx, uint64_t line, int prefetchw)
+{
+    const sbloom_core *c = ((const fp_keys *)ctx)->core;
+    sbk_prefetch_owned((const char *)c->blocks + line * 64, prefetchw);
+}
+
+static int reaches_spare(const void *ctx, uint64_t hash)
+{
+    return sbloom_core_fp_reaches_spare(((const fp_keys *)ctx)->core, hash);
+}
+
+/* One key's operation, its locks held: 1 (new, present, removed), 0, or SBLOOM_LOCKED_REFUSED. */
+static int one_key(const void *ctx, uint64_t hash)
+{
+    const fp_keys *k = ctx;
+    const sbloom_core *c = k->core;
     uint8_t answer = 0;
-    switch (op) {
+    switch (k->op) {
     case SBLOOM_OP_INSERT: {
         int fresh = c->kern->insert_one(c->blocks, c->nblocks, hash);
-        *refused |= fresh == SBK_FP_ONE_REFUSED;
-        return (uint8_t)(fresh == 1);
+        return fresh == SBK_FP_ONE_REFUSED ? SBLOOM_LOCKED_REFUSED : fresh == 1;
     }
     case SBLOOM_OP_REMOVE: c->kern->remove(c->blocks, c->nblocks, &hash, 1, &answer); return answer;
     case SBLOOM_OP_CONTAINS:
-    default: return (uint8_t)c->kern->contains_one(c->blocks, c->nblocks, hash);
+    default: return c->kern->contains_one(c->blocks, c->nblocks, hash);
     }
 }
 
 uint64_t sbloom_fp_locked_run(const sbloom_t *f, const sbloom_fp_locks *l, sbloom_batch_op op,
                               const uint64_t *hashes, size_t n, uint8_t *results)
 {
-    const sbloom_core *c = &f->core;
-    uint32_t token = sbloom_lock_token(l->self);
-    uint64_t count = 0;
-    int refused = 0;
-    for (size_t i = 0; i < n && i < FP_LOCK_AHEAD; i++)
-        prefetch_key(c, l, hashes[i]);
-    for (size_t i = 0; i < n; i++) {
-        if (i + FP_LOCK_AHEAD < n)
-            prefetch_key(c, l, hashes[i + FP_LOCK_AHEAD]);
-        uint32_t *stripe = l->words + (sbloom_core_fp_line(c, hashes[i]) & l->mask);
-        int rc = sbloom_lock_word(stripe, token, l->self);
-        int spare = rc == SBLOOM_OK && sbloom_core_fp_reaches_spare(c, hashes[i]);
-        if (spare && (rc = sbloom_lock_word(l->spare, token, l->self)) != SBLOOM_OK)
-            sbloom_unlock_word(stripe);
-        if (rc != SBLOOM_OK) { /* (only across processes, which a fingerprint filter is not) */
-            sbloom_object_fail(f, rc);
-            if (results)
-                memset(results + i, 0, n - i);
-            break;
-        }
-        uint8_t answer = one_key(c, op, hashes[i], &refused);
-        if (spare)
-            sbloom_unlock_word(l->spare);
-        sbloom_unlock_word(stripe);
-        if (results)
-            results[i] = answer;
-        count += answer;
-    }
-    if (refused) /* a key found its line and both spare lines full: not added, said */
-        sbloom_object_fail(f, SBLOOM_E_FULL);
-    return count;
+    fp_keys keys = {&f->core, l, op};
+    sbloom_locked locked = {.self = l->self,
+                            .spare = l->spare,
+                            .ctx = &keys,
+                            .place = line_of,
+                            .stripe = stripe_of,
+                            .prefetch = prefetch_line,
+                            .reaches_spare = reaches_spare,
+                            .one = one_key};
+    return sbloom_locked_run(f, &locked, hashes, NULL, n, results);
 }

@@ -60,6 +60,7 @@
 #include "../base/alloc.h"
 #include "../base/fault.h"
 #include "../os/os.h"
+#include "locked.h"
 #include "windowed_ring.h"
 
 /* ---- Generations in the lines: cleared ---- */
@@ -80,7 +81,9 @@ static void clear_groups(windowed *w, uint32_t slot, uint64_t from, uint64_t to)
 }
 
 /* Generation `slot` emptied; with many threads, stripe by stripe under each stripe's lock (a
- * lock another process keeps: SBLOOM_E_LOCKED, the generation partly cleared). */
+ * lock another process keeps: SBLOOM_E_LOCKED, the generation partly cleared), and for the ages
+ * form the spare lines' lock after it (a stripe's span may hold spare lines, which the keys of
+ * every stripe write). */
 static int clear_slot(windowed *w, uint32_t slot, uint32_t token)
 {
     if (!w->locks) {
@@ -92,7 +95,11 @@ static int clear_slot(windowed *w, uint32_t slot, uint32_t token)
             int rc = sbloom_lock_word(lock, token, &w->self);
             if (rc != SBLOOM_OK)
                 return rc;
+            if (ages_form(w)) /* (threads only: this lock cannot fail) */
+                sbloom_lock_word(&w->spare_lock, token, &w->self);
             clear_groups(w, slot, from, to);
+            if (ages_form(w))
+                sbloom_unlock_word(&w->spare_lock);
             sbloom_unlock_word(lock);
         }
     }
@@ -374,6 +381,15 @@ int sbloom_windowed_rewind(sbloom_t *f, uint64_t now)
     return SBLOOM_OK;
 }
 
+/* Groups a stripe lock covers: SBLOOM_STRIPES stripes over the ring. The ages form's in whole
+ * words of spill bytes (8 lines: an add writes its line's byte in a 64-bit word, so that the
+ * lines of one word must share a lock). */
+static uint64_t stripe_span(const windowed *w)
+{
+    uint64_t span = w->ngroups / SBLOOM_STRIPES + (w->ngroups % SBLOOM_STRIPES != 0);
+    return ages_form(w) ? (span + 7) / 8 * 8 : span;
+}
+
 int sbloom_windowed_set_concurrent(sbloom_t *f, int on)
 {
     windowed *w = state_of(f);
@@ -387,15 +403,12 @@ int sbloom_windowed_set_concurrent(sbloom_t *f, int on)
     if (w->growing)
         return sbloom_fail_with(SBLOOM_E_LAYOUT, "a growing windowed filter takes one writer at "
                                                  "a time: plan one (n keys a window) for many");
-    if (ages_form(w))
-        return sbloom_fail_with(SBLOOM_E_LAYOUT, "a fingerprint window takes one writer at a time: "
-                                                 "plan a Bloom window for many");
     if (w->locks)
         return SBLOOM_OK;
     w->locks = sbloom_calloc(SBLOOM_STRIPES, sizeof *w->locks);
     if (!w->locks)
         return SBLOOM_E_NOMEM;
-    w->per_stripe = w->ngroups / SBLOOM_STRIPES + (w->ngroups % SBLOOM_STRIPES != 0);
+    w->per_stripe = stripe_span(w);
     return SBLOOM_OK;
 }
 
@@ -405,7 +418,8 @@ uint64_t sbloom_windowed_locks_held(const sbloom_t *f)
     uint64_t held = 0;
     for (uint32_t i = 0; w->locks && i < SBLOOM_STRIPES; i++)
         held += __atomic_load_n(&w->locks[i], __ATOMIC_RELAXED) != 0;
-    return held + (w->locks && __atomic_load_n(w->advancing, __ATOMIC_RELAXED) != 0);
+    return held + (w->locks && __atomic_load_n(w->advancing, __ATOMIC_RELAXED) != 0) +
+           (__atomic_load_n(&w->spare_lock, __ATOMIC_RELAXED) != 0);
 }
 
 int sbloom_windowed_is_concurrent(const sbloom_t *f)
@@ -507,89 +521,110 @@ static uint64_t ring_pass(const sbloom_t *f, const windowed *w, uint32_t slot, s
     return count;
 }
 
-/* Keys ahead whose group is requested while one key is tested under its stripe's lock. */
-#define LOCKED_AHEAD 8
+/* What the concurrency layer's loop (locked.c) reads of a ring: the ring, the generation keys go
+ * to, the operation, and for the ages form its lines but the spill lines as a fingerprint core
+ * (where a key's line is, and whether it may reach the spare lines). */
+typedef struct ring_keys {
+    const sbloom_t *f;
+    const windowed *w;
+    sbloom_core entries;
+    uint32_t slot;
+    sbloom_batch_op op;
+} ring_keys;
 
-static void prefetch_group(const windowed *w, uint64_t group)
+/* A key's place: its group of lines (the Bloom forms), its main line (ages). */
+static uint64_t group_of(const void *ctx, uint64_t hash)
 {
-    for (uint32_t g = 0; g < w->per_group; g++)
-        __builtin_prefetch(line_of(w, group, g), 1, 3);
+    return sbk_block_index(hash, ((const ring_keys *)ctx)->w->ngroups);
 }
 
-#define TRANSACTION_TRIES 4
-
-/* Keys [0, n) (at most SBK_TRANSACTION_KEYS) in one hardware transaction, retried: their count,
- * or -1 (not done: the locked path). */
-static int run_transaction(windowed *w, uint32_t slot, sbloom_batch_op op, const uint64_t *hashes,
-                           size_t n, uint8_t *results)
+static uint64_t main_line_of(const void *ctx, uint64_t hash)
 {
-    const sbloom_core *c = &w->lines;
-    for (int tries = 0; tries < TRANSACTION_TRIES; tries++) {
-        int done = c->kern->window_transaction(c->blocks, w->ngroups, w->per_group, slot,
-                                               op != SBLOOM_OP_CONTAINS, hashes, n, w->locks,
-                                               w->per_stripe, results);
-        if (done >= 0)
-            return done;
-        if (done == SBK_TRANSACTION_FAILED)
-            break;
-    }
-    return -1;
+    return sbloom_core_fp_line(&((const ring_keys *)ctx)->entries, hash);
 }
 
-/* Keys [0, n) each tested (and set) under the lock of its group's stripe; a lock another process
- * keeps stops the batch there, said to f (the keys after it neither added nor found). */
-static uint64_t run_under_locks(const sbloom_t *f, windowed *w, uint32_t slot, sbloom_batch_op op,
-                                const uint64_t *hashes, size_t n, uint8_t *results, uint32_t token)
+static uint32_t *ring_stripe(const void *ctx, uint64_t group)
 {
-    uint64_t count = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i + LOCKED_AHEAD < n)
-            prefetch_group(w, sbk_block_index(hashes[i + LOCKED_AHEAD], w->ngroups));
-        uint32_t *lock = w->locks + sbk_block_index(hashes[i], w->ngroups) / w->per_stripe;
-        int rc = sbloom_lock_word(lock, token, &w->self); /* the key's stripe */
-        if (rc != SBLOOM_OK) {
-            sbloom_object_fail(f, rc);
-            if (results)
-                memset(results + i, 0, n - i);
-            break;
-        }
-        count += ring_pass(f, w, slot, op, hashes + i, 1, results ? results + i : NULL);
-        sbloom_unlock_word(lock);
-    }
-    return count;
+    const ring_keys *k = ctx;
+    return k->w->locks + group / k->w->per_stripe;
 }
 
-/* Many threads: each key tested (and set) by the same fused kernel under the lock of its group's
- * stripe; where the CPU has hardware transactions (src/modes/concurrent.c says how they stand
- * beside the locks), SBK_TRANSACTION_KEYS keys at a time in one instead, reading their stripes'
- * locks (a rotation holds them while it clears). A group whose transaction does not commit takes
- * the locks alone: the next group tries a transaction again (each lock taken is a write that
- * aborts the other threads' transactions which read its line). */
+static void ring_prefetch(const void *ctx, uint64_t group, int prefetchw)
+{
+    const ring_keys *k = ctx;
+    const char *first = (const char *)k->w->lines.blocks + group * k->w->per_group * 64;
+    (void)prefetchw; /* (written in place under the lock: no atomic operation on them) */
+    for (uint32_t g = 0; g < k->w->per_group; g++)
+        __builtin_prefetch(first + g * 64, 1, 3);
+}
+
+static int ring_reaches_spare(const void *ctx, uint64_t hash)
+{
+    return sbloom_core_fp_reaches_spare(&((const ring_keys *)ctx)->entries, hash);
+}
+
+/* One key's fused pass: the Bloom forms', the ages form's (a refused key: f failed). */
+static int groups_one(const void *ctx, uint64_t hash)
+{
+    const ring_keys *k = ctx;
+    return (int)sbloom_core_run_groups(&k->w->lines, k->w->per_group, k->slot, k->op, &hash, 1,
+                                       NULL);
+}
+
+static int ages_one(const void *ctx, uint64_t hash)
+{
+    const ring_keys *k = ctx;
+    return (int)ring_pass(k->f, k->w, k->slot, k->op, &hash, 1, NULL);
+}
+
+static int ring_transaction(const void *ctx, const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    const ring_keys *k = ctx;
+    const windowed *w = k->w;
+    return w->lines.kern->window_transaction(w->lines.blocks, w->ngroups, w->per_group, k->slot,
+                                             k->op != SBLOOM_OP_CONTAINS, hashes, n, w->locks,
+                                             w->per_stripe, results);
+}
+
+/* The ages form's lines but the spill lines, as a fingerprint core (its statistics, its keys'
+ * lines). */
+static sbloom_core entries_of(const windowed *w)
+{
+    sbloom_core entries = w->lines;
+    entries.nblocks = w->ngroups;
+    entries.bytes = w->ngroups * 64;
+    return entries;
+}
+
+/* Many threads: each key tested (and set) by the ring's fused pass under the lock of its group's
+ * stripe (ages: and the spare lines' lock after it when the key may reach them); where the CPU
+ * has hardware transactions and the form a kernel for them (src/modes/concurrent.c says how they
+ * stand beside the locks), SBK_TRANSACTION_KEYS keys at a time in one instead, reading their
+ * stripes' locks (a rotation holds them while it clears). */
 static uint64_t run_locked(const sbloom_t *f, windowed *w, uint32_t slot, sbloom_batch_op op,
                            const uint64_t *hashes, size_t n, uint8_t *results)
 {
-    uint32_t token = sbloom_lock_token(&w->self);
-    for (size_t i = 0; i < n && i < LOCKED_AHEAD; i++)
-        prefetch_group(w, sbk_block_index(hashes[i], w->ngroups));
-    if (!(sbk_have_rtm() && w->lines.kern->window_transaction))
-        return run_under_locks(f, w, slot, op, hashes, n, results, token);
-    uint64_t count = 0;
-    uint8_t scratch[SBK_TRANSACTION_KEYS];
-    for (size_t at = 0; at < n; at += SBK_TRANSACTION_KEYS) {
-        size_t len = n - at < SBK_TRANSACTION_KEYS ? n - at : SBK_TRANSACTION_KEYS;
-        for (size_t i = at; i < at + len && i + LOCKED_AHEAD < n; i++)
-            prefetch_group(w, sbk_block_index(hashes[i + LOCKED_AHEAD], w->ngroups));
-        int done = run_transaction(w, slot, op, hashes + at, len, results ? results + at : scratch);
-        count += done >= 0 ? (uint64_t)done
-                           : run_under_locks(f, w, slot, op, hashes + at, len,
-                                             results ? results + at : NULL, token);
-        if (sbloom_object_failed(f)) { /* the keys after this group: neither added nor found */
-            if (results)
-                memset(results + at + len, 0, n - at - len);
-            break;
-        }
+    ring_keys keys = {f, w, entries_of(w), slot, op};
+    if (ages_form(w)) {
+        sbloom_locked ages = {.self = &w->self,
+                              .spare = &w->spare_lock,
+                              .ctx = &keys,
+                              .place = main_line_of,
+                              .stripe = ring_stripe,
+                              .prefetch = ring_prefetch,
+                              .reaches_spare = ring_reaches_spare,
+                              .one = ages_one};
+        return sbloom_locked_run(f, &ages, hashes, NULL, n, results);
     }
-    return count;
+    sbloom_locked bloom = {.self = &w->self,
+                           .ctx = &keys,
+                           .place = group_of,
+                           .stripe = ring_stripe,
+                           .prefetch = ring_prefetch,
+                           .one = groups_one,
+                           .transaction =
+                               w->lines.kern->window_transaction ? ring_transaction : NULL};
+    return sbloom_locked_run(f, &bloom, hashes, NULL, n, results);
 }
 
 /* Keys [0, n) (n <= SBLOOM_PART_STEP) held by a ring older than the newest: held[j]. */
@@ -697,9 +732,7 @@ static int windowed_contains_one(const sbloom_t *f, uint64_t hash)
  * (each entry matches an absent key 2^age_bits times as often as a plain entry of r bits). */
 static int ages_stats(const windowed *w, int sampled, sbloom_stats *out)
 {
-    sbloom_core entries = w->lines; /* (its main and spare lines: not the spill lines) */
-    entries.nblocks = w->ngroups;
-    entries.bytes = w->ngroups * 64;
+    sbloom_core entries = entries_of(w);
     sbloom_core_stats(&entries, sampled, out);
     out->estimated_fpp = fmin(1.0, ldexp(out->estimated_fpp, (int)w->age_bits));
     return SBLOOM_OK;
@@ -895,7 +928,7 @@ int sbloom_windowed_share(sbloom_t *f, const char *path)
     w->lock_map = map;
     w->locks = (uint32_t *)((char *)map + SBLOOM_LOCK_STRIPES_AT);
     w->advancing = (uint32_t *)((char *)map + SBLOOM_LOCK_ADVANCE_AT);
-    w->per_stripe = w->ngroups / SBLOOM_STRIPES + (w->ngroups % SBLOOM_STRIPES != 0);
+    w->per_stripe = stripe_span(w);
     sbloom_lock_self_init(&w->self, 1, live);
     w->across = 1;
     return SBLOOM_OK;

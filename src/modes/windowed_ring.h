@@ -41,6 +41,7 @@ typedef struct windowed {
     uint64_t per_stripe;
     uint32_t *advancing;
     uint32_t own_advancing;
+    uint32_t spare_lock;   /* ages, many threads: the spare lines' lock (taken after a stripe's) */
     sbloom_lock_self self; /* who this process is to the locks (src/os/lockword.c) */
     int across;            /* the locks are shared between processes */
     void *lock_map;        /* the PATH.lock mapping, or NULL */

@@ -1,0 +1,177 @@
+/*
+ * The concurrency layer's one loop: keys each tested (and set, or removed) under the lock of its
+ * stripe, or a few at a time in a hardware transaction where the CPU and the form's kernels have
+ * them. Every concurrent form writes through it: a Bloom core's locked test-and-add
+ * (concurrent.c), a fingerprint core's every operation (concurrent_fp.c), and a window's fused
+ * pass over its ring, of any family (windowed.c). What differs between them (which lock a key
+ * takes, which lines to request ahead, what the key's operation is) comes in an sbloom_locked.
+ *
+ * Exactly once: every operation on a key takes the same stripe's lock (a function of the key's
+ * line) and tests the key under it, so the first to take it finds the key absent and sets it and
+ * the others then find it present. A form whose keys may move to lines that every stripe shares
+ * (a fingerprint core's spare lines) names a second lock, taken after the stripe's (never before:
+ * no two threads wait on each other) when reaches_spare says the key may go there.
+ *
+ * A transaction (src/modes/concurrent.c says how one stands beside the locks) takes up to
+ * SBK_TRANSACTION_KEYS keys; one that does not commit is tried SBLOOM_TRANSACTION_TRIES times, then
+ * its keys take the locks alone, and the next group tries a transaction again: one interrupted
+ * transaction sends no more than its own keys to the locks, whose writes would abort the other
+ * threads' transactions that read them.
+ */
+#ifndef SIMDBLOOM_LOCKED_H
+#define SIMDBLOOM_LOCKED_H
+
+#include <string.h>
+
+#include "../os/os.h"
+#include "modes.h"
+
+/* (Inlined into each form's call, its functions with it: called as a function, through the
+ * pointers, a locked add on a fingerprint filter ran 15% slower: simdbloom-bench-threads.) */
+#define SBLOOM_LOCKED_INLINE static inline __attribute__((always_inline))
+
+/* What a form gives the loop. */
+typedef struct sbloom_locked {
+    struct sbloom_lock_self *self; /* who this process is to the lock words */
+    uint32_t *spare;               /* the lock of lines every stripe shares, or NULL: none */
+    const void *ctx;               /* what the functions below read */
+    uint64_t (*place)(const void *ctx, uint64_t hash);    /* the key's line or group (one sum) */
+    uint32_t *(*stripe)(const void *ctx, uint64_t place); /* its lock word */
+    void (*prefetch)(const void *ctx, uint64_t place, int prefetchw); /* its lines, owned */
+    int (*reaches_spare)(const void *ctx, uint64_t hash); /* (under the stripe's lock) */
+    /* the key's operation, its locks held: 1 (new, present, removed), 0, or
+     * SBLOOM_LOCKED_REFUSED (an add found no room: the batch fails f with SBLOOM_E_FULL) */
+    int (*one)(const void *ctx, uint64_t hash);
+    /* n <= SBK_TRANSACTION_KEYS keys in one transaction, tried once: the count (answers in
+     * results), -1 (aborted: may be tried again) or SBK_TRANSACTION_FAILED; NULL: none */
+    int (*transaction)(const void *ctx, const uint64_t *hashes, size_t n, uint8_t *results);
+} sbloom_locked;
+#define SBLOOM_LOCKED_REFUSED 2
+
+/* Keys ahead whose lines (and lock word) are requested while one key is under its lock: a lock's
+ * line was usually last written by another core, and fetching it is a cache miss. */
+#define SBLOOM_LOCK_AHEAD 8
+#define SBLOOM_TRANSACTION_TRIES 4
+
+/* The key at position q of the batch: hashes[which[q]], or hashes[q] without which. */
+SBLOOM_LOCKED_INLINE size_t sbloom_locked_position(const uint16_t *which, size_t q)
+{
+    return which ? which[q] : q;
+}
+
+/* A key's lines requested owned, and with its_lock its lock word (not for a transaction: the
+ * other threads' transactions read the lock words, and a request to own one would abort them).
+ * Returns the key's lock word. */
+SBLOOM_LOCKED_INLINE uint32_t *sbloom_locked_prefetch(const sbloom_locked *l, uint64_t hash,
+                                                      int prefetchw, int its_lock)
+{
+    uint64_t place = l->place(l->ctx, hash);
+    uint32_t *stripe = l->stripe(l->ctx, place);
+    if (its_lock)
+        sbk_prefetch_owned(stripe, prefetchw);
+    l->prefetch(l->ctx, place, prefetchw);
+    return stripe;
+}
+
+/* Keys at positions [from, to) each under its locks; their answers in results (may be NULL).
+ * A lock a live process keeps stops the batch there, said to f: the keys after it neither added
+ * nor found (their answers 0). */
+SBLOOM_LOCKED_INLINE uint64_t sbloom_locked_keys(const sbloom_t *f, const sbloom_locked *l,
+                                                 const uint64_t *hashes, const uint16_t *which,
+                                                 size_t from, size_t to, uint8_t *results,
+                                                 uint32_t token, int prefetchw)
+{
+    uint64_t count = 0;
+    int refused = 0;
+    uint32_t *stripes[SBLOOM_LOCK_AHEAD]; /* the lock words of keys q to q + ahead - 1 */
+    for (size_t q = from; q < to && q < from + SBLOOM_LOCK_AHEAD; q++)
+        stripes[q % SBLOOM_LOCK_AHEAD] =
+            sbloom_locked_prefetch(l, hashes[sbloom_locked_position(which, q)], prefetchw, 1);
+    for (size_t q = from; q < to; q++) {
+        size_t i = sbloom_locked_position(which, q);
+        uint32_t *stripe = stripes[q % SBLOOM_LOCK_AHEAD];
+        if (q + SBLOOM_LOCK_AHEAD < to)
+            stripes[q % SBLOOM_LOCK_AHEAD] = sbloom_locked_prefetch(
+                l, hashes[sbloom_locked_position(which, q + SBLOOM_LOCK_AHEAD)], prefetchw, 1);
+        int rc = sbloom_lock_word(stripe, token, l->self);
+        int spare = rc == SBLOOM_OK && l->spare && l->reaches_spare(l->ctx, hashes[i]);
+        if (spare && (rc = sbloom_lock_word(l->spare, token, l->self)) != SBLOOM_OK)
+            sbloom_unlock_word(stripe);
+        if (rc != SBLOOM_OK) {
+            sbloom_object_fail(f, rc);
+            for (; results && q < to; q++)
+                results[sbloom_locked_position(which, q)] = 0;
+            break;
+        }
+        int answer = l->one(l->ctx, hashes[i]);
+        if (spare)
+            sbloom_unlock_word(l->spare);
+        sbloom_unlock_word(stripe);
+        refused |= answer == SBLOOM_LOCKED_REFUSED;
+        answer = answer == 1;
+        if (results)
+            results[i] = (uint8_t)answer;
+        count += (uint64_t)answer;
+    }
+    if (refused) /* a key found no room: not added, said */
+        sbloom_object_fail(f, SBLOOM_E_FULL);
+    return count;
+}
+
+/* Keys at positions [q, q + len) (len <= SBK_TRANSACTION_KEYS) in one transaction, tried a few
+ * times: their count new, answers in results; or -1 (not done: the locks). */
+SBLOOM_LOCKED_INLINE int sbloom_locked_transaction(const sbloom_locked *l, const uint64_t *hashes,
+                                                   const uint16_t *which, size_t q, size_t len,
+                                                   uint8_t *results)
+{
+    uint64_t group[SBK_TRANSACTION_KEYS];
+    uint8_t answers[SBK_TRANSACTION_KEYS];
+    for (size_t g = 0; g < len; g++)
+        group[g] = hashes[sbloom_locked_position(which, q + g)];
+    for (int tries = 0; tries < SBLOOM_TRANSACTION_TRIES; tries++) {
+        int done = l->transaction(l->ctx, group, len, answers);
+        if (done >= 0) {
+            for (size_t g = 0; results && g < len; g++)
+                results[sbloom_locked_position(which, q + g)] = answers[g];
+            return done;
+        }
+        if (done == SBK_TRANSACTION_FAILED)
+            break;
+        sbloom_cpu_relax();
+    }
+    return -1;
+}
+
+/* The keys hashes[which[0..n)] (hashes[0..n) without which), their answers at the same places
+ * in results (may be NULL); the count of 1s. A lock another process keeps stops the batch there,
+ * said to f (SBLOOM_E_LOCKED), the answers after it 0. */
+SBLOOM_LOCKED_INLINE uint64_t sbloom_locked_run(const sbloom_t *f, const sbloom_locked *l,
+                                                const uint64_t *hashes, const uint16_t *which,
+                                                size_t n, uint8_t *results)
+{
+    uint32_t token = sbloom_lock_token(l->self); /* (once a batch: a process ID is a call) */
+    int prefetchw = sbk_have_prefetchw();
+    if (!(l->transaction && sbk_have_rtm()))
+        return sbloom_locked_keys(f, l, hashes, which, 0, n, results, token, prefetchw);
+    uint64_t count = 0;
+    for (size_t q = 0; q < n && q < SBLOOM_LOCK_AHEAD; q++)
+        (void)sbloom_locked_prefetch(l, hashes[sbloom_locked_position(which, q)], prefetchw, 0);
+    for (size_t q = 0; q < n; q += SBK_TRANSACTION_KEYS) {
+        size_t len = n - q < SBK_TRANSACTION_KEYS ? n - q : SBK_TRANSACTION_KEYS;
+        for (size_t g = q; g < q + len && g + SBLOOM_LOCK_AHEAD < n; g++)
+            (void)sbloom_locked_prefetch(
+                l, hashes[sbloom_locked_position(which, g + SBLOOM_LOCK_AHEAD)], prefetchw, 0);
+        int done = sbloom_locked_transaction(l, hashes, which, q, len, results);
+        count += done >= 0 ? (uint64_t)done
+                           : sbloom_locked_keys(f, l, hashes, which, q, q + len, results, token,
+                                                prefetchw);
+        if (sbloom_object_failed(f)) { /* the keys after this group: neither added nor found */
+            for (size_t g = q + len; results && g < n; g++)
+                results[sbloom_locked_position(which, g)] = 0;
+            break;
+        }
+    }
+    return count;
+}
+
+#endif /* SIMDBLOOM_LOCKED_H */
