@@ -46,6 +46,34 @@ int sbloom_layout_fp_geometry(sbloom_layout layout, sbk_fp_geo *out);
 /* 1 for the layouts that remove keys (counting512, the fingerprint layouts). */
 int sbloom_layout_removes(sbloom_layout layout);
 
+/* family.c: the family of a layout's lines and what it does (NULL: a composite or unknown
+ * layout), for the modes and arrangements, which ask these and never name a family. */
+typedef enum sbloom_window_form {
+    SBLOOM_WINDOW_NONE,     /* no window on its lines */
+    SBLOOM_WINDOW_ADJACENT, /* a group of G + 1 adjacent lines, a generation a line */
+    SBLOOM_WINDOW_SLOTS,    /* one line a group, a generation a bit of each 4-bit slot */
+    SBLOOM_WINDOW_AGES      /* one set of entries, each with its generation's age */
+} sbloom_window_form;
+typedef struct sbloom_family {
+    const char *name;
+    uint64_t min_lines; /* a core's fewest lines */
+    /* an add moves entries of other keys (in its line, and to lines every line shares): no
+     * lock-free lookup beside writers, adds on one thread, a lock for every operation under many
+     * writers, and never shared between processes (a writer killed mid-move) */
+    int moves_entries;
+    int combines;         /* union and intersection are the blocks' bitwise OR and AND */
+    int counts_every_add; /* the item count takes every add, not only new keys */
+    sbloom_window_form window_form;
+} sbloom_family;
+const sbloom_family *sbloom_family_of(sbloom_layout layout);
+/* How a window keeps its generations on the layout's lines (NONE where it cannot); the lines of
+ * one group of G + 1 generations; a generation's bits in a group (its count's bound). */
+sbloom_window_form sbloom_window_form_of(sbloom_layout layout);
+uint32_t sbloom_window_group_lines(sbloom_window_form form, uint32_t ngens);
+uint64_t sbloom_window_generation_bits(sbloom_window_form form);
+/* One generation's lines for n keys at p in a window of that form (adjacent lines, slots). */
+int sbloom_plan_window_lines(uint64_t n, double p, sbloom_window_form form, sbloom_plan *out);
+
 /* sizing.c: the smaller of the block512-k8 and -k16 plans for n keys at rate p (the cores of the
  * composite layouts are whichever is smaller), or the k8 plan's error when neither exists. */
 int sbloom_plan_block512(uint64_t n, double p, sbloom_plan *out);

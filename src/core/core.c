@@ -16,7 +16,7 @@ int sbloom_core_init(sbloom_core *c, uint64_t bytes, sbloom_layout layout, sbloo
     uint64_t block_bytes = sbloom_layout_block_bytes(layout);
     uint64_t nblocks = bytes / block_bytes + (bytes % block_bytes != 0);
     if (nblocks < 2)
-        nblocks = sbloom_layout_is_fingerprint(layout) ? 2 : 1; /* a main line and a spare */
+        nblocks = sbloom_family_of(layout)->min_lines;
     if (bytes > SBLOOM_MAX_BYTES || nblocks > SBLOOM_MAX_BYTES / block_bytes)
         return SBLOOM_E_TOO_LARGE;
     c->bytes = nblocks * block_bytes;

@@ -242,10 +242,11 @@ int sbloom_part_read_image(sbloom_part *part, const char *noun, const uint8_t *a
     *size = SBLOOM_HEADER_BYTES + payload;
     sbloom_header h;
     int rc = sbloom_header_parse(at, *size, &h);
-    if (rc == SBLOOM_OK &&
-        (h.layout == SBLOOM_LAYOUT_BLOCK512_K8 || h.layout == SBLOOM_LAYOUT_BLOCK512_K16 ||
-         (h.layout == SBLOOM_LAYOUT_COUNTING512 && (accept & SBLOOM_PART_SLOTS)) ||
-         (sbloom_layout_is_fingerprint(h.layout) && (accept & SBLOOM_PART_FINGERPRINTS))))
+    sbloom_window_form form =
+        rc == SBLOOM_OK ? sbloom_window_form_of(h.layout) : SBLOOM_WINDOW_NONE;
+    if (form == SBLOOM_WINDOW_ADJACENT ||
+        (form == SBLOOM_WINDOW_SLOTS && (accept & SBLOOM_PART_SLOTS)) ||
+        (form == SBLOOM_WINDOW_AGES && (accept & SBLOOM_PART_FINGERPRINTS)))
         rc = sbloom_core_from_image(&part->core, &h, at + SBLOOM_HEADER_BYTES);
     else if (rc == SBLOOM_OK)
         rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "layout %s", sbloom_layout_name(h.layout));

@@ -270,11 +270,11 @@ static void scalable_clear(sbloom_t *f)
     s->stages[0].items = 0;
 }
 
-/* 1 when a stage is a fingerprint layout (no union: entries are not bits). */
-static int has_fingerprint_stage(const scalable *s)
+/* 1 when a stage's family has no bitwise union (fingerprints: entries are not bits). */
+static int has_stage_without_union(const scalable *s)
 {
     for (uint32_t i = 0; i < s->nstages; i++)
-        if (sbloom_layout_is_fingerprint(s->stages[i].core.layout))
+        if (!sbloom_family_of(s->stages[i].core.layout)->combines)
             return 1;
     return 0;
 }
@@ -290,7 +290,7 @@ static int scalable_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
         return SBLOOM_E_INCOMPATIBLE;
     scalable *d = state_of(dst);
     const scalable *s = state_of(src);
-    if (has_fingerprint_stage(d) || has_fingerprint_stage(s))
+    if (has_stage_without_union(d) || has_stage_without_union(s))
         return SBLOOM_E_LAYOUT;
     if (d->first_items != s->first_items || dst->planned_fpp != src->planned_fpp ||
         d->nstages != s->nstages || !sbloom_parts_alike(d->stages, s->stages, d->nstages))

@@ -144,7 +144,7 @@ static int slots_pay(const sbloom_plan *lines, uint64_t per, double rate, uint32
 {
     sbloom_plan slots = sbloom_plan_init();
     if (ngens > SLOT_GENERATIONS ||
-        sbloom_plan_for_layout(per, rate, SBLOOM_LAYOUT_COUNTING512, &slots) != SBLOOM_OK)
+        sbloom_plan_window_lines(per, rate, SBLOOM_WINDOW_SLOTS, &slots) != SBLOOM_OK)
         return 0;
     return (double)slots.bytes <= 1.25 * (double)lines->bytes * ngens;
 }
@@ -156,11 +156,11 @@ static int generations_plan(uint64_t n, double p, uint32_t periods, sbloom_plan 
 {
     uint64_t per = generation_items(n, periods);
     double rate = generation_rate(p, periods);
-    int rc = sbloom_plan_block512(per, rate, plan);
-    *lines_per_group = periods + 1;
+    int rc = sbloom_plan_window_lines(per, rate, SBLOOM_WINDOW_ADJACENT, plan);
+    *lines_per_group = sbloom_window_group_lines(SBLOOM_WINDOW_ADJACENT, periods + 1);
     if (rc == SBLOOM_OK && slots_pay(plan, per, rate, periods + 1)) {
-        *lines_per_group = 1;
-        rc = sbloom_plan_for_layout(per, rate, SBLOOM_LAYOUT_COUNTING512, plan);
+        *lines_per_group = sbloom_window_group_lines(SBLOOM_WINDOW_SLOTS, periods + 1);
+        rc = sbloom_plan_window_lines(per, rate, SBLOOM_WINDOW_SLOTS, plan);
     }
     return rc;
 }

@@ -264,8 +264,9 @@ static int check_lines_image(const sbloom_header *h, const sbloom_header *ih,
 {
     uint64_t per = generation_items(h->planned_items, rec->periods);
     double rate = generation_rate(h->planned_fpp, rec->periods);
-    int ages = sbloom_layout_is_fingerprint(ih->layout);
-    *per_group = ih->layout == SBLOOM_LAYOUT_COUNTING512 || ages ? 1 : rec->ngens;
+    sbloom_window_form form = sbloom_window_form_of(ih->layout);
+    int ages = form == SBLOOM_WINDOW_AGES;
+    *per_group = sbloom_window_group_lines(form, rec->ngens);
     sbloom_plan plan = sbloom_plan_init();
     int rc = ages ? sbloom_ring_ages_plan(h->planned_items, h->planned_fpp, rec->periods, &plan)
                   : sbloom_plan_for_layout(per, rate, ih->layout, &plan);
@@ -288,7 +289,7 @@ static int check_lines_image(const sbloom_header *h, const sbloom_header *ih,
     *ngroups = (ih->nblocks - spill) / *per_group;
     /* a generation's bits: 512 a line, or one a 4-bit slot (128 a line); ages: fewer entries
      * than 64 a line */
-    uint64_t bits = *ngroups * (ih->layout == SBLOOM_LAYOUT_COUNTING512 ? 128 : ages ? 64 : 512);
+    uint64_t bits = *ngroups * sbloom_window_generation_bits(form);
     uint64_t items = 0;
     for (uint32_t i = 0; i < rec->ngens; i++) {
         if (rec->items[i] > bits)
@@ -334,7 +335,8 @@ static int read_one_image(windowed *w, const sbloom_header *h, const window_reco
     w->lines = one.core; /* the image's blocks become the lines */
     w->ngroups = ngroups;
     w->per_group = per_group;
-    w->age_bits = sbloom_layout_is_fingerprint(ih.layout) ? age_bits_for(w->ngens) : 0;
+    w->age_bits =
+        sbloom_window_form_of(ih.layout) == SBLOOM_WINDOW_AGES ? age_bits_for(w->ngens) : 0;
     return SBLOOM_OK;
 }
 
@@ -552,9 +554,7 @@ int sbloom_ring_map(windowed **out, uint8_t *base, uint64_t size, const sbloom_h
     if (h->payload_bytes < RECORD_BYTES + SBLOOM_HEADER_BYTES)
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "generations: truncated");
     rc = sbloom_header_parse(at, left, &ih);
-    if (rc == SBLOOM_OK && ih.layout != SBLOOM_LAYOUT_COUNTING512 &&
-        ih.layout != SBLOOM_LAYOUT_BLOCK512_K8 && ih.layout != SBLOOM_LAYOUT_BLOCK512_K16 &&
-        !sbloom_layout_is_fingerprint(ih.layout))
+    if (rc == SBLOOM_OK && sbloom_window_form_of(ih.layout) == SBLOOM_WINDOW_NONE)
         rc = sbloom_fail_with(SBLOOM_E_CORRUPT, "generations: layout %s",
                               sbloom_layout_name(ih.layout));
     /* the counts in the record are live while processes add: the headers catch up at a sync */
@@ -576,7 +576,8 @@ int sbloom_ring_map(windowed **out, uint8_t *base, uint64_t size, const sbloom_h
     w->lines.map_bytes = size;
     w->ngroups = ngroups;
     w->per_group = per_group;
-    w->age_bits = sbloom_layout_is_fingerprint(ih.layout) ? age_bits_for(w->ngens) : 0;
+    w->age_bits =
+        sbloom_window_form_of(ih.layout) == SBLOOM_WINDOW_AGES ? age_bits_for(w->ngens) : 0;
     w->image = base;
     /* the clock, the starts and the counts: the record's own words from now on */
     w->current = (uint64_t *)(payload + RECORD_CURRENT_AT);

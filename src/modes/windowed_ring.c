@@ -123,8 +123,9 @@ windowed *sbloom_ring_alloc(uint64_t n, double p, uint32_t periods, uint64_t per
  * (one line a group); of a 512-bit layout, adjacent lines (G + 1 lines a group). */
 int sbloom_ring_make_lines(windowed *w, uint64_t ngroups, sbloom_layout layout)
 {
-    int ages = sbloom_layout_is_fingerprint(layout);
-    uint32_t per_group = layout == SBLOOM_LAYOUT_COUNTING512 || ages ? 1 : w->ngens;
+    sbloom_window_form form = sbloom_window_form_of(layout);
+    int ages = form == SBLOOM_WINDOW_AGES;
+    uint32_t per_group = sbloom_window_group_lines(form, w->ngens);
     if (ngroups > UINT32_MAX || ngroups > SBLOOM_MAX_BYTES / 64 / per_group)
         return SBLOOM_E_TOO_LARGE;
     uint64_t spill = ages ? sbloom_core_fp_spill_lines(ngroups) : 0; /* (ages: after the lines) */

@@ -90,7 +90,7 @@ static inline uint32_t current_slot(const windowed *w)
 
 static inline int slots_form(const windowed *w)
 {
-    return w->lines.layout == SBLOOM_LAYOUT_COUNTING512;
+    return sbloom_window_form_of(w->lines.layout) == SBLOOM_WINDOW_SLOTS;
 }
 
 /* Ages (a fingerprint layout's lines, windowed.c's "Ages"): an entry's age is its generation's
