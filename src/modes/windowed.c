@@ -60,52 +60,7 @@
 #include "../base/alloc.h"
 #include "../base/fault.h"
 #include "../os/os.h"
-#include "locked.h"
 #include "windowed_ring.h"
-
-/* ---- Generations in the lines: cleared ---- */
-
-/* Generation `slot` emptied in groups [from, to): its lines zeroed, its bit cleared in every
- * slot (by the kernel table's loop, vectorized for the CPU), or its entries dropped (ages). */
-static void clear_groups(windowed *w, uint32_t slot, uint64_t from, uint64_t to)
-{
-    if (ages_form(w)) {
-        sbloom_core_age(&w->lines, w->ngroups, from, to, w->age_bits, slot, SBK_FP_AGE_DROP);
-    } else if (slots_form(w)) {
-        const uint64_t keep = ~(SLOT_BIT0 << slot), count = (to - from) * 8;
-        w->lines.kern->window_clear(words_of(w) + from * 8, count, keep);
-    } else {
-        for (uint64_t b = from; b < to; b++)
-            memset(line_of(w, b, slot), 0, 64);
-    }
-}
-
-/* Generation `slot` emptied; with many threads, stripe by stripe under each stripe's lock (a
- * lock another process keeps: SBLOOM_E_LOCKED, the generation partly cleared), and for the ages
- * form the spare lines' lock after it (a stripe's span may hold spare lines, which the keys of
- * every stripe write). */
-static int clear_slot(windowed *w, uint32_t slot, uint32_t token)
-{
-    if (!w->locks) {
-        clear_groups(w, slot, 0, w->ngroups);
-    } else {
-        for (uint64_t from = 0; from < w->ngroups; from += w->per_stripe) {
-            uint32_t *lock = w->locks + from / w->per_stripe;
-            uint64_t to = w->ngroups - from < w->per_stripe ? w->ngroups : from + w->per_stripe;
-            int rc = sbloom_lock_word(lock, token, &w->self);
-            if (rc != SBLOOM_OK)
-                return rc;
-            if (ages_form(w)) /* (threads only: this lock cannot fail) */
-                sbloom_lock_word(&w->spare_lock, token, &w->self);
-            clear_groups(w, slot, from, to);
-            if (ages_form(w))
-                sbloom_unlock_word(&w->spare_lock);
-            sbloom_unlock_word(lock);
-        }
-    }
-    __atomic_store_n(&w->items[slot], 0, __ATOMIC_RELAXED);
-    return SBLOOM_OK;
-}
 
 static int windowed_sync(sbloom_t *f);
 
@@ -309,7 +264,7 @@ static int ring_advance(windowed *w, uint64_t to, uint32_t token)
     uint64_t begin = to - current < w->ngens ? to - current : w->ngens;
     for (uint64_t left = begin; left > 0; left--) {
         uint64_t q = to - (left - 1);
-        int rc = clear_slot(w, (uint32_t)(q % w->ngens), token);
+        int rc = sbloom_ring_clear(w, (uint32_t)(q % w->ngens), token);
         if (rc != SBLOOM_OK)
             return rc;
         __atomic_store_n(&w->started[q % w->ngens], q, __ATOMIC_RELEASE);
@@ -381,45 +336,20 @@ int sbloom_windowed_rewind(sbloom_t *f, uint64_t now)
     return SBLOOM_OK;
 }
 
-/* Groups a stripe lock covers: SBLOOM_STRIPES stripes over the ring. The ages form's in whole
- * words of spill bytes (8 lines: an add writes its line's byte in a 64-bit word, so that the
- * lines of one word must share a lock). */
-static uint64_t stripe_span(const windowed *w)
-{
-    uint64_t span = w->ngroups / SBLOOM_STRIPES + (w->ngroups % SBLOOM_STRIPES != 0);
-    return ages_form(w) ? (span + 7) / 8 * 8 : span;
-}
-
 int sbloom_windowed_set_concurrent(sbloom_t *f, int on)
 {
     windowed *w = state_of(f);
     if (w->across)
         return on ? SBLOOM_OK : SBLOOM_E_INVALID; /* a concurrent mapping stays concurrent */
-    if (!on) {
-        free(w->locks);
-        w->locks = NULL;
-        return SBLOOM_OK;
-    }
-    if (w->growing)
+    if (on && w->growing)
         return sbloom_fail_with(SBLOOM_E_LAYOUT, "a growing windowed filter takes one writer at "
                                                  "a time: plan one (n keys a window) for many");
-    if (w->locks)
-        return SBLOOM_OK;
-    w->locks = sbloom_calloc(SBLOOM_STRIPES, sizeof *w->locks);
-    if (!w->locks)
-        return SBLOOM_E_NOMEM;
-    w->per_stripe = stripe_span(w);
-    return SBLOOM_OK;
+    return sbloom_ring_lock(w, on);
 }
 
 uint64_t sbloom_windowed_locks_held(const sbloom_t *f)
 {
-    const windowed *w = state_of(f);
-    uint64_t held = 0;
-    for (uint32_t i = 0; w->locks && i < SBLOOM_STRIPES; i++)
-        held += __atomic_load_n(&w->locks[i], __ATOMIC_RELAXED) != 0;
-    return held + (w->locks && __atomic_load_n(w->advancing, __ATOMIC_RELAXED) != 0) +
-           (__atomic_load_n(&w->spare_lock, __ATOMIC_RELAXED) != 0);
+    return sbloom_ring_locks_held(state_of(f));
 }
 
 int sbloom_windowed_is_concurrent(const sbloom_t *f)
@@ -504,129 +434,6 @@ static uint64_t windowed_capacity(const sbloom_t *f)
     return state_of(f)->plan_items; /* keys per window (the newest ring's, growing) */
 }
 
-/* One fused pass over a ring's lines (its form's kernel): a key no generation holds added to
- * generation `slot` (SBLOOM_OP_INSERT), or whether one holds each key. A key the ages form found
- * no room for is not added, and the batch says SBLOOM_E_FULL to f (the others are added). */
-static uint64_t ring_pass(const sbloom_t *f, const windowed *w, uint32_t slot, sbloom_batch_op op,
-                          const uint64_t *hashes, size_t n, uint8_t *results)
-{
-    if (!ages_form(w))
-        return sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes, n, results);
-    uint64_t count =
-        sbloom_core_run_aged(&w->lines, w->ngroups, w->age_bits, slot, op, hashes, n, results);
-    if (count & SBK_FP_REFUSED) {
-        sbloom_object_fail(f, SBLOOM_E_FULL);
-        count &= ~SBK_FP_REFUSED;
-    }
-    return count;
-}
-
-/* What the concurrency layer's loop (locked.c) reads of a ring: the ring, the generation keys go
- * to, the operation, and for the ages form its lines but the spill lines as a fingerprint core
- * (where a key's line is, and whether it may reach the spare lines). */
-typedef struct ring_keys {
-    const sbloom_t *f;
-    const windowed *w;
-    sbloom_core entries;
-    uint32_t slot;
-    sbloom_batch_op op;
-} ring_keys;
-
-/* A key's place: its group of lines (the Bloom forms), its main line (ages). */
-static uint64_t group_of(const void *ctx, uint64_t hash)
-{
-    return sbk_block_index(hash, ((const ring_keys *)ctx)->w->ngroups);
-}
-
-static uint64_t main_line_of(const void *ctx, uint64_t hash)
-{
-    return sbloom_core_fp_line(&((const ring_keys *)ctx)->entries, hash);
-}
-
-static uint32_t *ring_stripe(const void *ctx, uint64_t group)
-{
-    const ring_keys *k = ctx;
-    return k->w->locks + group / k->w->per_stripe;
-}
-
-static void ring_prefetch(const void *ctx, uint64_t group, int prefetchw)
-{
-    const ring_keys *k = ctx;
-    const char *first = (const char *)k->w->lines.blocks + group * k->w->per_group * 64;
-    (void)prefetchw; /* (written in place under the lock: no atomic operation on them) */
-    for (uint32_t g = 0; g < k->w->per_group; g++)
-        __builtin_prefetch(first + g * 64, 1, 3);
-}
-
-static int ring_reaches_spare(const void *ctx, uint64_t hash)
-{
-    return sbloom_core_fp_reaches_spare(&((const ring_keys *)ctx)->entries, hash);
-}
-
-/* One key's fused pass: the Bloom forms', the ages form's (a refused key: f failed). */
-static int groups_one(const void *ctx, uint64_t hash)
-{
-    const ring_keys *k = ctx;
-    return (int)sbloom_core_run_groups(&k->w->lines, k->w->per_group, k->slot, k->op, &hash, 1,
-                                       NULL);
-}
-
-static int ages_one(const void *ctx, uint64_t hash)
-{
-    const ring_keys *k = ctx;
-    return (int)ring_pass(k->f, k->w, k->slot, k->op, &hash, 1, NULL);
-}
-
-static int ring_transaction(const void *ctx, const uint64_t *hashes, size_t n, uint8_t *results)
-{
-    const ring_keys *k = ctx;
-    const windowed *w = k->w;
-    return w->lines.kern->window_transaction(w->lines.blocks, w->ngroups, w->per_group, k->slot,
-                                             k->op != SBLOOM_OP_CONTAINS, hashes, n, w->locks,
-                                             w->per_stripe, results);
-}
-
-/* The ages form's lines but the spill lines, as a fingerprint core (its statistics, its keys'
- * lines). */
-static sbloom_core entries_of(const windowed *w)
-{
-    sbloom_core entries = w->lines;
-    entries.nblocks = w->ngroups;
-    entries.bytes = w->ngroups * 64;
-    return entries;
-}
-
-/* Many threads: each key tested (and set) by the ring's fused pass under the lock of its group's
- * stripe (ages: and the spare lines' lock after it when the key may reach them); where the CPU
- * has hardware transactions and the form a kernel for them (src/modes/concurrent.c says how they
- * stand beside the locks), SBK_TRANSACTION_KEYS keys at a time in one instead, reading their
- * stripes' locks (a rotation holds them while it clears). */
-static uint64_t run_locked(const sbloom_t *f, windowed *w, uint32_t slot, sbloom_batch_op op,
-                           const uint64_t *hashes, size_t n, uint8_t *results)
-{
-    ring_keys keys = {f, w, entries_of(w), slot, op};
-    if (ages_form(w)) {
-        sbloom_locked ages = {.self = &w->self,
-                              .spare = &w->spare_lock,
-                              .ctx = &keys,
-                              .place = main_line_of,
-                              .stripe = ring_stripe,
-                              .prefetch = ring_prefetch,
-                              .reaches_spare = ring_reaches_spare,
-                              .one = ages_one};
-        return sbloom_locked_run(f, &ages, hashes, NULL, n, results);
-    }
-    sbloom_locked bloom = {.self = &w->self,
-                           .ctx = &keys,
-                           .place = group_of,
-                           .stripe = ring_stripe,
-                           .prefetch = ring_prefetch,
-                           .one = groups_one,
-                           .transaction =
-                               w->lines.kern->window_transaction ? ring_transaction : NULL};
-    return sbloom_locked_run(f, &bloom, hashes, NULL, n, results);
-}
-
 /* Keys [0, n) (n <= SBLOOM_PART_STEP) held by a ring older than the newest: held[j]. */
 static void probe_older(const sbloom_t *f, const windowed *w, const uint64_t *hashes, size_t n,
                         uint8_t *held)
@@ -634,7 +441,7 @@ static void probe_older(const sbloom_t *f, const windowed *w, const uint64_t *ha
     uint8_t answer[SBLOOM_PART_STEP];
     memset(held, 0, n);
     for (const windowed *r = w->older; r; r = r->older) {
-        ring_pass(f, r, 0, SBLOOM_OP_CONTAINS, hashes, n, answer);
+        sbloom_ring_pass(f, r, 0, SBLOOM_OP_CONTAINS, hashes, n, answer);
         for (size_t j = 0; j < n; j++)
             held[j] |= answer[j];
     }
@@ -652,7 +459,7 @@ static uint64_t growing_step(const sbloom_t *f, windowed *w, sbloom_batch_op op,
     probe_older(f, w, hashes, n, held);
     if (op == SBLOOM_OP_CONTAINS) {
         uint64_t found = 0;
-        ring_pass(f, w, slot, op, hashes, n, answer);
+        sbloom_ring_pass(f, w, slot, op, hashes, n, answer);
         for (size_t j = 0; j < n; j++)
             found += answer[j] |= held[j];
         if (results)
@@ -664,7 +471,7 @@ static uint64_t growing_step(const sbloom_t *f, windowed *w, sbloom_batch_op op,
             absent[m] = hashes[j];
             where[m++] = j;
         }
-    uint64_t fresh = ring_pass(f, w, slot, op, absent, m, answer);
+    uint64_t fresh = sbloom_ring_pass(f, w, slot, op, absent, m, answer);
     w->items[slot] += fresh;
     if (results) {
         memset(results, 0, n);
@@ -705,8 +512,8 @@ static uint64_t windowed_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *ha
     if (w->growing)
         return growing_run(f, op, hashes, n, results);
     uint32_t slot = current_slot(w);
-    uint64_t count = w->locks ? run_locked(f, w, slot, op, hashes, n, results)
-                              : ring_pass(f, w, slot, op, hashes, n, results);
+    uint64_t count = w->locks ? sbloom_ring_run_locked(f, w, slot, op, hashes, n, results)
+                              : sbloom_ring_pass(f, w, slot, op, hashes, n, results);
     if (op != SBLOOM_OP_CONTAINS)
         __atomic_fetch_add(&w->items[slot], count, __ATOMIC_RELAXED);
     return count;
@@ -724,15 +531,15 @@ static int windowed_contains_one(const sbloom_t *f, uint64_t hash)
     if (w->older)
         return (int)growing_step(f, w, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
     if (w->locks)
-        return (int)run_locked(f, w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
-    return (int)ring_pass(f, w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
+        return (int)sbloom_ring_run_locked(f, w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
+    return (int)sbloom_ring_pass(f, w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
 }
 
 /* The ages form's statistics: the fingerprint filter's, its rate from the bits an age leaves
  * (each entry matches an absent key 2^age_bits times as often as a plain entry of r bits). */
 static int ages_stats(const windowed *w, int sampled, sbloom_stats *out)
 {
-    sbloom_core entries = entries_of(w);
+    sbloom_core entries = sbloom_ring_entries(w);
     sbloom_core_stats(&entries, sampled, out);
     out->estimated_fpp = fmin(1.0, ldexp(out->estimated_fpp, (int)w->age_bits));
     return SBLOOM_OK;
@@ -915,23 +722,10 @@ int sbloom_windowed_map(sbloom_t **out, uint8_t *base, uint64_t size, const sblo
 
 int sbloom_windowed_share(sbloom_t *f, const char *path)
 {
-    windowed *w = state_of(f);
-    if (ages_form(w))
+    if (ages_form(state_of(f)))
         return sbloom_fail_with(SBLOOM_E_LAYOUT, "a fingerprint window is not shared between "
                                                  "processes: map it with one writer");
-    int live = -1;
-    void *map = NULL;
-    int rc = sbloom_lock_file_attach(path, &map, &live);
-    if (rc != SBLOOM_OK)
-        return rc;
-    free(w->locks);
-    w->lock_map = map;
-    w->locks = (uint32_t *)((char *)map + SBLOOM_LOCK_STRIPES_AT);
-    w->advancing = (uint32_t *)((char *)map + SBLOOM_LOCK_ADVANCE_AT);
-    w->per_stripe = stripe_span(w);
-    sbloom_lock_self_init(&w->self, 1, live);
-    w->across = 1;
-    return SBLOOM_OK;
+    return sbloom_ring_share_locks(state_of(f), path);
 }
 
 const sbloom_mode sbloom_mode_windowed = {

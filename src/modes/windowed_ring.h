@@ -1,9 +1,10 @@
 /*
  * The windowed filter's rings (src/modes/windowed.c says what they are): the structure, and what
- * its three files share, each calling only those below it: windowed.c (the mode: the clock,
- * growth, batches, many threads), windowed_file.c (the file form: images, the window record,
- * mappings), windowed_ring.c (a ring's memory, its generations copied out and back, the list of
- * rings). Nothing here is installed.
+ * its four files share, each calling only those below it: windowed.c (the mode: the clock,
+ * growth, batches, the table), windowed_file.c (the file form: images, the window record,
+ * mappings), windowed_locks.c (a ring's fused pass, alone or under the stripes' locks, and a
+ * generation cleared), windowed_ring.c (a ring's memory, its generations copied out and back,
+ * the list of rings). Nothing here is installed.
  */
 #ifndef SIMDBLOOM_WINDOWED_H
 #define SIMDBLOOM_WINDOWED_H
@@ -130,12 +131,36 @@ static inline char *line_of(const windowed *w, uint64_t block, uint32_t slot)
     return (char *)w->lines.blocks + (block * w->ngens + slot) * 64;
 }
 
+/* The ages form's lines but the spill lines, as a fingerprint core (its statistics, its keys'
+ * lines). */
+static inline sbloom_core sbloom_ring_entries(const windowed *w)
+{
+    sbloom_core entries = w->lines;
+    entries.nblocks = w->ngroups;
+    entries.bytes = w->ngroups * 64;
+    return entries;
+}
+
 static inline uint64_t *words_of(const windowed *w)
 {
     return w->lines.blocks;
 }
 
 /* ---- windowed_ring.c ---- */
+
+/* windowed_locks.c: one fused pass over a ring's lines (its form's kernel; a key the ages form
+ * found no room for fails f with SBLOOM_E_FULL, the others are added); the same with many
+ * writers, each key under its stripe's lock (locked.h); generation `slot` emptied (stripe by
+ * stripe under their locks when it has them: SBLOOM_E_LOCKED when a process keeps one); the
+ * stripes made or freed (on), shared through path's lock file, and counted while held. */
+uint64_t sbloom_ring_pass(const sbloom_t *f, const windowed *w, uint32_t slot, sbloom_batch_op op,
+                          const uint64_t *hashes, size_t n, uint8_t *results);
+uint64_t sbloom_ring_run_locked(const sbloom_t *f, windowed *w, uint32_t slot, sbloom_batch_op op,
+                                const uint64_t *hashes, size_t n, uint8_t *results);
+int sbloom_ring_clear(windowed *w, uint32_t slot, uint32_t token);
+int sbloom_ring_lock(windowed *w, int on);
+int sbloom_ring_share_locks(windowed *w, const char *path);
+uint64_t sbloom_ring_locks_held(const windowed *w);
 
 /* A ring of the window with its plan and clock, no memory yet (NULL without memory). */
 windowed *sbloom_ring_alloc(uint64_t n, double p, uint32_t periods, uint64_t period,

@@ -1,0 +1,220 @@
+/*
+ * A window's rings and their writers: the fused pass over a ring's lines (one writer), the same
+ * under the stripes' locks through the concurrency layer's loop (src/modes/locked.h: many threads,
+ * or processes sharing a file), the stripes made, shared and counted, and a generation cleared
+ * under them. windowed.c (the mode: the clock, growth, the table) calls these; they call only
+ * the core, the lock words and windowed_ring.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/alloc.h"
+#include "../os/os.h"
+#include "locked.h"
+#include "windowed_ring.h"
+
+/* Generation `slot` emptied in groups [from, to): its lines zeroed, its bit cleared in every
+ * slot (by the kernel table's loop, vectorized for the CPU), or its entries dropped (ages). */
+static void clear_groups(windowed *w, uint32_t slot, uint64_t from, uint64_t to)
+{
+    if (ages_form(w)) {
+        sbloom_core_age(&w->lines, w->ngroups, from, to, w->age_bits, slot, SBK_FP_AGE_DROP);
+    } else if (slots_form(w)) {
+        const uint64_t keep = ~(SLOT_BIT0 << slot), count = (to - from) * 8;
+        w->lines.kern->window_clear(words_of(w) + from * 8, count, keep);
+    } else {
+        for (uint64_t b = from; b < to; b++)
+            memset(line_of(w, b, slot), 0, 64);
+    }
+}
+
+/* Generation `slot` emptied; with many threads, stripe by stripe under each stripe's lock (a
+ * lock another process keeps: SBLOOM_E_LOCKED, the generation partly cleared), and for the ages
+ * form the spare lines' lock after it (a stripe's span may hold spare lines, which the keys of
+ * every stripe write). */
+int sbloom_ring_clear(windowed *w, uint32_t slot, uint32_t token)
+{
+    if (!w->locks) {
+        clear_groups(w, slot, 0, w->ngroups);
+    } else {
+        for (uint64_t from = 0; from < w->ngroups; from += w->per_stripe) {
+            uint32_t *lock = w->locks + from / w->per_stripe;
+            uint64_t to = w->ngroups - from < w->per_stripe ? w->ngroups : from + w->per_stripe;
+            int rc = sbloom_lock_word(lock, token, &w->self);
+            if (rc != SBLOOM_OK)
+                return rc;
+            if (ages_form(w)) /* (threads only: this lock cannot fail) */
+                sbloom_lock_word(&w->spare_lock, token, &w->self);
+            clear_groups(w, slot, from, to);
+            if (ages_form(w))
+                sbloom_unlock_word(&w->spare_lock);
+            sbloom_unlock_word(lock);
+        }
+    }
+    __atomic_store_n(&w->items[slot], 0, __ATOMIC_RELAXED);
+    return SBLOOM_OK;
+}
+
+/* One fused pass over a ring's lines (its form's kernel): a key no generation holds added to
+ * generation `slot` (SBLOOM_OP_INSERT), or whether one holds each key. A key the ages form found
+ * no room for is not added, and the batch says SBLOOM_E_FULL to f (the others are added). */
+uint64_t sbloom_ring_pass(const sbloom_t *f, const windowed *w, uint32_t slot, sbloom_batch_op op,
+                          const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    if (!ages_form(w))
+        return sbloom_core_run_groups(&w->lines, w->per_group, slot, op, hashes, n, results);
+    uint64_t count =
+        sbloom_core_run_aged(&w->lines, w->ngroups, w->age_bits, slot, op, hashes, n, results);
+    if (count & SBK_FP_REFUSED) {
+        sbloom_object_fail(f, SBLOOM_E_FULL);
+        count &= ~SBK_FP_REFUSED;
+    }
+    return count;
+}
+
+/* What the concurrency layer's loop (locked.h) reads of a ring: the ring, the generation keys go
+ * to, the operation, and for the ages form its lines but the spill lines as a fingerprint core
+ * (where a key's line is, and whether it may reach the spare lines). */
+typedef struct ring_keys {
+    const sbloom_t *f;
+    const windowed *w;
+    sbloom_core entries;
+    uint32_t slot;
+    sbloom_batch_op op;
+} ring_keys;
+
+/* A key's place: its group of lines (the Bloom forms), its main line (ages). */
+static uint64_t group_of(const void *ctx, uint64_t hash)
+{
+    return sbk_block_index(hash, ((const ring_keys *)ctx)->w->ngroups);
+}
+
+static uint64_t main_line_of(const void *ctx, uint64_t hash)
+{
+    return sbloom_core_fp_line(&((const ring_keys *)ctx)->entries, hash);
+}
+
+static uint32_t *ring_stripe(const void *ctx, uint64_t group)
+{
+    const ring_keys *k = ctx;
+    return k->w->locks + group / k->w->per_stripe;
+}
+
+static void ring_prefetch(const void *ctx, uint64_t group, int prefetchw)
+{
+    const ring_keys *k = ctx;
+    const char *first = (const char *)k->w->lines.blocks + group * k->w->per_group * 64;
+    (void)prefetchw; /* (written in place under the lock: no atomic operation on them) */
+    for (uint32_t g = 0; g < k->w->per_group; g++)
+        __builtin_prefetch(first + g * 64, 1, 3);
+}
+
+static int ring_reaches_spare(const void *ctx, uint64_t hash)
+{
+    return sbloom_core_fp_reaches_spare(&((const ring_keys *)ctx)->entries, hash);
+}
+
+/* One key's fused pass: the Bloom forms', the ages form's (a refused key: f failed). */
+static int groups_one(const void *ctx, uint64_t hash)
+{
+    const ring_keys *k = ctx;
+    return (int)sbloom_core_run_groups(&k->w->lines, k->w->per_group, k->slot, k->op, &hash, 1,
+                                       NULL);
+}
+
+static int ages_one(const void *ctx, uint64_t hash)
+{
+    const ring_keys *k = ctx;
+    return (int)sbloom_ring_pass(k->f, k->w, k->slot, k->op, &hash, 1, NULL);
+}
+
+static int ring_transaction(const void *ctx, const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    const ring_keys *k = ctx;
+    const windowed *w = k->w;
+    return w->lines.kern->window_transaction(w->lines.blocks, w->ngroups, w->per_group, k->slot,
+                                             k->op != SBLOOM_OP_CONTAINS, hashes, n, w->locks,
+                                             w->per_stripe, results);
+}
+
+/* Many threads: each key tested (and set) by the ring's fused pass under the lock of its group's
+ * stripe (ages: and the spare lines' lock after it when the key may reach them); where the CPU
+ * has hardware transactions and the form a kernel for them (src/modes/concurrent.c says how they
+ * stand beside the locks), SBK_TRANSACTION_KEYS keys at a time in one instead, reading their
+ * stripes' locks (a rotation holds them while it clears). */
+uint64_t sbloom_ring_run_locked(const sbloom_t *f, windowed *w, uint32_t slot, sbloom_batch_op op,
+                                const uint64_t *hashes, size_t n, uint8_t *results)
+{
+    ring_keys keys = {f, w, sbloom_ring_entries(w), slot, op};
+    if (ages_form(w)) {
+        sbloom_locked ages = {.self = &w->self,
+                              .spare = &w->spare_lock,
+                              .ctx = &keys,
+                              .place = main_line_of,
+                              .stripe = ring_stripe,
+                              .prefetch = ring_prefetch,
+                              .reaches_spare = ring_reaches_spare,
+                              .one = ages_one};
+        return sbloom_locked_run(f, &ages, hashes, NULL, n, results);
+    }
+    sbloom_locked bloom = {.self = &w->self,
+                           .ctx = &keys,
+                           .place = group_of,
+                           .stripe = ring_stripe,
+                           .prefetch = ring_prefetch,
+                           .one = groups_one,
+                           .transaction =
+                               w->lines.kern->window_transaction ? ring_transaction : NULL};
+    return sbloom_locked_run(f, &bloom, hashes, NULL, n, results);
+}
+
+/* Groups a stripe lock covers: SBLOOM_STRIPES stripes over the ring. The ages form's in whole
+ * words of spill bytes (8 lines: an add writes its line's byte in a 64-bit word, so that the
+ * lines of one word must share a lock). */
+static uint64_t stripe_span(const windowed *w)
+{
+    uint64_t span = w->ngroups / SBLOOM_STRIPES + (w->ngroups % SBLOOM_STRIPES != 0);
+    return ages_form(w) ? (span + 7) / 8 * 8 : span;
+}
+
+int sbloom_ring_lock(windowed *w, int on)
+{
+    if (!on) {
+        free(w->locks);
+        w->locks = NULL;
+        return SBLOOM_OK;
+    }
+    if (w->locks)
+        return SBLOOM_OK;
+    w->locks = sbloom_calloc(SBLOOM_STRIPES, sizeof *w->locks);
+    if (!w->locks)
+        return SBLOOM_E_NOMEM;
+    w->per_stripe = stripe_span(w);
+    return SBLOOM_OK;
+}
+
+uint64_t sbloom_ring_locks_held(const windowed *w)
+{
+    uint64_t held = 0;
+    for (uint32_t i = 0; w->locks && i < SBLOOM_STRIPES; i++)
+        held += __atomic_load_n(&w->locks[i], __ATOMIC_RELAXED) != 0;
+    return held + (w->locks && __atomic_load_n(w->advancing, __ATOMIC_RELAXED) != 0) +
+           (__atomic_load_n(&w->spare_lock, __ATOMIC_RELAXED) != 0);
+}
+
+int sbloom_ring_share_locks(windowed *w, const char *path)
+{
+    int live = -1;
+    void *map = NULL;
+    int rc = sbloom_lock_file_attach(path, &map, &live);
+    if (rc != SBLOOM_OK)
+        return rc;
+    free(w->locks);
+    w->lock_map = map;
+    w->locks = (uint32_t *)((char *)map + SBLOOM_LOCK_STRIPES_AT);
+    w->advancing = (uint32_t *)((char *)map + SBLOOM_LOCK_ADVANCE_AT);
+    w->per_stripe = stripe_span(w);
+    sbloom_lock_self_init(&w->self, 1, live);
+    w->across = 1;
+    return SBLOOM_OK;
+}
