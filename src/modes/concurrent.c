@@ -46,14 +46,9 @@
  * adds to; the header itself is left alone until a sync, so that it stays valid for processes that
  * map the file later.
  */
-#define _GNU_SOURCE /* kill in -std=c11 */
 #include <errno.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "../base/alloc.h"
 #include "../os/os.h"
@@ -63,14 +58,13 @@
 _Static_assert(SBLOOM_SHARED_LOCKS_BYTES == SBLOOM_LOCK_FILE_BYTES,
                "the caller's lock region is laid out as a lock file");
 
-/* The lock table of a concurrent filter: mask + 1 words, in the heap or (SBLOOM_STRIPES of them)
- * in PATH.lock or the caller's region. */
+/* The locks of a concurrent filter: the table (mask + 1 words, in the heap or, SBLOOM_STRIPES of
+ * them, in PATH.lock or the caller's region; its spare lock; who this process is to them), and
+ * how this mode uses it. */
 typedef struct stripes {
-    uint32_t *words;
+    sbloom_lock_table table;
     uint32_t mask;    /* the words' count - 1 (a power of two - 1) */
-    void *map;        /* the PATH.lock mapping, or NULL */
     int shared;       /* across processes: a lock word holds its holder's process ID */
-    int borrowed;     /* in the caller's memory (sbloom_set_concurrent_shared): not freed */
     int plain_writes; /* every add of an absent key locks, and writes its block plainly */
     /* Where plain_writes holds and the CPU has no transactions: a lock per region of
      * 2^region_shift consecutive blocks (below), each on a cache line of its own. NULL else. */
@@ -79,9 +73,7 @@ typedef struct stripes {
     unsigned region_shift;
     uint32_t nregions;
     int lookup_first; /* the last round found mostly present keys: look them up first (a hint) */
-    sbloom_lock_self self; /* who this process is to the words (across processes: its ID) */
-    int fingerprint;       /* a fingerprint filter's: every operation locks (concurrent_fp.c) */
-    uint32_t spare_word;   /* its spare lines' lock */
+    int fingerprint;  /* a fingerprint filter's: every operation locks (concurrent_fp.c) */
 } stripes;
 
 /* The lock table of one process's concurrent filter: a word per BLOCKS_PER_STRIPE blocks, from
@@ -115,7 +107,7 @@ static uint64_t block_of(const void *ctx, uint64_t hash)
 static uint32_t *stripe_of(const void *ctx, uint64_t block)
 {
     const stripes *s = ((const sbloom_t *)ctx)->state;
-    return s->words + (block & s->mask);
+    return s->table.words + (block & s->mask);
 }
 
 /* Keys tested lock-free per round before the absent ones are set under their locks: small
@@ -160,7 +152,7 @@ static int insert_transaction(const void *ctx, const uint64_t *hashes, size_t n,
     const sbloom_t *f = ctx;
     const stripes *locks = f->state;
     return f->core.kern->insert_transaction(f->core.blocks, f->core.nblocks, hashes, n,
-                                            locks->words, locks->mask, is_new);
+                                            locks->table.words, locks->mask, is_new);
 }
 
 /* Keys round[which[0..n)] set in transactions or under their blocks' locks; their answers in
@@ -169,7 +161,7 @@ static uint64_t insert_absent(sbloom_t *f, const uint64_t *round, const uint16_t
                               uint8_t *out, int transactions)
 {
     stripes *s = f->state;
-    sbloom_locked locked = {.self = &s->self,
+    sbloom_locked locked = {.self = &s->table.self,
                             .ctx = f,
                             .place = block_of,
                             .stripe = stripe_of,
@@ -301,7 +293,8 @@ static uint64_t insert_round_by_regions(sbloom_t *f, region_round *w, const uint
             uint32_t r = later[k];
             uint32_t *lock = region_lock(s, r);
             /* (threads of this process only: the wait cannot fail) */
-            if (spins < 64 ? !region_try_lock(lock) : (sbloom_lock_word(lock, 1, &s->self), 0)) {
+            if (spins < 64 ? !region_try_lock(lock)
+                           : (sbloom_lock_word(lock, 1, &s->table.self), 0)) {
                 later[kept++] = r;
                 continue;
             }
@@ -377,7 +370,7 @@ static uint64_t fingerprint_run(const sbloom_t *f, sbloom_batch_op op, const uin
                                 size_t n, uint8_t *results)
 {
     stripes *s = f->state;
-    sbloom_fp_locks locks = {s->words, s->mask, &s->spare_word, &s->self};
+    sbloom_fp_locks locks = {s->table.words, s->mask, &s->table.spare, &s->table.self};
     return sbloom_fp_locked_run(f, &locks, op, hashes, n, results);
 }
 
@@ -415,12 +408,7 @@ static void release_stripes(stripes *s)
 {
     if (!s)
         return;
-    if (s->map)
-        munmap(s->map, SBLOOM_LOCK_FILE_BYTES);
-    else if (!s->borrowed)
-        free(s->words);
-    if (s->self.liveness_fd >= 0)
-        close(s->self.liveness_fd); /* this process no longer shares the file's locks */
+    sbloom_lock_table_release(&s->table);
     free(s->regions_memory);
     free(s);
 }
@@ -484,13 +472,13 @@ int sbloom_concurrent_enter(sbloom_t *f)
     while (count < MAX_STRIPES && count < f->core.nblocks / BLOCKS_PER_STRIPE)
         count *= 2;
     stripes *s = sbloom_calloc(1, sizeof *s);
-    uint32_t *words = s ? sbloom_calloc(count, sizeof *words) : NULL;
-    if (!words) {
+    if (!s)
+        return SBLOOM_E_NOMEM;
+    sbloom_lock_table_init(&s->table);
+    if (sbloom_lock_table_alloc(&s->table, count) != SBLOOM_OK) {
         free(s);
         return SBLOOM_E_NOMEM;
     }
-    sbloom_lock_self_init(&s->self, 0, -1);
-    s->words = words;
     s->mask = count - 1;
     /* Blocks only this process can write: memory the caller gave (an image, perhaps shared) or
      * a file mapping (which other processes may map with SBLOOM_OPEN_CONCURRENT, adding with
@@ -523,11 +511,9 @@ int sbloom_concurrent_leave(sbloom_t *f)
 
 /* f becomes concurrent across processes with the lock table and item delta laid out in `base`
  * as in a lock file: the delta at SBLOOM_LOCK_DELTA_AT, the stripes at SBLOOM_LOCK_STRIPES_AT. */
-static void share(sbloom_t *f, stripes *s, void *base, int liveness_fd)
+static void share(sbloom_t *f, stripes *s, void *base)
 {
-    sbloom_lock_self_init(&s->self, 1, liveness_fd);
-    s->words = (uint32_t *)((char *)base + SBLOOM_LOCK_STRIPES_AT);
-    s->mask = SBLOOM_STRIPES - 1; /* the lock file's table; adds stay fetch-ors (plain_writes 0):
+    s->mask = s->table.count - 1; /* the lock file's table; adds stay fetch-ors (plain_writes 0):
                                      every process's binary must agree on both */
     s->shared = 1;
     f->items_delta = (uint64_t *)((char *)base + SBLOOM_LOCK_DELTA_AT);
@@ -544,17 +530,15 @@ int sbloom_concurrent_share(sbloom_t *f, const char *path)
     stripes *s = sbloom_calloc(1, sizeof *s);
     if (!s)
         return SBLOOM_E_NOMEM;
-    int live = -1;
-    void *map = NULL;
-    int rc = sbloom_lock_file_attach(path, &map, &live);
+    sbloom_lock_table_init(&s->table);
+    int rc = sbloom_lock_table_attach(&s->table, path);
     if (rc != SBLOOM_OK) {
         int saved = errno;
         free(s);
         errno = saved;
         return rc;
     }
-    s->map = map;
-    share(f, s, map, live);
+    share(f, s, s->table.map);
     return SBLOOM_OK;
 }
 
@@ -565,8 +549,9 @@ int sbloom_concurrent_share_region(sbloom_t *f, void *region)
     stripes *s = sbloom_calloc(1, sizeof *s);
     if (!s)
         return SBLOOM_E_NOMEM;
-    s->borrowed = 1;
-    share(f, s, region, -1); /* (no lock file: liveness is asked of kill(2)) */
+    sbloom_lock_table_init(&s->table);
+    sbloom_lock_table_borrow(&s->table, region);
+    share(f, s, region);
     return SBLOOM_OK;
 }
 
@@ -575,10 +560,8 @@ uint64_t sbloom_concurrent_locks_held(const sbloom_t *f)
     if (f->mode != &sbloom_mode_concurrent)
         return 0;
     const stripes *s = f->state;
-    uint64_t held = 0;
-    for (uint64_t i = 0; i <= s->mask; i++)
-        held += __atomic_load_n(&s->words[i], __ATOMIC_RELAXED) != 0;
+    uint64_t held = sbloom_lock_table_held(&s->table);
     for (uint32_t r = 0; s->regions && r < s->nregions; r++)
         held += __atomic_load_n(region_lock(s, r), __ATOMIC_RELAXED) != 0;
-    return held + (__atomic_load_n(&s->spare_word, __ATOMIC_RELAXED) != 0);
+    return held;
 }

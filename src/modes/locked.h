@@ -30,6 +30,26 @@
  * pointers, a locked add on a fingerprint filter ran 15% slower: simdbloom-bench-threads.) */
 #define SBLOOM_LOCKED_INLINE static inline __attribute__((always_inline))
 
+/* lock_table.c: a table of stripe lock words (count of them), the spare lines' lock, and who
+ * this process is to them: in the heap (alloc), in path's lock file (attach: SBLOOM_STRIPES words,
+ * shared by every process mapping it, whatever its build), or in a caller's region laid out as a
+ * lock file (borrow); release unmaps, frees or lets go, and leaves it empty (as init). */
+typedef struct sbloom_lock_table {
+    uint32_t *words;
+    uint32_t count;
+    uint32_t spare;
+    void *map;    /* the lock file's mapping, or NULL */
+    int borrowed; /* the caller's region: not freed */
+    sbloom_lock_self self;
+} sbloom_lock_table;
+void sbloom_lock_table_init(sbloom_lock_table *t);
+int sbloom_lock_table_alloc(sbloom_lock_table *t, uint32_t count);
+int sbloom_lock_table_attach(sbloom_lock_table *t, const char *path);
+void sbloom_lock_table_borrow(sbloom_lock_table *t, void *region);
+void sbloom_lock_table_release(sbloom_lock_table *t);
+/* The words held now, the spare lock's too (tests: none once every batch has returned). */
+uint64_t sbloom_lock_table_held(const sbloom_lock_table *t);
+
 /* What a form gives the loop. */
 typedef struct sbloom_locked {
     struct sbloom_lock_self *self; /* who this process is to the lock words */

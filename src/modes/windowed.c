@@ -281,12 +281,12 @@ int sbloom_windowed_advance(sbloom_t *f, uint64_t now)
     uint64_t to = now / w->period;
     if (to <= current_period(w) && !rotation_pending(w))
         return SBLOOM_OK; /* the same period, or a clock that went back: nothing to forget */
-    uint32_t token = sbloom_lock_token(&w->self);
-    int rc = w->locks ? sbloom_lock_word(w->advancing, token, &w->self) : SBLOOM_OK;
+    uint32_t token = sbloom_lock_token(&w->table.self);
+    int rc = w->table.words ? sbloom_lock_word(w->advancing, token, &w->table.self) : SBLOOM_OK;
     if (rc != SBLOOM_OK)
         return rc;
     rc = ring_advance(w, to, token); /* (another thread may have moved the clock: then nothing) */
-    if (w->locks)
+    if (w->table.words)
         sbloom_unlock_word(w->advancing);
     if (rc != SBLOOM_OK)
         return rc;
@@ -326,7 +326,7 @@ int sbloom_windowed_rewind(sbloom_t *f, uint64_t now)
 {
     windowed *w = state_of(f);
     uint64_t to = now / w->period;
-    if (w->locks)
+    if (w->table.words)
         return sbloom_fail_with(SBLOOM_E_INVALID, "a windowed filter in concurrent mode is not "
                                                   "rewound: its other writers would not see it");
     if (to >= current_period(w))
@@ -354,7 +354,7 @@ uint64_t sbloom_windowed_locks_held(const sbloom_t *f)
 
 int sbloom_windowed_is_concurrent(const sbloom_t *f)
 {
-    return state_of(f)->locks != NULL;
+    return state_of(f)->table.words != NULL;
 }
 
 /* Generation i, oldest first: the one of period current - G + i. */
@@ -512,8 +512,8 @@ static uint64_t windowed_run(sbloom_t *f, sbloom_batch_op op, const uint64_t *ha
     if (w->growing)
         return growing_run(f, op, hashes, n, results);
     uint32_t slot = current_slot(w);
-    uint64_t count = w->locks ? sbloom_ring_run_locked(f, w, slot, op, hashes, n, results)
-                              : sbloom_ring_pass(f, w, slot, op, hashes, n, results);
+    uint64_t count = w->table.words ? sbloom_ring_run_locked(f, w, slot, op, hashes, n, results)
+                                    : sbloom_ring_pass(f, w, slot, op, hashes, n, results);
     if (op != SBLOOM_OP_CONTAINS)
         __atomic_fetch_add(&w->items[slot], count, __ATOMIC_RELAXED);
     return count;
@@ -530,7 +530,7 @@ static int windowed_contains_one(const sbloom_t *f, uint64_t hash)
     windowed *w = state_of(f);
     if (w->older)
         return (int)growing_step(f, w, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
-    if (w->locks)
+    if (w->table.words)
         return (int)sbloom_ring_run_locked(f, w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
     return (int)sbloom_ring_pass(f, w, 0, SBLOOM_OP_CONTAINS, &hash, 1, NULL);
 }

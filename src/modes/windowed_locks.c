@@ -34,20 +34,20 @@ static void clear_groups(windowed *w, uint32_t slot, uint64_t from, uint64_t to)
  * every stripe write). */
 int sbloom_ring_clear(windowed *w, uint32_t slot, uint32_t token)
 {
-    if (!w->locks) {
+    if (!w->table.words) {
         clear_groups(w, slot, 0, w->ngroups);
     } else {
         for (uint64_t from = 0; from < w->ngroups; from += w->per_stripe) {
-            uint32_t *lock = w->locks + from / w->per_stripe;
+            uint32_t *lock = w->table.words + from / w->per_stripe;
             uint64_t to = w->ngroups - from < w->per_stripe ? w->ngroups : from + w->per_stripe;
-            int rc = sbloom_lock_word(lock, token, &w->self);
+            int rc = sbloom_lock_word(lock, token, &w->table.self);
             if (rc != SBLOOM_OK)
                 return rc;
             if (ages_form(w)) /* (threads only: this lock cannot fail) */
-                sbloom_lock_word(&w->spare_lock, token, &w->self);
+                sbloom_lock_word(&w->table.spare, token, &w->table.self);
             clear_groups(w, slot, from, to);
             if (ages_form(w))
-                sbloom_unlock_word(&w->spare_lock);
+                sbloom_unlock_word(&w->table.spare);
             sbloom_unlock_word(lock);
         }
     }
@@ -97,7 +97,7 @@ static uint64_t main_line_of(const void *ctx, uint64_t hash)
 static uint32_t *ring_stripe(const void *ctx, uint64_t group)
 {
     const ring_keys *k = ctx;
-    return k->w->locks + group / k->w->per_stripe;
+    return k->w->table.words + group / k->w->per_stripe;
 }
 
 static void ring_prefetch(const void *ctx, uint64_t group, int prefetchw)
@@ -133,7 +133,7 @@ static int ring_transaction(const void *ctx, const uint64_t *hashes, size_t n, u
     const ring_keys *k = ctx;
     const windowed *w = k->w;
     return w->lines.kern->window_transaction(w->lines.blocks, w->ngroups, w->per_group, k->slot,
-                                             k->op != SBLOOM_OP_CONTAINS, hashes, n, w->locks,
+                                             k->op != SBLOOM_OP_CONTAINS, hashes, n, w->table.words,
                                              w->per_stripe, results);
 }
 
@@ -147,8 +147,8 @@ uint64_t sbloom_ring_run_locked(const sbloom_t *f, windowed *w, uint32_t slot, s
 {
     ring_keys keys = {f, w, sbloom_ring_entries(w), slot, op};
     if (ages_form(w)) {
-        sbloom_locked ages = {.self = &w->self,
-                              .spare = &w->spare_lock,
+        sbloom_locked ages = {.self = &w->table.self,
+                              .spare = &w->table.spare,
                               .ctx = &keys,
                               .place = main_line_of,
                               .stripe = ring_stripe,
@@ -157,7 +157,7 @@ uint64_t sbloom_ring_run_locked(const sbloom_t *f, windowed *w, uint32_t slot, s
                               .one = ages_one};
         return sbloom_locked_run(f, &ages, hashes, NULL, n, results);
     }
-    sbloom_locked bloom = {.self = &w->self,
+    sbloom_locked bloom = {.self = &w->table.self,
                            .ctx = &keys,
                            .place = group_of,
                            .stripe = ring_stripe,
@@ -180,14 +180,12 @@ static uint64_t stripe_span(const windowed *w)
 int sbloom_ring_lock(windowed *w, int on)
 {
     if (!on) {
-        free(w->locks);
-        w->locks = NULL;
+        sbloom_lock_table_release(&w->table);
         return SBLOOM_OK;
     }
-    if (w->locks)
+    if (w->table.words)
         return SBLOOM_OK;
-    w->locks = sbloom_calloc(SBLOOM_STRIPES, sizeof *w->locks);
-    if (!w->locks)
+    if (sbloom_lock_table_alloc(&w->table, SBLOOM_STRIPES) != SBLOOM_OK)
         return SBLOOM_E_NOMEM;
     w->per_stripe = stripe_span(w);
     return SBLOOM_OK;
@@ -195,26 +193,17 @@ int sbloom_ring_lock(windowed *w, int on)
 
 uint64_t sbloom_ring_locks_held(const windowed *w)
 {
-    uint64_t held = 0;
-    for (uint32_t i = 0; w->locks && i < SBLOOM_STRIPES; i++)
-        held += __atomic_load_n(&w->locks[i], __ATOMIC_RELAXED) != 0;
-    return held + (w->locks && __atomic_load_n(w->advancing, __ATOMIC_RELAXED) != 0) +
-           (__atomic_load_n(&w->spare_lock, __ATOMIC_RELAXED) != 0);
+    return sbloom_lock_table_held(&w->table) +
+           (w->table.words && __atomic_load_n(w->advancing, __ATOMIC_RELAXED) != 0);
 }
 
 int sbloom_ring_share_locks(windowed *w, const char *path)
 {
-    int live = -1;
-    void *map = NULL;
-    int rc = sbloom_lock_file_attach(path, &map, &live);
+    int rc = sbloom_lock_table_attach(&w->table, path);
     if (rc != SBLOOM_OK)
         return rc;
-    free(w->locks);
-    w->lock_map = map;
-    w->locks = (uint32_t *)((char *)map + SBLOOM_LOCK_STRIPES_AT);
-    w->advancing = (uint32_t *)((char *)map + SBLOOM_LOCK_ADVANCE_AT);
+    w->advancing = (uint32_t *)((char *)w->table.map + SBLOOM_LOCK_ADVANCE_AT);
     w->per_stripe = stripe_span(w);
-    sbloom_lock_self_init(&w->self, 1, live);
     w->across = 1;
     return SBLOOM_OK;
 }

@@ -79,12 +79,7 @@ void sbloom_ring_free(windowed *w)
     while (w) {
         windowed *older = w->older;
         sbloom_core_release(&w->lines);
-        if (w->lock_map)
-            munmap(w->lock_map, SBLOOM_LOCK_FILE_BYTES);
-        else
-            free(w->locks);
-        if (w->self.liveness_fd >= 0)
-            close(w->self.liveness_fd); /* this process no longer shares the file's locks */
+        sbloom_lock_table_release(&w->table);
         for (uint32_t i = 0; i < MAX_GENERATIONS; i++)
             sbloom_core_release(&w->views[i].core);
         free(w);
@@ -110,7 +105,7 @@ windowed *sbloom_ring_alloc(uint64_t n, double p, uint32_t periods, uint64_t per
     w->rotating = w->own + 1 + 2 * MAX_GENERATIONS;
     *w->current = current;
     w->advancing = &w->own_advancing;
-    sbloom_lock_self_init(&w->self, 0, -1);
+    sbloom_lock_table_init(&w->table);
     for (uint32_t i = 0; i < MAX_GENERATIONS; i++) {
         w->started[i] = NOT_STARTED;
         w->views[i].core.owner = SBLOOM_OWNER_CALLER; /* empty: nothing to release */

@@ -13,6 +13,7 @@
 
 #include "../os/os.h"
 #include "modes.h"
+#include "locked.h"
 #include "parts.h"
 
 #define MAX_GENERATIONS (SBLOOM_WINDOW_MAX_PERIODS + 1)
@@ -36,17 +37,15 @@ typedef struct windowed {
     uint64_t *rotating;
     uint64_t own[2 + 2 * MAX_GENERATIONS];
     sbloom_part views[MAX_GENERATIONS]; /* copies of generations for sbloom_stage, on demand */
-    /* Many threads (or processes): SBLOOM_STRIPES stripe locks, each over per_stripe adjacent
-     * groups, and the lock of the thread moving the clock; in the heap, or in PATH.lock */
-    uint32_t *locks;
+    /* Many threads (or processes): SBLOOM_STRIPES stripe locks (table.words, NULL with one
+     * writer), each over per_stripe adjacent groups, in the heap or in PATH.lock; the spare
+     * lines' lock (ages); and the lock of the thread moving the clock */
+    sbloom_lock_table table;
     uint64_t per_stripe;
     uint32_t *advancing;
     uint32_t own_advancing;
-    uint32_t spare_lock;   /* ages, many threads: the spare lines' lock (taken after a stripe's) */
-    sbloom_lock_self self; /* who this process is to the locks (src/os/lockword.c) */
-    int across;            /* the locks are shared between processes */
-    void *lock_map;        /* the PATH.lock mapping, or NULL */
-    uint8_t *image;        /* a file mapping's bytes, header first, or NULL */
+    int across;     /* the locks are shared between processes */
+    uint8_t *image; /* a file mapping's bytes, header first, or NULL */
     /* This ring's plan: keys a window and the rate (the filter's, unless it grows) */
     uint64_t plan_items;
     double plan_fpp;
