@@ -61,8 +61,7 @@ void sbloom_object_show_core(sbloom_t *f)
 
 void sbloom_object_count(sbloom_t *f, uint64_t inserted, uint64_t fresh)
 {
-    const sbloom_family *family = sbloom_family_of(f->layout); /* (NULL: a composite's) */
-    uint64_t added = family && family->counts_every_add ? inserted : fresh;
+    uint64_t added = sbloom_family_of(f->layout)->counts_every_add ? inserted : fresh;
     switch (f->counting) {
     case SBLOOM_COUNT_PLAIN: f->items += added; break;
     case SBLOOM_COUNT_ATOMIC: __atomic_fetch_add(&f->items, added, __ATOMIC_RELAXED); break;
@@ -148,8 +147,8 @@ void sbloom_object_runner(const sbloom_t *f, sbloom_runner *r)
     /* a family that moves entries (a fingerprint filter's lines share one spare): parallel.c
      * spreads only its lookups, and in the concurrent mode (every key under its locks, lookups
      * too) its batches run on one thread */
-    const sbloom_family *family = sbloom_family_of(f->layout);
-    r->threads = family && family->moves_entries && f->mode->shared_core ? 1 : f->threads;
+    r->threads =
+        sbloom_family_of(f->layout)->moves_entries && f->mode->shared_core ? 1 : f->threads;
 }
 
 /* (The object is never in read-only memory: a const filter's batch may still have to say that it

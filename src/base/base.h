@@ -46,8 +46,8 @@ int sbloom_layout_fp_geometry(sbloom_layout layout, sbk_fp_geo *out);
 /* 1 for the layouts that remove keys (counting512, the fingerprint layouts). */
 int sbloom_layout_removes(sbloom_layout layout);
 
-/* family.c: the family of a layout's lines and what it does (NULL: a composite or unknown
- * layout), for the modes and arrangements, which ask these and never name a family. */
+/* family.c: the family of a layout's lines and what it does (a composite or unknown layout: a
+ * family of no facts), for the modes and arrangements, which ask these and never name a family. */
 typedef enum sbloom_window_form {
     SBLOOM_WINDOW_NONE,     /* no window on its lines */
     SBLOOM_WINDOW_ADJACENT, /* a group of G + 1 adjacent lines, a generation a line */

@@ -33,22 +33,28 @@ static const sbloom_family fingerprints = {
     .window_form = SBLOOM_WINDOW_AGES,
 };
 
+/* The composite layouts and unknown values: lines of no family, so that every fact reads no. */
+static const sbloom_family none = {
+    .name = "none",
+    .min_lines = 1,
+    .window_form = SBLOOM_WINDOW_NONE,
+};
+
 const sbloom_family *sbloom_family_of(sbloom_layout layout)
 {
     if (sbloom_layout_is_fingerprint(layout))
         return &fingerprints;
     if (layout == SBLOOM_LAYOUT_COUNTING512)
         return &counters;
-    return sbloom_layout_is_bits(layout) ? &bits : NULL;
+    return sbloom_layout_is_bits(layout) ? &bits : &none;
 }
 
 sbloom_window_form sbloom_window_form_of(sbloom_layout layout)
 {
-    const sbloom_family *family = sbloom_family_of(layout);
     /* (a window's groups are of 64-byte lines: not Parquet's 32-byte blocks) */
-    if (!family || sbloom_layout_block_bytes(layout) != 64)
+    if (sbloom_layout_block_bytes(layout) != 64)
         return SBLOOM_WINDOW_NONE;
-    return family->window_form;
+    return sbloom_family_of(layout)->window_form;
 }
 
 int sbloom_plan_window_lines(uint64_t n, double p, sbloom_window_form form, sbloom_plan *out)

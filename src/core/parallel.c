@@ -87,8 +87,7 @@ static void *hash_thread(void *arg)
 
 unsigned sbloom_parallel_threads(const sbloom_runner *r, sbloom_batch_op op, size_t n)
 {
-    const sbloom_family *family = sbloom_family_of(r->layout);
-    if (op != SBLOOM_OP_CONTAINS && family && family->moves_entries)
+    if (op != SBLOOM_OP_CONTAINS && sbloom_family_of(r->layout)->moves_entries)
         return 1; /* (above) */
     /* a mode of several cores walks them itself, a chunk at a time */
     return n >= SBLOOM_PARALLEL_MIN_KEYS && r->threads > 1 && r->core ? r->threads : 1;

@@ -464,8 +464,7 @@ int sbloom_concurrent_enter(sbloom_t *f)
 {
     if (f->mode == &sbloom_mode_concurrent)
         return SBLOOM_OK;
-    const sbloom_family *family = sbloom_family_of(f->layout);
-    int fingerprint = family && family->moves_entries; /* (concurrent_fp.c) */
+    int fingerprint = sbloom_family_of(f->layout)->moves_entries; /* (concurrent_fp.c) */
     if (!f->core.kern->insert_shared && !fingerprint)
         return SBLOOM_E_LAYOUT; /* the counting layout: counters need one writer */
     uint32_t count = SBLOOM_STRIPES;

@@ -152,8 +152,7 @@ int sbloom_plain_combine(sbloom_t *dst, const sbloom_t *src, int intersect)
 {
     /* OR and AND of counters would not be sums or minimums of counts: the counting layout is
      * refused rather than given a meaning that loses counts (and a composite has no blocks) */
-    if (!sbloom_family_of(dst->layout) || !sbloom_family_of(dst->layout)->combines ||
-        !sbloom_family_of(src->layout) || !sbloom_family_of(src->layout)->combines)
+    if (!sbloom_family_of(dst->layout)->combines || !sbloom_family_of(src->layout)->combines)
         return SBLOOM_E_LAYOUT;
     if (dst->layout != src->layout || dst->core.bytes != src->core.bytes)
         return SBLOOM_E_INCOMPATIBLE;
