@@ -44,6 +44,7 @@ struct sbloom {
     const sbloom_mode *mode;
     sbloom_core core; /* the blocks of a plain or concurrent filter */
     void *state;      /* the mode's own: stripes, stages */
+    /* the core's geometry; SBLOOM_NO_LAYOUT for a composite mode's object */
     sbloom_layout layout;
     uint64_t planned_items; /* n of the plan, 0 if created by size */
     double planned_fpp;     /* p of the plan, NaN if created by size */
@@ -63,6 +64,11 @@ struct sbloom {
  * last four. */
 struct sbloom_mode {
     const char *name;
+    /* What sbloom_get_layout and a file's header call a filter of this mode, where its cores are
+     * arranged as more than one (SBLOOM_LAYOUT_SCALABLE's stages, SBLOOM_LAYOUT_WINDOWED's ring):
+     * the ABI's name of the arrangement, never a geometry; 0 for a mode of one core, whose
+     * layout is its core's. */
+    sbloom_layout reports_as;
     int has_core;     /* keys land in f->core (prefetched, split among threads) */
     int shared_core;  /* other threads may write f->core meanwhile (the concurrent mode) */
     int takes_inline; /* the header's inline calls may probe f->core's bits */

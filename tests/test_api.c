@@ -858,10 +858,58 @@ static void create_from_options(void)
     CHECK(sbloom_create_opts(&f, &o) == SBLOOM_E_INVALID && f == NULL);
 }
 
+/* A filter of several cores reports its arrangement's value (SBLOOM_LAYOUT_SCALABLE, _WINDOWED)
+ * through a clone and a reload, while its stages report geometries and its strings hash as every
+ * XXH3 layout's do (the object itself holds no layout: docs/ARCHITECTURE.md, "Three axes"). */
+static void arrangements_report_their_layout(void)
+{
+    sbloom_t *made[3] = {NULL, NULL, NULL};
+    sbloom_layout reported[3] = {SBLOOM_LAYOUT_SCALABLE, SBLOOM_LAYOUT_WINDOWED,
+                                 SBLOOM_LAYOUT_WINDOWED};
+    sbloom_opts ages = sbloom_opts_init();
+    ages.expected = 20000;
+    ages.fpp = 1e-6;
+    ages.periods = 3;
+    ages.period = 10;
+    ages.flags = SBLOOM_OPTS_ANY_FAMILY;
+    CHECK(sbloom_create_scalable(&made[0], 1000, 0.001) == SBLOOM_OK);
+    CHECK(sbloom_create_windowed(&made[1], 20000, 0.01, 3, 10, 0) == SBLOOM_OK);
+    CHECK(sbloom_create_opts(&made[2], &ages) == SBLOOM_OK);
+    sbloom_t *plain = NULL;
+    CHECK(sbloom_create(&plain, 1000, 0.01) == SBLOOM_OK);
+    for (int i = 0; i < 3; i++) {
+        sbloom_t *f = made[i], *copy = NULL, *back = NULL;
+        if (!f)
+            continue;
+        CHECK(sbloom_get_layout(f) == reported[i]);
+        CHECK(sbloom_hash(f, "https://example.com/a", 21) ==
+              sbloom_hash(plain, "https://example.com/a", 21));
+        for (uint64_t k = 0; k < 3000; k++)
+            CHECK(sbloom_add_u64(f, k) >= 0);
+        const sbloom_t *stage = sbloom_stage(f, 0); /* (the ages have no generation views) */
+        CHECK(i == 2 || (stage && sbloom_get_layout(stage) != SBLOOM_LAYOUT_SCALABLE &&
+                         sbloom_get_layout(stage) != SBLOOM_LAYOUT_WINDOWED &&
+                         sbloom_layout_block_bytes(sbloom_get_layout(stage)) > 0));
+        CHECK(sbloom_clone(&copy, f) == SBLOOM_OK && sbloom_get_layout(copy) == reported[i]);
+        uint64_t size = sbloom_serialized_size(f);
+        void *image = size ? malloc(size) : NULL;
+        CHECK(image && sbloom_serialize(f, image, size) == SBLOOM_OK &&
+              sbloom_deserialize(&back, image, size) == SBLOOM_OK &&
+              sbloom_get_layout(back) == reported[i]);
+        CHECK(back && sbloom_contains_u64(back, 2999) == 1);
+        free(image);
+        sbloom_free(copy);
+        sbloom_free(back);
+        sbloom_free(f);
+    }
+    sbloom_free(plain);
+}
+
 int main(void)
 {
     exported_initializers();
     create_from_options();
+    arrangements_report_their_layout();
     errors_have_names();
     overload_estimate();
     statistics_every_layout();

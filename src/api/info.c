@@ -14,7 +14,9 @@
 
 sbloom_layout sbloom_get_layout(const sbloom_t *filter)
 {
-    return filter ? filter->layout : (sbloom_layout)0;
+    if (!filter)
+        return (sbloom_layout)0;
+    return filter->mode->reports_as ? filter->mode->reports_as : filter->layout;
 }
 
 uint64_t sbloom_bytes(const sbloom_t *filter)

@@ -35,9 +35,11 @@ int sbloom_cpu_has_avx2(void);
 int sbloom_layout_known(sbloom_layout layout);
 uint32_t sbloom_layout_word_bits(sbloom_layout layout);
 uint32_t sbloom_layout_slots(sbloom_layout layout);
-/* 1 for the layouts of several cores (scalable, windowed): no blocks of their own, a plan per
- * core, and a file of one image per core. */
+/* 1 for the ABI's values that name an arrangement of several cores, not a geometry
+ * (SBLOOM_LAYOUT_SCALABLE, _WINDOWED): taken from callers and from files' headers, and reported
+ * by sbloom_get_layout, but never a core's or an object's layout (SBLOOM_NO_LAYOUT there). */
 int sbloom_layout_composite(sbloom_layout layout);
+#define SBLOOM_NO_LAYOUT ((sbloom_layout)0)
 /* 1 for the layouts whose blocks are plain bits (Parquet, block512-k8, block512-k16). */
 int sbloom_layout_is_bits(sbloom_layout layout);
 /* 1 for the fingerprint layouts (fp512-r*), and their geometry (SBLOOM_E_LAYOUT for others). */
@@ -46,8 +48,9 @@ int sbloom_layout_fp_geometry(sbloom_layout layout, sbk_fp_geo *out);
 /* 1 for the layouts that remove keys (counting512, the fingerprint layouts). */
 int sbloom_layout_removes(sbloom_layout layout);
 
-/* family.c: the family of a layout's lines and what it does (a composite or unknown layout: a
- * family of no facts), for the modes and arrangements, which ask these and never name a family. */
+/* family.c: the family of a layout's lines and what it does (no layout, an arrangement's value or
+ * an unknown one: a family of no facts), for the modes and arrangements, which ask these and
+ * never name a family. */
 typedef enum sbloom_window_form {
     SBLOOM_WINDOW_NONE,     /* no window on its lines */
     SBLOOM_WINDOW_ADJACENT, /* a group of G + 1 adjacent lines, a generation a line */

@@ -33,7 +33,8 @@ static const sbloom_family fingerprints = {
     .window_form = SBLOOM_WINDOW_AGES,
 };
 
-/* The composite layouts and unknown values: lines of no family, so that every fact reads no. */
+/* No layout (a composite object: its cores have theirs), the ABI's names of arrangements and
+ * unknown values: lines of no family, so that every fact reads no. */
 static const sbloom_family none = {
     .name = "none",
     .min_lines = 1,

@@ -93,7 +93,7 @@ static void scalable_release(sbloom_t *f)
 static int new_scalable(sbloom_t **out, uint64_t first, double p, int any_family)
 {
     sbloom_t *f;
-    int rc = sbloom_object_new(&f, &sbloom_mode_scalable, SBLOOM_LAYOUT_SCALABLE);
+    int rc = sbloom_object_new(&f, &sbloom_mode_scalable, SBLOOM_NO_LAYOUT);
     if (rc != SBLOOM_OK)
         return rc;
     scalable *s = sbloom_calloc(1, sizeof *s);
@@ -367,6 +367,7 @@ int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const u
 
 const sbloom_mode sbloom_mode_scalable = {
     .name = "scalable",
+    .reports_as = SBLOOM_LAYOUT_SCALABLE,
     .has_core = 0,
     .takes_inline = 0,
     .run = scalable_run,

@@ -48,9 +48,11 @@
  * the plain fingerprint filter's does. Where the period divides, the window is kept as finer
  * periods (G k periods of P / k: a key held at least G x P and at most (G + 1/k) x P), so that it
  * holds (G k + 1) / (G k) of n entries instead of (G + 1) / G, for log2 of more ages: the
- * planner takes the k of the fewest bytes. One writer at a time (no concurrent mode, no mapping
- * across processes yet: a line's entries move on every add, docs/CONCURRENCY.md), no views of
- * the generations and no union (an entry keeps r - a bits of its key, not a generation's bits).
+ * planner takes the k of the fewest bytes. Threads take a key's main-line stripe and, where it
+ * may reach the spare lines, the spare lock after it (src/modes/locked.h); processes may not
+ * share it (a writer killed mid-move would leave a line half written: docs/CONCURRENCY.md). No
+ * views of the generations and no union (an entry keeps r - a bits of its key, not a
+ * generation's bits).
  *
  * File form: src/modes/windowed_file.c (and docs/FORMAT.md).
  */
@@ -78,7 +80,7 @@ static void windowed_release(sbloom_t *f)
 static int object_over(sbloom_t **out, windowed *w, uint64_t n, double p)
 {
     sbloom_t *f;
-    int rc = sbloom_object_new(&f, &sbloom_mode_windowed, SBLOOM_LAYOUT_WINDOWED);
+    int rc = sbloom_object_new(&f, &sbloom_mode_windowed, SBLOOM_NO_LAYOUT);
     if (rc != SBLOOM_OK)
         return rc;
     f->state = w;
@@ -730,6 +732,7 @@ int sbloom_windowed_share(sbloom_t *f, const char *path)
 
 const sbloom_mode sbloom_mode_windowed = {
     .name = "windowed",
+    .reports_as = SBLOOM_LAYOUT_WINDOWED,
     .has_core = 0,
     .takes_inline = 0,
     .run = windowed_run,
