@@ -613,8 +613,10 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  * The counting layout refuses the mode (SBLOOM_E_LAYOUT): its counters need one writer.
  * A fingerprint filter (fp512-r*) in concurrent mode: threads of one process may add, add_if_new,
  * remove and look up at once, with the promises above (and a remove, as an add, whole); every
- * call on a key, lookups too, takes its line's lock (an add shifts a line's entries, and a full
- * line sends some to spare lines every line shares: their lock too, when a key may reach them).
+ * write on a key takes its line's lock (an add shifts a line's entries, and a full line sends
+ * some to spare lines every line shares: their lock too, when a key may reach them), and a
+ * lookup reads without a lock but checks that no writer changed the lines it read meanwhile,
+ * else looks again under the locks; add_if_new so looks its keys up first while most are found.
  * An add past the plan that finds no room fails the call with SBLOOM_E_FULL as in one thread.
  * Not across processes (SBLOOM_OPEN_CONCURRENT and sbloom_set_concurrent_shared answer
  * SBLOOM_E_LAYOUT): a process killed in the middle of a shift would leave its line half moved.

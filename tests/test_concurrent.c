@@ -767,6 +767,9 @@ static void killed_holding_a_lock(int kind) /* 0: a file, 1: a windowed file, 2:
 typedef struct fp_worker {
     sbloom_t *f;
     int removes;
+    int reads;     /* instead: the others looked up and test-and-added in batches of 100 */
+    int churns;    /* instead: its keys added and removed again, 8 times */
+    int *churners; /* those still at it */
     const uint64_t *mine, *others;
     size_t n, nothers;
     uint8_t *fresh;
@@ -779,6 +782,28 @@ static void *fp_work(void *arg)
     fp_worker *w = arg;
     size_t step = w->removes ? 100 : 16;
     pthread_barrier_wait(w->start);
+    /* (readers: passes over the others while a churner works, 200 at most) */
+    for (int pass = 0;
+         w->reads && pass < 200 && (pass == 0 || __atomic_load_n(w->churners, __ATOMIC_ACQUIRE));
+         pass++)
+        for (size_t at = 0; at + 100 <= w->nothers; at += 100) {
+            w->missed += 100 - (uint64_t)sbloom_contains_hashes(w->f, w->others + at, 100, NULL);
+            int64_t renewed = sbloom_add_if_new_hashes(w->f, w->others + at, 100, NULL);
+            w->done += renewed != 0; /* a batch in which a key held was said new (or an error) */
+        }
+    for (int round = 0; w->churns && round < 30; round++) /* its keys added, then removed */
+        for (size_t at = 0; at < w->n; at += 16) {
+            size_t len = w->n - at < 16 ? w->n - at : 16;
+            sbloom_add_if_new_hashes(w->f, w->mine + at, len, w->fresh + at);
+            for (size_t i = 0; i < len; i++) /* (only those added: a false positive's entry is
+                                                another key's) */
+                if (w->fresh[at + i])
+                    sbloom_remove_hashes(w->f, w->mine + at + i, 1, NULL);
+        }
+    if (w->churns)
+        __atomic_fetch_sub(w->churners, 1, __ATOMIC_RELEASE);
+    if (w->reads || w->churns)
+        return NULL;
     for (size_t at = 0; at < w->n; at += step) {
         size_t len = w->n - at < step ? w->n - at : step;
         int64_t got = w->removes ? sbloom_remove_hashes(w->f, w->mine + at, len, NULL)
@@ -898,6 +923,60 @@ static void fingerprint_spare_traffic(sbloom_layout layout, uint64_t seed)
         free(fresh);
         sbloom_free(f);
     }
+}
+
+/* Lookups without locks beside writers: a fingerprint filter filled to 90% of its plan, then two
+ * threads add keys of their own and remove them again (lines shift to open and close slots, full
+ * lines send keys to the spare lines and shift the keys there) while two others look up the keys
+ * held and test-and-add them: every one found, none said new. (Without the versions' checks
+ * these lookups miss keys that are there.) */
+static void fingerprint_lookups_beside_writers(sbloom_layout layout, uint64_t seed)
+{
+    enum { N = 40000, HELD = N * 9 / 10, CHURN = 1000 };
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_for_layout(&f, N, 1e-3, layout) == SBLOOM_OK);
+    uint64_t *keys = malloc((HELD + 2 * CHURN) * sizeof *keys);
+    uint8_t *fresh = calloc(HELD + 2 * CHURN, 1);
+    if (!f || !keys || !fresh)
+        goto done;
+    for (size_t i = 0; i < HELD + 2 * CHURN; i++)
+        keys[i] = test_rand(&seed);
+    sbloom_add_if_new_hashes(f, keys, HELD, fresh);
+    size_t held = 0; /* the keys that were added (not false positives) */
+    for (size_t i = 0; i < HELD; i++)
+        if (fresh[i])
+            keys[held++] = keys[i];
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK);
+    fp_worker w[THREADS];
+    int churners = 2;
+    for (int t = 0; t < THREADS; t++)
+        w[t] =
+            t < 2 ? (fp_worker){.f = f,
+                                .churns = 1,
+                                .churners = &churners,
+                                .mine = keys + HELD + (size_t)t * CHURN,
+                                .n = CHURN,
+                                .fresh = fresh + HELD + (size_t)t * CHURN}
+                  : (fp_worker){
+                        .f = f, .reads = 1, .churners = &churners, .others = keys, .nothers = held};
+    uint64_t done, missed;
+    run_fp_workers(w, &done, &missed);
+    uint64_t renewed = w[2].done + w[3].done;
+    CHECK(missed == 0);
+    CHECK(renewed == 0);
+    if (missed || renewed)
+        fprintf(stderr, "  %s: %llu lookups of held keys missed, %llu batches said one new\n",
+                sbloom_layout_name(layout), (unsigned long long)missed,
+                (unsigned long long)renewed);
+    double spare_lookups = 0, spare_keys = 0;
+    sbloom_set_concurrent(f, 0);
+    sbloom_second_line_shares(f, &spare_lookups, &spare_keys);
+    CHECK(spare_keys > 0.01); /* (keys live in the spare lines) */
+    CHECK(sbloom_contains_hashes(f, keys, held, NULL) == (int64_t)held);
+done:
+    free(keys);
+    free(fresh);
+    sbloom_free(f);
 }
 
 /* A fingerprint window (the ages form) filled by THREADS threads to its plan, a period at a time
@@ -1034,6 +1113,9 @@ int main(void)
     fingerprint_removes(SBLOOM_LAYOUT_FP512_R27, test_rand(&seed));
     fingerprint_spare_traffic(SBLOOM_LAYOUT_FP512_R10, test_rand(&seed));
     fingerprint_spare_traffic(SBLOOM_LAYOUT_FP512_R19, test_rand(&seed));
+    for (int round = 0; round < 6; round++)
+        fingerprint_lookups_beside_writers(
+            round % 2 ? SBLOOM_LAYOUT_FP512_R19 : SBLOOM_LAYOUT_FP512_R10, test_rand(&seed));
     for (int round = 0; round < 40; round++) /* (small windows: few spare lines, met often) */
         window_spare_traffic(3, round % 2 ? 1e-6 : 1e-3, test_rand(&seed));
     fingerprint_refusals();

@@ -73,7 +73,8 @@ typedef struct stripes {
     unsigned region_shift;
     uint32_t nregions;
     int lookup_first; /* the last round found mostly present keys: look them up first (a hint) */
-    int fingerprint;  /* a fingerprint filter's: every operation locks (concurrent_fp.c) */
+    int fingerprint;  /* a fingerprint filter's: every write locks (concurrent_fp.c) */
+    unsigned misses;  /* its test-and-adds' hint (sbloom_fp_locks) */
 } stripes;
 
 /* The lock table of one process's concurrent filter: a word per BLOCKS_PER_STRIPE blocks, from
@@ -370,7 +371,12 @@ static uint64_t fingerprint_run(const sbloom_t *f, sbloom_batch_op op, const uin
                                 size_t n, uint8_t *results)
 {
     stripes *s = f->state;
-    sbloom_fp_locks locks = {s->table.words, s->mask, &s->table.spare, &s->table.self};
+    sbloom_fp_locks locks = {s->table.words,
+                             s->mask,
+                             &s->table.spare,
+                             &s->table.self,
+                             s->table.stride == 2 ? &s->table.spare_version : NULL,
+                             &s->misses};
     return sbloom_fp_locked_run(f, &locks, op, hashes, n, results);
 }
 
@@ -467,14 +473,18 @@ int sbloom_concurrent_enter(sbloom_t *f)
     int fingerprint = sbloom_family_of(f->layout)->moves_entries; /* (concurrent_fp.c) */
     if (!f->core.kern->insert_shared && !fingerprint)
         return SBLOOM_E_LAYOUT; /* the counting layout: counters need one writer */
+    /* a fingerprint filter's lookups go without locks (a seqlock: concurrent_fp.c), its lock
+     * words each followed by a version, in as many bytes */
+    int versioned = fingerprint && !UNDER_TSAN;
     uint32_t count = SBLOOM_STRIPES;
-    while (count < MAX_STRIPES && count < f->core.nblocks / BLOCKS_PER_STRIPE)
+    while (count < (versioned ? MAX_STRIPES / 2 : MAX_STRIPES) &&
+           count < f->core.nblocks / BLOCKS_PER_STRIPE)
         count *= 2;
     stripes *s = sbloom_calloc(1, sizeof *s);
     if (!s)
         return SBLOOM_E_NOMEM;
     sbloom_lock_table_init(&s->table);
-    if (sbloom_lock_table_alloc(&s->table, count) != SBLOOM_OK) {
+    if (sbloom_lock_table_alloc(&s->table, count, versioned) != SBLOOM_OK) {
         free(s);
         return SBLOOM_E_NOMEM;
     }

@@ -15,20 +15,24 @@ void sbloom_lock_table_init(sbloom_lock_table *t)
 {
     t->words = NULL;
     t->count = 0;
+    t->stride = 1;
     t->spare = 0;
+    t->spare_version = 0;
     t->map = NULL;
     t->borrowed = 0;
     sbloom_lock_self_init(&t->self, 0, -1);
 }
 
-int sbloom_lock_table_alloc(sbloom_lock_table *t, uint32_t count)
+int sbloom_lock_table_alloc(sbloom_lock_table *t, uint32_t count, int versioned)
 {
-    uint32_t *words = sbloom_calloc(count, sizeof *words);
+    uint32_t stride = versioned ? 2 : 1;
+    uint32_t *words = sbloom_calloc((size_t)count * stride, sizeof *words);
     if (!words)
         return SBLOOM_E_NOMEM;
     sbloom_lock_table_release(t);
     t->words = words;
     t->count = count;
+    t->stride = stride;
     return SBLOOM_OK;
 }
 
@@ -75,6 +79,6 @@ uint64_t sbloom_lock_table_held(const sbloom_lock_table *t)
 {
     uint64_t held = __atomic_load_n(&t->spare, __ATOMIC_RELAXED) != 0;
     for (uint32_t i = 0; t->words && i < t->count; i++)
-        held += __atomic_load_n(&t->words[i], __ATOMIC_RELAXED) != 0;
+        held += __atomic_load_n(&t->words[(size_t)i * t->stride], __ATOMIC_RELAXED) != 0;
     return held;
 }

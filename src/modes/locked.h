@@ -33,17 +33,21 @@
 /* lock_table.c: a table of stripe lock words (count of them), the spare lines' lock, and who
  * this process is to them: in the heap (alloc), in path's lock file (attach: SBLOOM_STRIPES words,
  * shared by every process mapping it, whatever its build), or in a caller's region laid out as a
- * lock file (borrow); release unmaps, frees or lets go, and leaves it empty (as init). */
+ * lock file (borrow); release unmaps, frees or lets go, and leaves it empty (as init). A table in
+ * the heap may be versioned (for lookups without locks: a seqlock): each lock word followed by
+ * its version, on the same cache line (a writer changes both), and the spare lock's beside it. */
 typedef struct sbloom_lock_table {
     uint32_t *words;
     uint32_t count;
+    uint32_t stride; /* words a lock: 1, or 2 where each lock word is followed by its version */
     uint32_t spare;
+    uint32_t spare_version;
     void *map;    /* the lock file's mapping, or NULL */
     int borrowed; /* the caller's region: not freed */
     sbloom_lock_self self;
 } sbloom_lock_table;
 void sbloom_lock_table_init(sbloom_lock_table *t);
-int sbloom_lock_table_alloc(sbloom_lock_table *t, uint32_t count);
+int sbloom_lock_table_alloc(sbloom_lock_table *t, uint32_t count, int versioned);
 int sbloom_lock_table_attach(sbloom_lock_table *t, const char *path);
 void sbloom_lock_table_borrow(sbloom_lock_table *t, void *region);
 void sbloom_lock_table_release(sbloom_lock_table *t);
@@ -65,8 +69,26 @@ typedef struct sbloom_locked {
     /* n <= SBK_TRANSACTION_KEYS keys in one transaction, tried once: the count (answers in
      * results), -1 (aborted: may be tried again) or SBK_TRANSACTION_FAILED; NULL: none */
     int (*transaction)(const void *ctx, const uint64_t *hashes, size_t n, uint8_t *results);
+    /* For lookups without locks (a seqlock: concurrent_fp.c), or NULL: the spare lock's version,
+     * in a versioned table (each stripe's version the word after its lock word); the key's
+     * writer makes its stripe's version (and the spare's, where it takes the spare lock) odd
+     * before its operation and even again after. */
+    uint32_t *spare_version;
 } sbloom_locked;
 #define SBLOOM_LOCKED_REFUSED 2
+
+/* A version, its lock held: odd while its lines are written (the fence orders the writes after
+ * the odd version), even again after (the release orders them before it). */
+SBLOOM_LOCKED_INLINE void sbloom_version_begin(uint32_t *version)
+{
+    __atomic_store_n(version, __atomic_load_n(version, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+SBLOOM_LOCKED_INLINE void sbloom_version_end(uint32_t *version)
+{
+    __atomic_store_n(version, __atomic_load_n(version, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+}
 
 /* Keys ahead whose lines (and lock word) are requested while one key is under its lock: a lock's
  * line was usually last written by another core, and fetching it is a cache miss. */
@@ -123,7 +145,17 @@ SBLOOM_LOCKED_INLINE uint64_t sbloom_locked_keys(const sbloom_t *f, const sbloom
                 results[sbloom_locked_position(which, q)] = 0;
             break;
         }
+        if (l->spare_version) {
+            sbloom_version_begin(stripe + 1);
+            if (spare)
+                sbloom_version_begin(l->spare_version);
+        }
         int answer = l->one(l->ctx, hashes[i]);
+        if (l->spare_version) {
+            if (spare)
+                sbloom_version_end(l->spare_version);
+            sbloom_version_end(stripe + 1);
+        }
         if (spare)
             sbloom_unlock_word(l->spare);
         sbloom_unlock_word(stripe);

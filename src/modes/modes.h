@@ -58,6 +58,13 @@ uint64_t sbloom_concurrent_locks_held(const sbloom_t *f);
 typedef struct sbloom_fp_locks {
     uint32_t *words, mask, *spare;
     struct sbloom_lock_self *self;
+    /* For lookups without locks (concurrent_fp.c): the spare lock's version, in a versioned
+     * table (each stripe's lock word followed by its version: locked.h); NULL, every lookup
+     * locks (under ThreadSanitizer, which cannot check them). */
+    uint32_t *spare_version;
+    /* test-and-add: where its lookups first stand (a hint kept from batch to batch, read and
+     * written without order: concurrent_fp.c) */
+    unsigned *misses;
 } sbloom_fp_locks;
 uint64_t sbloom_fp_locked_run(const sbloom_t *f, const sbloom_fp_locks *l, sbloom_batch_op op,
                               const uint64_t *hashes, size_t n, uint8_t *results);

@@ -185,7 +185,7 @@ int sbloom_ring_lock(windowed *w, int on)
     }
     if (w->table.words)
         return SBLOOM_OK;
-    if (sbloom_lock_table_alloc(&w->table, SBLOOM_STRIPES) != SBLOOM_OK)
+    if (sbloom_lock_table_alloc(&w->table, SBLOOM_STRIPES, 0) != SBLOOM_OK)
         return SBLOOM_E_NOMEM;
     w->per_stripe = stripe_span(w);
     return SBLOOM_OK;
