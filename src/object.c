@@ -85,7 +85,7 @@ void sbloom_object_uncount(sbloom_t *f, uint64_t removed)
 
 int sbloom_object_removes(const sbloom_t *f)
 {
-    return f->mode->removes ? f->mode->removes(f) : sbloom_layout_removes(f->layout);
+    return f->mode->removes ? f->mode->removes(f) : sbloom_family_of(f->layout)->removes;
 }
 
 uint64_t sbloom_object_items(const sbloom_t *f)

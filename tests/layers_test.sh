@@ -31,7 +31,7 @@ rank() {
 
 # 1. Includes: every quoted include of a library file resolved against its directory.
 cd "$source" || exit 2
-files=$(ls src/api/* src/modes/* src/object.* src/core/* src/os/* src/base/*)
+files=$(find src/api src/modes src/object.* src/core src/os src/base -type f | sort)
 for f in $files; do
   from=$(rank "$f")
   for inc in $(grep -oE '^#include "[^"]+"' "$f" | sed 's/^#include "//; s/"$//'); do

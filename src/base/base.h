@@ -39,14 +39,21 @@ uint32_t sbloom_layout_slots(sbloom_layout layout);
  * (SBLOOM_LAYOUT_SCALABLE, _WINDOWED): taken from callers and from files' headers, and reported
  * by sbloom_get_layout, but never a core's or an object's layout (SBLOOM_NO_LAYOUT there). */
 int sbloom_layout_composite(sbloom_layout layout);
+/* The family of a layout's lines (NONE: an arrangement's value, or unknown). */
+typedef enum sbloom_family_id {
+    SBLOOM_FAMILY_NONE,
+    SBLOOM_FAMILY_BITS,
+    SBLOOM_FAMILY_COUNTERS,
+    SBLOOM_FAMILY_FINGERPRINTS,
+    SBLOOM_FAMILY_COUNT
+} sbloom_family_id;
+sbloom_family_id sbloom_layout_family(sbloom_layout layout);
 #define SBLOOM_NO_LAYOUT ((sbloom_layout)0)
 /* 1 for the layouts whose blocks are plain bits (Parquet, block512-k8, block512-k16). */
 int sbloom_layout_is_bits(sbloom_layout layout);
 /* 1 for the fingerprint layouts (fp512-r*), and their geometry (SBLOOM_E_LAYOUT for others). */
 int sbloom_layout_is_fingerprint(sbloom_layout layout);
 int sbloom_layout_fp_geometry(sbloom_layout layout, sbk_fp_geo *out);
-/* 1 for the layouts that remove keys (counting512, the fingerprint layouts). */
-int sbloom_layout_removes(sbloom_layout layout);
 
 /* family.c: the family of a layout's lines and what it does (no layout, an arrangement's value or
  * an unknown one: a family of no facts), for the modes and arrangements, which ask these and
@@ -57,6 +64,10 @@ typedef enum sbloom_window_form {
     SBLOOM_WINDOW_SLOTS,    /* one line a group, a generation a bit of each 4-bit slot */
     SBLOOM_WINDOW_AGES      /* one set of entries, each with its generation's age */
 } sbloom_window_form;
+/* The file format version of a filter whose lines are of the family (docs/FORMAT.md): 1 for the
+ * blocked layouts, 2 for those a reader before them must refuse as a newer format. */
+#define SBLOOM_FORMAT_VERSION 1
+#define SBLOOM_FORMAT_VERSION_FP 2
 typedef struct sbloom_family {
     const char *name;
     uint64_t min_lines; /* a core's fewest lines */
@@ -66,8 +77,33 @@ typedef struct sbloom_family {
     int moves_entries;
     int combines;         /* union and intersection are the blocks' bitwise OR and AND */
     int counts_every_add; /* the item count takes every add, not only new keys */
+    int removes;          /* a key added may be removed */
     sbloom_window_form window_form;
+    /* its layouts are candidates when a caller asks for the smallest plan of every family
+     * (sbloom_plan_any), after the Bloom layouts, which win a tie */
+    int in_smallest_plan;
+    uint32_t format_version; /* of a file of one core of it */
+
+    /* The fewest lines of one of its layouts for n keys at rate p (n > 0, 0 < p < 1, out
+     * checked), or SBLOOM_E_TOO_LARGE. */
+    int (*plan)(uint64_t n, double p, sbloom_layout layout, sbloom_plan *out);
+    /* The false-positive rate of n keys in bytes of lines of the layout; NAN when the bytes are
+     * fewer than its fewest lines. */
+    double (*rate)(sbloom_layout layout, uint64_t bytes, uint64_t n);
+    /* Fill, current rate and estimated items of nlines lines, read every stride-th line. */
+    void (*scan)(sbloom_layout layout, const void *lines, uint64_t nlines, uint64_t stride,
+                 sbloom_stats *out);
+    /* Where a key may live in a second line: the share of absent keys' lookups that read one,
+     * and the share of keys held there. NULL: never. */
+    void (*second_line)(sbloom_layout layout, const void *lines, uint64_t nlines,
+                        double *absent_lookups, double *spare_keys);
+    /* The most keys a file's header may count in lines of the layout (a bound on what its
+     * writer can have added; more is a forged or damaged header). */
+    uint64_t (*max_items)(sbloom_layout layout, uint64_t nlines, uint64_t payload_bytes);
 } sbloom_family;
+/* The families' rows (src/base/families/: one file a family, with its sizing, statistics and
+ * bounds; family.c maps the layouts to them). */
+extern const sbloom_family sbloom_family_bits, sbloom_family_counters, sbloom_family_fingerprints;
 const sbloom_family *sbloom_family_of(sbloom_layout layout);
 /* How a window keeps its generations on the layout's lines (NONE where it cannot); the lines of
  * one group of G + 1 generations; a generation's bits in a group (its count's bound). */

@@ -1,53 +1,62 @@
 /*
  * The families: the ways a layout stores keys in its lines (bits, counters, fingerprints), and
  * what each does that the layers above ask of it. The modes and arrangements ask these facts of
- * a core's layout instead of naming a family (docs/ARCHITECTURE.md, "Three axes"). A new family
- * is one more row here and its layouts in layout.c.
+ * a core's layout instead of naming a family (docs/ARCHITECTURE.md, "Three axes"). Each family's
+ * row, with its operations, is in its file under families/; a new family is one such file, one
+ * more row here, and its layouts in layout.c.
  */
+#include <math.h>
+
 #include "base.h"
-
-static const sbloom_family bits = {
-    .name = "bits",
-    .min_lines = 1,
-    .moves_entries = 0,
-    .combines = 1,
-    .counts_every_add = 0,
-    .window_form = SBLOOM_WINDOW_ADJACENT,
-};
-
-static const sbloom_family counters = {
-    .name = "counters",
-    .min_lines = 1,
-    .moves_entries = 0,
-    .combines = 0, /* OR and AND of counters are not sums or minimums of counts */
-    .counts_every_add = 1,
-    .window_form = SBLOOM_WINDOW_SLOTS,
-};
-
-static const sbloom_family fingerprints = {
-    .name = "fingerprints",
-    .min_lines = 2, /* a main line and a spare */
-    .moves_entries = 1,
-    .combines = 0, /* entries are not bits: no exact meaning */
-    .counts_every_add = 0,
-    .window_form = SBLOOM_WINDOW_AGES,
-};
 
 /* No layout (a composite object: its cores have theirs), the ABI's names of arrangements and
  * unknown values: lines of no family, so that every fact reads no. */
+static int no_plan(uint64_t n, double p, sbloom_layout layout, sbloom_plan *out)
+{
+    (void)n, (void)p, (void)layout, (void)out;
+    return SBLOOM_E_LAYOUT;
+}
+
+static double no_rate(sbloom_layout layout, uint64_t bytes, uint64_t n)
+{
+    (void)layout, (void)bytes, (void)n;
+    return NAN; /* a scalable filter: each stage has its own rate */
+}
+
+static void no_scan(sbloom_layout layout, const void *lines, uint64_t nlines, uint64_t stride,
+                    sbloom_stats *out)
+{
+    (void)layout, (void)lines, (void)nlines, (void)stride;
+    out->fill = out->estimated_fpp = out->estimated_items = 0.0;
+}
+
+/* A composite filter's header: its parts are checked one by one. */
+static uint64_t no_max_items(sbloom_layout layout, uint64_t nlines, uint64_t payload_bytes)
+{
+    (void)layout, (void)nlines, (void)payload_bytes;
+    return UINT64_C(1) << 62;
+}
+
 static const sbloom_family none = {
     .name = "none",
     .min_lines = 1,
     .window_form = SBLOOM_WINDOW_NONE,
+    .format_version = SBLOOM_FORMAT_VERSION,
+    .plan = no_plan,
+    .rate = no_rate,
+    .scan = no_scan,
+    .max_items = no_max_items,
 };
 
 const sbloom_family *sbloom_family_of(sbloom_layout layout)
 {
-    if (sbloom_layout_is_fingerprint(layout))
-        return &fingerprints;
-    if (layout == SBLOOM_LAYOUT_COUNTING512)
-        return &counters;
-    return sbloom_layout_is_bits(layout) ? &bits : &none;
+    static const sbloom_family *const rows[SBLOOM_FAMILY_COUNT] = {
+        [SBLOOM_FAMILY_NONE] = &none,
+        [SBLOOM_FAMILY_BITS] = &sbloom_family_bits,
+        [SBLOOM_FAMILY_COUNTERS] = &sbloom_family_counters,
+        [SBLOOM_FAMILY_FINGERPRINTS] = &sbloom_family_fingerprints,
+    };
+    return rows[sbloom_layout_family(layout)];
 }
 
 sbloom_window_form sbloom_window_form_of(sbloom_layout layout)
@@ -56,17 +65,6 @@ sbloom_window_form sbloom_window_form_of(sbloom_layout layout)
     if (sbloom_layout_block_bytes(layout) != 64)
         return SBLOOM_WINDOW_NONE;
     return sbloom_family_of(layout)->window_form;
-}
-
-int sbloom_plan_window_lines(uint64_t n, double p, sbloom_window_form form, sbloom_plan *out)
-{
-    switch (form) {
-    case SBLOOM_WINDOW_ADJACENT: return sbloom_plan_block512(n, p, out);
-    case SBLOOM_WINDOW_SLOTS: return sbloom_plan_for_layout(n, p, SBLOOM_LAYOUT_COUNTING512, out);
-    case SBLOOM_WINDOW_AGES:
-    case SBLOOM_WINDOW_NONE:
-    default: return SBLOOM_E_LAYOUT; /* (ages: sbloom_plan_aged, one plan for every generation) */
-    }
 }
 
 uint32_t sbloom_window_group_lines(sbloom_window_form form, uint32_t ngens)

@@ -50,8 +50,7 @@ void sbloom_header_start(sbloom_header *h, sbloom_layout layout, uint64_t items,
                          uint64_t planned_items, double planned_fpp)
 {
     memset(h, 0, sizeof *h);
-    h->version =
-        sbloom_layout_is_fingerprint(layout) ? SBLOOM_FORMAT_VERSION_FP : SBLOOM_FORMAT_VERSION;
+    h->version = sbloom_family_of(layout)->format_version;
     h->layout = layout;
     h->hash_function = layout == SBLOOM_LAYOUT_PARQUET ? HASH_XXH64 : HASH_XXH3_64;
     h->k = sbloom_layout_k(layout);
@@ -92,18 +91,11 @@ void sbloom_header_pack(const sbloom_header *h, uint8_t out[SBLOOM_HEADER_BYTES]
     sbloom_put_le64(out + AT_HEADER_SUM, sbloom_xxh3(out, AT_HEADER_SUM));
 }
 
-/* Keys a filter can have counted: a key of a bit layout counts when it sets a bit, so never more
- * than the filter has bits. A counting filter counts every add (a duplicate too) and its counters
- * saturate, so no count is impossible; it is bounded far below the point where an add wraps. */
+/* Keys a filter can have counted in its lines (its family's bound; a composite filter's stages
+ * are checked one by one). */
 static uint64_t max_items(const sbloom_header *h)
 {
-    if (h->layout == SBLOOM_LAYOUT_COUNTING512 || sbloom_layout_composite(h->layout))
-        return UINT64_C(1) << 62; /* a scalable filter's stages are checked one by one */
-    sbk_fp_geo g;
-    if (sbloom_layout_fp_geometry(h->layout, &g) == SBLOOM_OK)
-        return h->nblocks * g.s; /* every slot of every line */
-    return h->payload_bytes * 8 /
-           (sbloom_layout_word_bits(h->layout) / sbloom_layout_slots(h->layout));
+    return sbloom_family_of(h->layout)->max_items(h->layout, h->nblocks, h->payload_bytes);
 }
 
 /* Plans are made by sbloom_plan_for_layout, so the filter's bytes meet its planned rate at its
@@ -134,10 +126,10 @@ int sbloom_header_parse(const uint8_t *b, uint64_t file_bytes, sbloom_header *h)
     if (!sbloom_layout_known(h->layout))
         return sbloom_fail_with(SBLOOM_E_LAYOUT, "unknown layout %u", (unsigned)h->layout);
     const char *layout = sbloom_layout_name(h->layout);
-    /* version 2: a fingerprint layout, a scalable filter whose stages may be one, or a windowed
-     * filter whose lines are one (its ages) */
-    if ((h->version == SBLOOM_FORMAT_VERSION_FP) != sbloom_layout_is_fingerprint(h->layout) &&
-        h->layout != SBLOOM_LAYOUT_SCALABLE && h->layout != SBLOOM_LAYOUT_WINDOWED)
+    /* the version of the layout's family; a composite filter's either (2: a scalable filter whose
+     * stages may be fingerprint lines, or a windowed filter whose lines are (its ages)) */
+    if (h->version != sbloom_family_of(h->layout)->format_version &&
+        !sbloom_layout_composite(h->layout))
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "inconsistent header: format version %u for %s",
                                 h->version, layout);
     h->hash_function = sbloom_get_le32(b + AT_HASH);

@@ -6,10 +6,7 @@
 #include "core.h"
 
 #define SBLOOM_HEADER_BYTES 128
-#define SBLOOM_FORMAT_VERSION 1
-/* The fingerprint layouts' files (docs/FORMAT.md): a reader before them says "format version 2"
- * (SBLOOM_E_VERSION) rather than meeting an unknown layout in a file it otherwise knows. */
-#define SBLOOM_FORMAT_VERSION_FP 2
+/* (format versions: the families', base.h) */
 #define SBLOOM_HEADER_ITEMS_AT 48 /* offset of the item count */
 
 typedef struct sbloom_header {

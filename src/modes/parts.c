@@ -116,7 +116,7 @@ uint64_t sbloom_parts_remove(sbloom_part *parts, uint32_t count, const uint64_t 
 int sbloom_parts_can_remove(const sbloom_part *parts, uint32_t count)
 {
     for (uint32_t i = 0; i < count; i++)
-        if (!sbloom_layout_removes(parts[i].core.layout))
+        if (!sbloom_family_of(parts[i].core.layout)->removes)
             return 0;
     return 1;
 }
