@@ -767,9 +767,13 @@ static void killed_holding_a_lock(int kind) /* 0: a file, 1: a windowed file, 2:
 typedef struct fp_worker {
     sbloom_t *f;
     int removes;
-    int reads;     /* instead: the others looked up and test-and-added in batches of 100 */
-    int churns;    /* instead: its keys added and removed again, 8 times */
-    int *churners; /* those still at it */
+    int reads;  /* instead: the others looked up and test-and-added in batches of 100 */
+    int churns; /* instead: its keys added and removed again, 8 times */
+    /* instead (a window): its keys added in `periods` equal parts, each in the next period of
+     * `period` from `first`; with moves, this worker moves the window's clock to it first */
+    uint32_t periods, moves;
+    uint64_t first, period;
+    int *churners; /* those still at it (churners and window writers) */
     const uint64_t *mine, *others;
     size_t n, nothers;
     uint8_t *fresh;
@@ -800,9 +804,19 @@ static void *fp_work(void *arg)
                 if (w->fresh[at + i])
                     sbloom_remove_hashes(w->f, w->mine + at + i, 1, NULL);
         }
-    if (w->churns)
+    for (uint32_t q = 0; q < w->periods; q++) {
+        if (w->moves)
+            w->missed += sbloom_advance(w->f, (w->first + q) * w->period) != SBLOOM_OK;
+        size_t from = w->n * q / w->periods, to = w->n * (q + 1) / w->periods;
+        for (size_t at = from; at < to; at += 16) {
+            int64_t got = sbloom_add_if_new_hashes(w->f, w->mine + at, to - at < 16 ? to - at : 16,
+                                                   w->fresh + at);
+            w->missed += got < 0; /* (a window past its room: said) */
+        }
+    }
+    if (w->churns || w->periods)
         __atomic_fetch_sub(w->churners, 1, __ATOMIC_RELEASE);
-    if (w->reads || w->churns)
+    if (w->reads || w->churns || w->periods)
         return NULL;
     for (size_t at = 0; at < w->n; at += step) {
         size_t len = w->n - at < step ? w->n - at : step;
@@ -979,6 +993,75 @@ done:
     sbloom_free(f);
 }
 
+/* Lookups without locks beside a window's writers (the ages form): generations of periods 0 to 2
+ * filled, the keys held added in period 3; then two threads add new keys (lines shift, full lines
+ * spill to the spare lines) and one of them moves the clock to periods 4, 5 and 6, whose
+ * rotations drop the older generations' entries from every line (the held keys' entries move)
+ * while two others look up the held keys and test-and-add them: every one found, none said new.
+ * (Without the versions' checks, or with a rotation that leaves them even, these lookups miss
+ * keys that are there.) */
+static void window_lookups_beside_writers(double p, uint64_t seed)
+{
+    enum { N = 60000, SHARE = N / 3 * 8 / 10, WRITES = N / 10 };
+    sbloom_opts o = sbloom_opts_init();
+    o.expected = N;
+    o.fpp = p;
+    o.periods = 3;
+    o.period = 7; /* (not split into finer periods) */
+    o.flags = SBLOOM_OPTS_ANY_FAMILY;
+    sbloom_t *f = NULL;
+    CHECK(sbloom_create_opts(&f, &o) == SBLOOM_OK && sbloom_stages(f) == 0);
+    uint64_t *keys = malloc((4 * SHARE + 2 * WRITES) * sizeof *keys);
+    uint8_t *fresh = calloc(4 * SHARE + 2 * WRITES, 1);
+    if (!f || !keys || !fresh)
+        goto done;
+    for (size_t i = 0; i < 4 * SHARE + 2 * WRITES; i++)
+        keys[i] = test_rand(&seed);
+    for (uint32_t q = 0; q < 4; q++) {
+        CHECK(sbloom_advance(f, 7 * (uint64_t)q) == SBLOOM_OK);
+        CHECK(sbloom_add_if_new_hashes(f, keys + q * SHARE, SHARE, fresh + q * SHARE) > 0);
+    }
+    size_t held = 0; /* period 3's keys that were added (not false positives) */
+    for (size_t i = 3 * SHARE; i < 4 * SHARE; i++)
+        if (fresh[i])
+            keys[held++] = keys[i];
+    CHECK(sbloom_set_concurrent(f, 1) == SBLOOM_OK);
+    fp_worker w[THREADS];
+    int writers = 2;
+    for (int t = 0; t < THREADS; t++)
+        w[t] = t < 2
+                   ? (fp_worker){.f = f,
+                                 .periods = 3,
+                                 .moves = t == 0,
+                                 .first = 4,
+                                 .period = 7,
+                                 .churners = &writers,
+                                 .mine = keys + 4 * SHARE + (size_t)t * WRITES,
+                                 .n = WRITES,
+                                 .fresh = fresh + 4 * SHARE + (size_t)t * WRITES}
+                   : (fp_worker){
+                         .f = f, .reads = 1, .churners = &writers, .others = keys, .nothers = held};
+    uint64_t done, missed;
+    run_fp_workers(w, &done, &missed);
+    uint64_t renewed = w[2].done + w[3].done, failed = w[0].missed + w[1].missed;
+    missed -= failed;
+    CHECK(failed == 0 && missed == 0 && renewed == 0);
+    if (failed || missed || renewed)
+        fprintf(stderr,
+                "  window at %g: %llu writes failed, %llu lookups of held keys missed, "
+                "%llu batches said one new\n",
+                p, (unsigned long long)failed, (unsigned long long)missed,
+                (unsigned long long)renewed);
+    sbloom_window win = sbloom_window_init();
+    CHECK(sbloom_get_window(f, &win) == SBLOOM_OK && win.now == 6 * 7);
+    CHECK(sbloom_test_locks_held(f) == 0);
+    CHECK(sbloom_contains_hashes(f, keys, held, NULL) == (int64_t)held);
+done:
+    free(keys);
+    free(fresh);
+    sbloom_free(f);
+}
+
 /* A fingerprint window (the ages form) filled by THREADS threads to its plan, a period at a time
  * (a period of 7 does not split into finer ones): G + 1 periods of n / G keys, the generations'
  * share of the lines' entries, so that adds go to the spare lines, which every line shares, while
@@ -1116,6 +1199,8 @@ int main(void)
     for (int round = 0; round < 6; round++)
         fingerprint_lookups_beside_writers(
             round % 2 ? SBLOOM_LAYOUT_FP512_R19 : SBLOOM_LAYOUT_FP512_R10, test_rand(&seed));
+    for (int round = 0; round < 6; round++)
+        window_lookups_beside_writers(round % 2 ? 1e-6 : 1e-3, test_rand(&seed));
     for (int round = 0; round < 40; round++) /* (small windows: few spare lines, met often) */
         window_spare_traffic(3, round % 2 ? 1e-6 : 1e-3, test_rand(&seed));
     fingerprint_refusals();

@@ -85,18 +85,10 @@ typedef struct stripes {
 #define BLOCKS_PER_STRIPE 64
 #define MAX_STRIPES 65536u
 
-/* ThreadSanitizer cannot check the plain vector stores of a block written under its lock beside
- * lock-free lookups; under it every add ORs its bits in atomically, as across processes. */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
+/* (ThreadSanitizer cannot check the plain vector stores of a block written under its lock beside
+ * lock-free lookups; under it every add ORs its bits in atomically, as across processes:
+ * SBLOOM_UNDER_TSAN, locked.h.) */
+#define UNDER_TSAN SBLOOM_UNDER_TSAN
 
 /* A key's place: its block (ctx: the filter). */
 static uint64_t block_of(const void *ctx, uint64_t hash)
@@ -371,11 +363,9 @@ static uint64_t fingerprint_run(const sbloom_t *f, sbloom_batch_op op, const uin
                                 size_t n, uint8_t *results)
 {
     stripes *s = f->state;
-    sbloom_fp_locks locks = {s->table.words,
-                             s->mask,
-                             &s->table.spare,
-                             &s->table.self,
-                             s->table.stride == 2 ? &s->table.spare_version : NULL,
+    sbloom_fp_locks locks = {s->table.words,  s->mask,
+                             s->table.stride, &s->table.spare,
+                             &s->table.self,  s->table.stride == 2 ? &s->table.spare_version : NULL,
                              &s->misses};
     return sbloom_fp_locked_run(f, &locks, op, hashes, n, results);
 }

@@ -69,13 +69,32 @@ typedef struct sbloom_locked {
     /* n <= SBK_TRANSACTION_KEYS keys in one transaction, tried once: the count (answers in
      * results), -1 (aborted: may be tried again) or SBK_TRANSACTION_FAILED; NULL: none */
     int (*transaction)(const void *ctx, const uint64_t *hashes, size_t n, uint8_t *results);
-    /* For lookups without locks (a seqlock: concurrent_fp.c), or NULL: the spare lock's version,
-     * in a versioned table (each stripe's version the word after its lock word); the key's
-     * writer makes its stripe's version (and the spare's, where it takes the spare lock) odd
-     * before its operation and even again after. */
+    /* For lookups without locks (a seqlock: sbloom_checked_run below), or NULL: the spare lock's
+     * version, in a versioned table (each stripe's version the word after its lock word); the
+     * key's writer makes its stripe's version (and the spare's, where it takes the spare lock)
+     * odd before its operation and even again after. */
     uint32_t *spare_version;
+    /* With it: m <= SBLOOM_CHECKED_KEYS keys looked up as one writer would, no lock taken
+     * (answers in found); a key's line requested for reading (NULL: the lines fit the caches);
+     * test-and-add's hint, kept from batch to batch (read and written without order). */
+    void (*look_up)(const void *ctx, const uint64_t *hashes, size_t m, uint8_t *found);
+    void (*read_ahead)(const void *ctx, uint64_t place);
+    unsigned *misses;
 } sbloom_locked;
 #define SBLOOM_LOCKED_REFUSED 2
+
+/* ThreadSanitizer cannot check a seqlock's plain reads, nor plain vector stores of a line written
+ * under its lock beside lock-free lookups: under it the forms lock (and set bits atomically). */
+#if defined(__SANITIZE_THREAD__)
+#define SBLOOM_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SBLOOM_UNDER_TSAN 1
+#endif
+#endif
+#ifndef SBLOOM_UNDER_TSAN
+#define SBLOOM_UNDER_TSAN 0
+#endif
 
 /* A version, its lock held: odd while its lines are written (the fence orders the writes after
  * the odd version), even again after (the release orders them before it). */
@@ -223,6 +242,115 @@ SBLOOM_LOCKED_INLINE uint64_t sbloom_locked_run(const sbloom_t *f, const sbloom_
             break;
         }
     }
+    return count;
+}
+
+/*
+ * Lookups without locks, checked by the stripes' versions (a seqlock), for the forms whose adds
+ * move entries (a fingerprint core's, a window of ages): a lookup reading a line mid-shift could
+ * miss a key that is there. A batch reads its keys' versions, looks the keys up as one writer
+ * would, and reads the versions again: where a key's version was odd or moved, or the spare's
+ * did, the answer may rest on a line half moved, and the key is looked up again under its locks.
+ * A test-and-add looks its keys up so first (while most of them are found) and takes the locks
+ * only for the keys not found: a key found was present when its line was read, and a key not
+ * found takes the locks, so each key is still answered new exactly once.
+ */
+
+/* Keys a lookup without locks takes at a time: the versions of each are read before and after
+ * the group's lookups, so a smaller group is retried less often beside busy writers. */
+#define SBLOOM_CHECKED_KEYS 32
+
+/* hashes[0, m) looked up without locks (answers in found); the positions whose answer may not
+ * hold (a writer was at work on their lines, or on the spare lines) in retry: their count. */
+SBLOOM_LOCKED_INLINE size_t sbloom_checked_look_up(const sbloom_locked *l, const uint64_t *hashes,
+                                                   size_t m, uint8_t *found, uint16_t *retry)
+{
+    const uint32_t *versions[SBLOOM_CHECKED_KEYS];
+    uint32_t before[SBLOOM_CHECKED_KEYS];
+    for (size_t i = 0; i < m; i++) {
+        versions[i] = l->stripe(l->ctx, l->place(l->ctx, hashes[i])) + 1;
+        before[i] = __atomic_load_n(versions[i], __ATOMIC_ACQUIRE);
+    }
+    const uint32_t *spare = l->spare_version; /* the spare lines' */
+    uint32_t spare_before = __atomic_load_n(spare, __ATOMIC_ACQUIRE);
+    l->look_up(l->ctx, hashes, m, found);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE); /* the lines' reads before the versions' again */
+    int spare_moved =
+        (spare_before & 1) || __atomic_load_n(spare, __ATOMIC_RELAXED) != spare_before;
+    size_t n = 0;
+    for (size_t i = 0; i < m; i++)
+        if (spare_moved || (before[i] & 1) ||
+            __atomic_load_n(versions[i], __ATOMIC_RELAXED) != before[i])
+            retry[n++] = (uint16_t)i;
+    return n;
+}
+
+/* The batch of op: lookups (and test-and-adds, the keys found) without locks where the form has
+ * them (spare_version and look_up), and the rest under the locks. A test-and-add looks its keys
+ * up first while they are mostly found: a group in which fewer than a quarter were found sends
+ * the next 8 straight to the locks, then tries again, and each such group after it twice as
+ * many, up to 128 (a stream of new keys looks up one group of 32 keys in 4,128; where it stands
+ * is the hint in misses). As in the locked loop, a key refused for want of room fails the batch
+ * at its end, and a lock kept stops it there (the answers after it 0). A form calls it from one
+ * place only: inlined with its functions (a second copy made gcc 12 call the key's operation
+ * through its pointer, 7% slower). */
+SBLOOM_LOCKED_INLINE uint64_t sbloom_checked_run(const sbloom_t *f, const sbloom_locked *l,
+                                                 sbloom_batch_op op, const uint64_t *hashes,
+                                                 size_t n, uint8_t *results)
+{
+    int insert = op == SBLOOM_OP_INSERT;
+    int unlocked = l->spare_version && l->look_up && op != SBLOOM_OP_REMOVE;
+    uint64_t count = 0;
+    /* groups in a row that found few keys (at most 5), and groups still to go straight to the
+     * locks: a hint from the batches before (misses + 8 skip) */
+    unsigned hint = unlocked && insert ? __atomic_load_n(l->misses, __ATOMIC_RELAXED) : 0;
+    unsigned misses = hint % 8 < 5 ? hint % 8 : 5, skip = hint / 8 < 128 ? hint / 8 : 128;
+    for (size_t q = 0, m; q < n; q += m) {
+        uint8_t *out = results ? results + q : NULL;
+        uint16_t locks[SBLOOM_CHECKED_KEYS]; /* positions to take the locks */
+        const uint16_t *which = NULL;        /* (NULL: the m keys from q) */
+        size_t nlocks;
+        if (!unlocked || (insert && skip)) { /* in one locked pass (its window unbroken) */
+            m = !unlocked                            ? n - q
+                : n - q < skip * SBLOOM_CHECKED_KEYS ? n - q
+                                                     : skip * SBLOOM_CHECKED_KEYS;
+            skip -= unlocked ? (unsigned)((m + SBLOOM_CHECKED_KEYS - 1) / SBLOOM_CHECKED_KEYS) : 0;
+            nlocks = m;
+        } else {
+            m = n - q < SBLOOM_CHECKED_KEYS ? n - q : SBLOOM_CHECKED_KEYS;
+            for (size_t i = q + m; l->read_ahead && i < n && i < q + 2 * SBLOOM_CHECKED_KEYS; i++)
+                l->read_ahead(l->ctx, l->place(l->ctx, hashes[i]));
+            uint8_t found[SBLOOM_CHECKED_KEYS];
+            uint8_t unsure[SBLOOM_CHECKED_KEYS] = {0};
+            size_t present = 0;
+            nlocks = sbloom_checked_look_up(l, hashes + q, m, found, locks);
+            for (size_t r = 0; r < nlocks; r++)
+                unsure[locks[r]] = 1;
+            for (size_t i = 0; i < m; i++) {
+                if (unsure[i])
+                    continue;
+                present += found[i];
+                if (insert && !found[i])
+                    locks[nlocks++] = (uint16_t)i; /* absent: added under the locks */
+                else if (out)
+                    out[i] = insert ? 0 : found[i];
+            }
+            count += insert ? 0 : present;
+            misses = insert && 4 * present < m ? misses + (misses < 5) : 0;
+            skip = misses ? 8u << (misses - 1) : 0;
+            which = locks;
+        }
+        if (nlocks)
+            count += sbloom_locked_run(f, l, hashes + q, which, nlocks, out);
+        int failed = sbloom_object_failed(f);
+        if (failed && failed != SBLOOM_E_FULL) {
+            for (size_t i = q + m; results && i < n; i++)
+                results[i] = 0;
+            break;
+        }
+    }
+    if (unlocked && insert)
+        __atomic_store_n(l->misses, misses + 8 * skip, __ATOMIC_RELAXED);
     return count;
 }
 

@@ -56,14 +56,14 @@ uint64_t sbloom_concurrent_locks_held(const sbloom_t *f);
  * its main line's stripe lock (words[line & mask]) and, when it may reach the spare lines, the
  * spare lock after it; an add that finds no room fails f with SBLOOM_E_FULL. */
 typedef struct sbloom_fp_locks {
-    uint32_t *words, mask, *spare;
+    uint32_t *words, mask, stride, *spare; /* (stride: words a stripe, locked.h) */
     struct sbloom_lock_self *self;
     /* For lookups without locks (concurrent_fp.c): the spare lock's version, in a versioned
      * table (each stripe's lock word followed by its version: locked.h); NULL, every lookup
      * locks (under ThreadSanitizer, which cannot check them). */
     uint32_t *spare_version;
     /* test-and-add: where its lookups first stand (a hint kept from batch to batch, read and
-     * written without order: concurrent_fp.c) */
+     * written without order: locked.h) */
     unsigned *misses;
 } sbloom_fp_locks;
 uint64_t sbloom_fp_locked_run(const sbloom_t *f, const sbloom_fp_locks *l, sbloom_batch_op op,

@@ -31,21 +31,30 @@ static void clear_groups(windowed *w, uint32_t slot, uint64_t from, uint64_t to)
 /* Generation `slot` emptied; with many threads, stripe by stripe under each stripe's lock (a
  * lock another process keeps: SBLOOM_E_LOCKED, the generation partly cleared), and for the ages
  * form the spare lines' lock after it (a stripe's span may hold spare lines, which the keys of
- * every stripe write). */
+ * every stripe write), their versions odd meanwhile (lookups without locks look again). */
 int sbloom_ring_clear(windowed *w, uint32_t slot, uint32_t token)
 {
     if (!w->table.words) {
         clear_groups(w, slot, 0, w->ngroups);
     } else {
         for (uint64_t from = 0; from < w->ngroups; from += w->per_stripe) {
-            uint32_t *lock = w->table.words + from / w->per_stripe;
+            uint32_t *lock = w->table.words + from / w->per_stripe * w->table.stride;
             uint64_t to = w->ngroups - from < w->per_stripe ? w->ngroups : from + w->per_stripe;
             int rc = sbloom_lock_word(lock, token, &w->table.self);
             if (rc != SBLOOM_OK)
                 return rc;
-            if (ages_form(w)) /* (threads only: this lock cannot fail) */
+            int versioned = w->table.stride == 2; /* (the ages form: lookups without locks) */
+            if (ages_form(w))                     /* (threads only: this lock cannot fail) */
                 sbloom_lock_word(&w->table.spare, token, &w->table.self);
+            if (versioned) {
+                sbloom_version_begin(lock + 1);
+                sbloom_version_begin(&w->table.spare_version);
+            }
             clear_groups(w, slot, from, to);
+            if (versioned) {
+                sbloom_version_end(&w->table.spare_version);
+                sbloom_version_end(lock + 1);
+            }
             if (ages_form(w))
                 sbloom_unlock_word(&w->table.spare);
             sbloom_unlock_word(lock);
@@ -97,7 +106,7 @@ static uint64_t main_line_of(const void *ctx, uint64_t hash)
 static uint32_t *ring_stripe(const void *ctx, uint64_t group)
 {
     const ring_keys *k = ctx;
-    return k->w->table.words + group / k->w->per_stripe;
+    return k->w->table.words + group / k->w->per_stripe * k->w->table.stride;
 }
 
 static void ring_prefetch(const void *ctx, uint64_t group, int prefetchw)
@@ -128,6 +137,18 @@ static int ages_one(const void *ctx, uint64_t hash)
     return (int)sbloom_ring_pass(k->f, k->w, k->slot, k->op, &hash, 1, NULL);
 }
 
+/* The ages form's lookups, no lock taken (checked by the stripes' versions: locked.h). */
+static void ages_look_up(const void *ctx, const uint64_t *hashes, size_t m, uint8_t *found)
+{
+    const ring_keys *k = ctx;
+    sbloom_ring_pass(k->f, k->w, k->slot, SBLOOM_OP_CONTAINS, hashes, m, found);
+}
+
+static void ages_read_line(const void *ctx, uint64_t line)
+{
+    __builtin_prefetch((const char *)((const ring_keys *)ctx)->w->lines.blocks + 64 * line);
+}
+
 static int ring_transaction(const void *ctx, const uint64_t *hashes, size_t n, uint8_t *results)
 {
     const ring_keys *k = ctx;
@@ -138,7 +159,8 @@ static int ring_transaction(const void *ctx, const uint64_t *hashes, size_t n, u
 }
 
 /* Many threads: each key tested (and set) by the ring's fused pass under the lock of its group's
- * stripe (ages: and the spare lines' lock after it when the key may reach them); where the CPU
+ * stripe (ages: and the spare lines' lock after it when the key may reach them; lookups, and
+ * test-and-adds of keys held, without locks, checked by the stripes' versions); where the CPU
  * has hardware transactions and the form a kernel for them (src/modes/concurrent.c says how they
  * stand beside the locks), SBK_TRANSACTION_KEYS keys at a time in one instead, reading their
  * stripes' locks (a rotation holds them while it clears). */
@@ -147,6 +169,8 @@ uint64_t sbloom_ring_run_locked(const sbloom_t *f, windowed *w, uint32_t slot, s
 {
     ring_keys keys = {f, w, sbloom_ring_entries(w), slot, op};
     if (ages_form(w)) {
+        int versioned = w->table.stride == 2;
+        int ahead = w->lines.bytes >= SBK_PREFETCH_MIN_BYTES;
         sbloom_locked ages = {.self = &w->table.self,
                               .spare = &w->table.spare,
                               .ctx = &keys,
@@ -154,8 +178,12 @@ uint64_t sbloom_ring_run_locked(const sbloom_t *f, windowed *w, uint32_t slot, s
                               .stripe = ring_stripe,
                               .prefetch = ring_prefetch,
                               .reaches_spare = ring_reaches_spare,
-                              .one = ages_one};
-        return sbloom_locked_run(f, &ages, hashes, NULL, n, results);
+                              .one = ages_one,
+                              .spare_version = versioned ? &w->table.spare_version : NULL,
+                              .look_up = ages_look_up,
+                              .read_ahead = ahead ? ages_read_line : NULL,
+                              .misses = &w->misses};
+        return sbloom_checked_run(f, &ages, op, hashes, n, results);
     }
     sbloom_locked bloom = {.self = &w->table.self,
                            .ctx = &keys,
@@ -185,7 +213,8 @@ int sbloom_ring_lock(windowed *w, int on)
     }
     if (w->table.words)
         return SBLOOM_OK;
-    if (sbloom_lock_table_alloc(&w->table, SBLOOM_STRIPES, 0) != SBLOOM_OK)
+    int versioned = ages_form(w) && !SBLOOM_UNDER_TSAN; /* (lookups without locks) */
+    if (sbloom_lock_table_alloc(&w->table, SBLOOM_STRIPES, versioned) != SBLOOM_OK)
         return SBLOOM_E_NOMEM;
     w->per_stripe = stripe_span(w);
     return SBLOOM_OK;

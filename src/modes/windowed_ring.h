@@ -39,9 +39,12 @@ typedef struct windowed {
     sbloom_part views[MAX_GENERATIONS]; /* copies of generations for sbloom_stage, on demand */
     /* Many threads (or processes): SBLOOM_STRIPES stripe locks (table.words, NULL with one
      * writer), each over per_stripe adjacent groups, in the heap or in PATH.lock; the spare
-     * lines' lock (ages); and the lock of the thread moving the clock */
+     * lines' lock (ages); and the lock of the thread moving the clock. The ages form's table
+     * is versioned (threads only): its lookups go without locks (locked.h), and misses is its
+     * test-and-adds' hint there. */
     sbloom_lock_table table;
     uint64_t per_stripe;
+    unsigned misses;
     uint32_t *advancing;
     uint32_t own_advancing;
     int across;     /* the locks are shared between processes */
