@@ -113,9 +113,8 @@ static void ring_prefetch(const void *ctx, uint64_t group, int prefetchw)
 {
     const ring_keys *k = ctx;
     const char *first = (const char *)k->w->lines.blocks + group * k->w->per_group * 64;
-    (void)prefetchw; /* (written in place under the lock: no atomic operation on them) */
     for (uint32_t g = 0; g < k->w->per_group; g++)
-        __builtin_prefetch(first + g * 64, 1, 3);
+        sbk_prefetch_owned(first + g * 64, prefetchw);
 }
 
 static int ring_reaches_spare(const void *ctx, uint64_t hash)
