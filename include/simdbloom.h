@@ -624,8 +624,9 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  * A windowed filter in concurrent mode: adds, add_if_new, lookups, sbloom_items and
  * sbloom_advance may run from any threads at once. Every add and lookup of a key takes the lock
  * of its lines' stripe (4,096 spin locks over runs of adjacent lines; or, where the CPU has
- * hardware transactions, runs in one that reads that lock), so exactly once and no
- * false negative hold as above, and the window's promise too: sbloom_advance (one thread moves the
+ * hardware transactions, runs in one that reads that lock; a fingerprint window's lookups, and
+ * add_if_new's of keys held, read without it and check their reads as the fingerprint filter's
+ * do), so exactly once and no false negative hold as above, and the window's promise too: sbloom_advance (one thread moves the
  * clock at a time; others wait) clears the reused generation stripe by stripe under the same
  * locks, then publishes the new period. An add racing it goes into the generation current when
  * its batch began or the new one; a lookup racing it sees each stripe before or after its clear.
