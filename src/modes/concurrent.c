@@ -22,7 +22,7 @@
  *     the plain insert writes it (one vector read-modify-write): nobody else writes the block
  *     meanwhile. The table has a word per 64 blocks (4,096 to 65,536 words), so two cores rarely
  *     want one line of it at once. Without transactions the locks there cover regions of the
- *     filter instead, one lock for the many keys of a batch that land in a region (below).
+ *     filter instead, one lock for the many keys of a batch that land in a region (regions.h).
  *   - Across processes (sbloom_map with SBLOOM_OPEN_CONCURRENT, sbloom_set_concurrent_shared) a
  *     plain add takes no lock and ORs each bit its key lacks in with one atomic fetch-or (the
  *     count may then take a racing key twice), and a locked test-and-add sets its bits the same
@@ -54,6 +54,7 @@
 #include "../os/os.h"
 #include "locked.h"
 #include "modes.h"
+#include "regions.h"
 
 _Static_assert(SBLOOM_SHARED_LOCKS_BYTES == SBLOOM_LOCK_FILE_BYTES,
                "the caller's lock region is laid out as a lock file");
@@ -66,15 +67,11 @@ typedef struct stripes {
     uint32_t mask;    /* the words' count - 1 (a power of two - 1) */
     int shared;       /* across processes: a lock word holds its holder's process ID */
     int plain_writes; /* every add of an absent key locks, and writes its block plainly */
-    /* Where plain_writes holds and the CPU has no transactions: a lock per region of
-     * 2^region_shift consecutive blocks (below), each on a cache line of its own. NULL else. */
-    uint32_t *regions;
-    void *regions_memory;
-    unsigned region_shift;
-    uint32_t nregions;
-    int lookup_first; /* the last round found mostly present keys: look them up first (a hint) */
-    int fingerprint;  /* a fingerprint filter's: every write locks (concurrent_fp.c) */
-    unsigned misses;  /* its test-and-adds' hint (sbloom_fp_locks) */
+    /* Where plain_writes holds and the CPU has no transactions: the region locks (regions.h;
+     * words NULL else). */
+    sbloom_regions regions;
+    int fingerprint; /* a fingerprint filter's: every write locks (concurrent_fp.c) */
+    unsigned misses; /* its test-and-adds' hint (sbloom_fp_locks) */
 } stripes;
 
 /* The lock table of one process's concurrent filter: a word per BLOCKS_PER_STRIPE blocks, from
@@ -164,146 +161,18 @@ static uint64_t insert_absent(sbloom_t *f, const uint64_t *round, const uint16_t
     return sbloom_locked_run(f, &locked, round, which, n, out);
 }
 
-/*
- * Regions: where every writer of the filter is a thread of this process writing blocks plainly
- * under a lock (plain_writes) and the CPU has no hardware transactions, a lock per key costs a
- * locked instruction per new key, which also waits for the stores before it: on the device's
- * 16-core Xeon (no TSX) one thread added new keys at 0.31-0.37x the plain filter's speed that way
- * (docs/PERFORMANCE.md). So the locks there cover regions of consecutive blocks (at most
- * MAX_REGIONS), and a batch goes in rounds of REGION_ROUND keys (ROUND, on the stack, for a short
- * batch or when there is no memory for more: every writer must take the region locks), each sorted
- * by region from the hashes alone (no line read): one lock per region that has keys, and the plain
- * insert kernel (which tests each key, and prefetches ahead) over its keys under it. A thread
- * starts at a region that depends on its keys and leaves a region another thread holds for later
- * (trying the rest first), so that threads pass each other rather than queue. Exactly once holds
- * as with the stripes: every add of a key takes the lock of its block's region and tests the key
- * under it. Whether a round looks its keys up lock-free first depends on the last round (a hint
- * kept per filter): after one of mostly new keys it does not, and present keys take the lock too
- * (their blocks written back unchanged), since for new keys the lookup pass costs more than the
- * locks it spares (new keys on one thread: 0.63x the plain add with the lookup before every round,
- * 0.74x with the hint; `SIMDBLOOM_NO_RTM=1 build/release/simdbloom-bench-threads 256`, this
- * project's 2-core Intel Xeon VM); after a round of mostly present keys (a crawler's stream) it
- * does, and only the absent keys are sorted and set. 32 regions: one thread 0.79-0.83x the plain
- * add of new keys there, against 0.78-0.81x with 16 and 0.72-0.76x with 64 (`simdbloom bench
- * --size 256MiB`, batches of 4,096 keys); 0.52x with a lock a key.
- */
-#define MAX_REGIONS 32u
-#define REGION_ROUND 8192
-#define REGION_WORDS 16 /* a lock word per 64-byte line */
-
-static uint32_t *region_lock(const stripes *s, uint32_t region)
+/* Without transactions, one process's plain writes take region locks (src/modes/regions.h says
+ * why and how): the Bloom core's lookups and plain insert are the form they run. */
+static void look_up_shared(const void *ctx, const uint64_t *hashes, size_t n, uint8_t *present)
 {
-    return s->regions + (size_t)region * REGION_WORDS;
+    const sbloom_core *c = ctx;
+    c->kern->contains_shared(c->blocks, c->nblocks, hashes, n, present);
 }
 
-static int region_try_lock(uint32_t *word)
+static uint64_t insert_plain(const void *ctx, const uint64_t *keys, size_t n, uint8_t *answers)
 {
-    uint32_t free_word = 0;
-    return __atomic_load_n(word, __ATOMIC_RELAXED) == 0 &&
-           __atomic_compare_exchange_n(word, &free_word, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
-}
-
-/* Work space of a round of up to `capacity` keys: the keys sorted by region, where each came from,
- * each key's region, the answers in sorted order, and which keys a lookup found present. */
-typedef struct region_round {
-    uint64_t *keys;
-    uint16_t *index;
-    uint8_t *region_of, *answers, *present;
-    size_t capacity;
-} region_round;
-#define REGION_KEY_BYTES (sizeof(uint64_t) + sizeof(uint16_t) + 3)
-
-/* The work space laid out in `memory`, REGION_KEY_BYTES a key. */
-static void region_round_in(region_round *w, void *memory, size_t capacity)
-{
-    w->keys = memory;
-    w->index = (uint16_t *)(w->keys + capacity);
-    w->region_of = (uint8_t *)(w->index + capacity);
-    w->answers = w->region_of + capacity;
-    w->present = w->answers + capacity;
-    w->capacity = capacity;
-}
-
-/* Region r's keys set by the plain insert kernel (which tests each and prefetches ahead). */
-static uint64_t insert_region(const sbloom_core *c, region_round *w, const uint16_t *start,
-                              uint32_t r, int answers)
-{
-    return c->kern->insert(c->blocks, c->nblocks, w->keys + start[r],
-                           (size_t)(start[r + 1] - start[r]),
-                           answers ? w->answers + start[r] : NULL);
-}
-
-/* One round of up to REGION_ROUND keys: sorted by region (from their hashes alone: no line is
- * read), then each region's keys set by the plain insert kernel under the region's lock; the
- * answers in out (may be NULL). With lookup_first, the keys are looked up lock-free first and
- * only the absent ones are sorted and set. Returns the count new. */
-static uint64_t insert_round_by_regions(sbloom_t *f, region_round *w, const uint64_t *round,
-                                        size_t len, uint8_t *out, int lookup_first)
-{
-    const sbloom_core *c = &f->core;
-    const stripes *s = f->state;
-    uint32_t nregions = s->nregions;
-    uint16_t start[MAX_REGIONS + 1] = {0}, fill[MAX_REGIONS];
-    if (lookup_first)
-        c->kern->contains_shared(c->blocks, c->nblocks, round, len, w->present);
-    else
-        memset(w->present, 0, len);
-    for (size_t i = 0; i < len; i++) {
-        uint32_t r = (uint32_t)(sbk_block_index(round[i], c->nblocks) >> s->region_shift);
-        w->region_of[i] = (uint8_t)r;
-        start[r + 1] = (uint16_t)(start[r + 1] + !w->present[i]);
-    }
-    for (uint32_t r = 0; r < nregions; r++) {
-        start[r + 1] = (uint16_t)(start[r + 1] + start[r]);
-        fill[r] = start[r];
-    }
-    for (size_t i = 0; i < len; i++)
-        if (!w->present[i]) {
-            uint16_t at = fill[w->region_of[i]]++;
-            w->keys[at] = round[i];
-            w->index[at] = (uint16_t)i;
-        }
-    uint32_t later[MAX_REGIONS];
-    uint32_t nlater = 0;
-    uint64_t fresh = 0;
-    uint32_t first = len ? (uint32_t)(round[0] % nregions) : 0;
-    for (uint32_t k = 0; k < nregions; k++) {
-        uint32_t r = (first + k) % nregions;
-        if (start[r] == start[r + 1])
-            continue;
-        uint32_t *lock = region_lock(s, r);
-        if (!region_try_lock(lock)) {
-            later[nlater++] = r;
-            continue;
-        }
-        fresh += insert_region(c, w, start, r, out != NULL);
-        sbloom_unlock_word(lock);
-    }
-    /* the regions other threads held: each as soon as it is free, then waiting for the rest */
-    for (unsigned spins = 0; nlater > 0; spins++) {
-        uint32_t kept = 0;
-        for (uint32_t k = 0; k < nlater; k++) {
-            uint32_t r = later[k];
-            uint32_t *lock = region_lock(s, r);
-            /* (threads of this process only: the wait cannot fail) */
-            if (spins < 64 ? !region_try_lock(lock)
-                           : (sbloom_lock_word(lock, 1, &s->table.self), 0)) {
-                later[kept++] = r;
-                continue;
-            }
-            fresh += insert_region(c, w, start, r, out != NULL);
-            sbloom_unlock_word(lock);
-        }
-        nlater = kept;
-        sbloom_cpu_relax();
-    }
-    if (out) {
-        if (lookup_first)
-            memset(out, 0, len); /* present: not new */
-        for (uint32_t at = 0; at < start[nregions]; at++)
-            out[w->index[at]] = w->answers[at];
-    }
-    return fresh;
+    const sbloom_core *c = ctx;
+    return c->kern->insert(c->blocks, c->nblocks, keys, n, answers);
 }
 
 /* The exactly-once test-and-add: lock-free lookups first, then each absent key set in a
@@ -315,33 +184,14 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
     const sbloom_core *c = &f->core;
     stripes *locks = f->state;
     int transactions = sbk_have_rtm() && c->kern->insert_transaction;
-    int regions = !transactions && locks->regions;
-    size_t round_keys = ROUND;
-    uint64_t fresh = 0;
-    /* the region path's work space: on the stack for ROUND keys (a single key, a short batch, or
-     * no memory for more: every writer must take the region locks), else REGION_ROUND */
-    region_round work = {0};
-    uint64_t small_work[(ROUND * REGION_KEY_BYTES + 7) / 8];
-    void *large_work = NULL;
-    if (regions) {
-        large_work = n > ROUND ? malloc(REGION_ROUND * REGION_KEY_BYTES) : NULL;
-        region_round_in(&work, large_work ? large_work : (void *)small_work,
-                        large_work ? REGION_ROUND : ROUND);
-        round_keys = work.capacity;
+    if (!transactions && locks->regions.words) {
+        sbloom_region_form form = {c, c->nblocks, look_up_shared, insert_plain};
+        return sbloom_regions_run(&locks->regions, &form, &locks->table.self, hashes, n, is_new);
     }
-    for (size_t at = 0; at < n; at += round_keys) {
-        size_t len = n - at < round_keys ? n - at : round_keys;
+    uint64_t fresh = 0;
+    for (size_t at = 0; at < n; at += ROUND) {
+        size_t len = n - at < ROUND ? n - at : ROUND;
         const uint64_t *round = hashes + at;
-        if (regions) {
-            stripes *hint = f->state;
-            uint64_t added =
-                insert_round_by_regions(f, &work, round, len, is_new ? is_new + at : NULL,
-                                        __atomic_load_n(&hint->lookup_first, __ATOMIC_RELAXED));
-            fresh += added;
-            /* mostly present keys: the next round looks them up first, lock-free */
-            __atomic_store_n(&hint->lookup_first, added * 2 < len, __ATOMIC_RELAXED);
-            continue;
-        }
         uint8_t *out = is_new ? is_new + at : scratch;
         c->kern->contains_shared(c->blocks, c->nblocks, round, len, out);
         size_t nabsent = 0;
@@ -354,7 +204,6 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
         if (sbloom_object_failed(f))
             break;
     }
-    free(large_work);
     return fresh;
 }
 
@@ -405,7 +254,7 @@ static void release_stripes(stripes *s)
     if (!s)
         return;
     sbloom_lock_table_release(&s->table);
-    free(s->regions_memory);
+    sbloom_regions_release(&s->regions);
     free(s);
 }
 
@@ -435,25 +284,6 @@ static void enter(sbloom_t *f, stripes *s)
     f->mode = &sbloom_mode_concurrent;
     f->counting = f->counting == SBLOOM_COUNT_SHARED ? SBLOOM_COUNT_SHARED : SBLOOM_COUNT_ATOMIC;
     sbloom_object_show_core(f);
-}
-
-/* The region locks of a filter of nblocks blocks: at most MAX_REGIONS regions of 2^shift blocks,
- * each lock word on a cache line of its own. 0 when out of memory. */
-static int add_regions(stripes *s, uint64_t nblocks)
-{
-    unsigned shift = 0;
-    while (((nblocks - 1) >> shift) >= MAX_REGIONS)
-        shift++;
-    uint32_t count = (uint32_t)((nblocks - 1) >> shift) + 1;
-    size_t bytes = ((size_t)count * REGION_WORDS + REGION_WORDS) * sizeof(uint32_t);
-    char *memory = sbloom_calloc(1, bytes);
-    if (!memory)
-        return 0;
-    s->regions_memory = memory;
-    s->regions = (uint32_t *)(memory + (64 - (uintptr_t)memory % 64) % 64);
-    s->region_shift = shift;
-    s->nregions = count;
-    return 1;
 }
 
 int sbloom_concurrent_enter(sbloom_t *f)
@@ -486,7 +316,7 @@ int sbloom_concurrent_enter(sbloom_t *f)
     s->plain_writes =
         !UNDER_TSAN && !fingerprint &&
         (f->core.owner == SBLOOM_OWNER_HEAP || f->core.owner == SBLOOM_OWNER_ANON_MAP);
-    if (s->plain_writes && !add_regions(s, f->core.nblocks)) {
+    if (s->plain_writes && sbloom_regions_alloc(&s->regions, f->core.nblocks) != SBLOOM_OK) {
         release_stripes(s);
         return SBLOOM_E_NOMEM;
     }
@@ -559,8 +389,5 @@ uint64_t sbloom_concurrent_locks_held(const sbloom_t *f)
     if (f->mode != &sbloom_mode_concurrent)
         return 0;
     const stripes *s = f->state;
-    uint64_t held = sbloom_lock_table_held(&s->table);
-    for (uint32_t r = 0; s->regions && r < s->nregions; r++)
-        held += __atomic_load_n(region_lock(s, r), __ATOMIC_RELAXED) != 0;
-    return held;
+    return sbloom_lock_table_held(&s->table) + sbloom_regions_held(&s->regions);
 }
