@@ -621,18 +621,20 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  * Not across processes (SBLOOM_OPEN_CONCURRENT and sbloom_set_concurrent_shared answer
  * SBLOOM_E_LAYOUT): a process killed in the middle of a shift would leave its line half moved.
  *
- * A windowed filter in concurrent mode: adds, add_if_new, lookups, sbloom_items and
- * sbloom_advance may run from any threads at once. Every add and lookup of a key takes the lock
- * of its lines' stripe (4,096 spin locks over runs of adjacent lines; or, where the CPU has
- * hardware transactions, runs in one that reads that lock; a fingerprint window's lookups, and
- * add_if_new's of keys held, read without it and check their reads as the fingerprint filter's
- * do), so exactly once and no false negative hold as above, and the window's promise too: sbloom_advance (one thread moves the
- * clock at a time; others wait) clears the reused generation stripe by stripe under the same
- * locks, then publishes the new period. An add racing it goes into the generation current when
- * its batch began or the new one; a lookup racing it sees each stripe before or after its clear.
- * Only a clock that jumps a whole window at once can clear the generation of an add in flight:
- * that key then counts as added in the new period (held longer, not shorter). Statistics, stages
- * and sbloom_get_window are not concurrent with writers there.
+ * A windowed filter in concurrent mode: adds, add_if_new, lookups, sbloom_items and sbloom_advance
+ * may run from any threads at once. Every add of a key new to the window takes the lock of its
+ * lines' stripe (4,096 spin locks over runs of adjacent lines; or, where the CPU has hardware
+ * transactions, runs in one that reads that lock); lookups, and add_if_new's of keys held, read
+ * without it (a Bloom window's adds only set bits; a fingerprint window's lookups check their
+ * reads as the fingerprint filter's do; under ThreadSanitizer and with the scalar or emulated
+ * kernels they lock), so exactly once and no false negative hold as above, and the window's
+ * promise too: sbloom_advance (one thread moves the clock at a time; others wait) clears the
+ * reused generation stripe by stripe under the same locks, then publishes the new period. An add
+ * racing it goes into the generation current when its batch began or the new one; a lookup racing
+ * it sees each word before or after its clear. Only a clock that jumps a whole window at once can
+ * clear the generation of an add in flight: that key then counts as added in the new period (held
+ * longer, not shorter). Statistics, stages and sbloom_get_window are not concurrent with writers
+ * there.
  *
  * Processes: sbloom_map(path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) maps the file shared
  * and read-write in concurrent mode; the test-and-add locks then live in its lock file

@@ -26,6 +26,10 @@ const sbloom_kernels *sbloom_kernels_active(int *err);
  * was forced and is the scalar reference or an emulation (tests and benchmarks that force one
  * mean that code); 1 otherwise. */
 int sbloom_kernels_inline_ok(const sbloom_kernels *table);
+/* 1 when the table's plain lookups read each aligned 8-byte word whole (native vector loads),
+ * so that they may run beside writers that only set bits, or clear a word's bits at once; 0 for
+ * the scalar reference and the emulations (byte copies: C11 cannot check them there). */
+int sbloom_kernels_whole_words(const sbloom_kernels *table);
 /* 1 when this CPU and its OS run AVX2 (and BMI2) code; always 0 off x86. */
 int sbloom_cpu_has_avx2(void);
 

@@ -244,6 +244,11 @@ int sbloom_kernels_inline_ok(const sbloom_kernels *table)
     return table != &sbloom_kernels_scalar && !emulated(table);
 }
 
+int sbloom_kernels_whole_words(const sbloom_kernels *table)
+{
+    return table != &sbloom_kernels_scalar && !emulated(table);
+}
+
 const char *sbloom_isa(void)
 {
     const sbloom_kernels *table = sbloom_kernels_active(NULL);

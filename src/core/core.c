@@ -35,6 +35,7 @@ int sbloom_core_init(sbloom_core *c, uint64_t bytes, sbloom_layout layout, sbloo
     c->kern = &kernels->layout[layout - 1];
     c->isa = kernels->name;
     c->inline_ok = sbloom_kernels_inline_ok(kernels);
+    c->whole_words = sbloom_kernels_whole_words(kernels);
     return SBLOOM_OK;
 }
 

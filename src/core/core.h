@@ -26,6 +26,7 @@ typedef struct sbloom_core {
     const sbloom_layout_kernels *kern; /* this layout's kernels in the chosen table */
     const char *isa;                   /* the chosen table's name */
     int inline_ok;                     /* sbloom_kernels_inline_ok of the table */
+    int whole_words;                   /* sbloom_kernels_whole_words of the table */
     sbloom_owner owner;
     void *map_base; /* SBLOOM_OWNER_FILE_MAP: the mapping to unmap */
     uint64_t map_bytes;

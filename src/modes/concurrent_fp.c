@@ -94,7 +94,7 @@ uint64_t sbloom_fp_locked_run(const sbloom_t *f, const sbloom_fp_locks *l, sbloo
                             .reaches_spare = reaches_spare,
                             .one = one_key,
                             .spare_version = l->spare_version,
-                            .look_up = look_up,
+                            .look_up = l->spare_version ? look_up : NULL, /* (versioned) */
                             .read_ahead = ahead ? read_line : NULL,
                             .misses = l->misses};
     return sbloom_checked_run(f, &locked, op, hashes, n, results);

@@ -74,12 +74,18 @@ typedef struct sbloom_locked {
      * key's writer makes its stripe's version (and the spare's, where it takes the spare lock)
      * odd before its operation and even again after. */
     uint32_t *spare_version;
-    /* With it: m <= SBLOOM_CHECKED_KEYS keys looked up as one writer would, no lock taken
-     * (answers in found); a key's line requested for reading (NULL: the lines fit the caches);
-     * test-and-add's hint, kept from batch to batch (read and written without order). */
+    /* Lookups without locks (NULL: every key locks): m <= SBLOOM_CHECKED_KEYS keys looked up as
+     * one writer would, no lock taken (answers in found), checked by the versions where the form
+     * has them (spare_version), else right as they stand (a form whose writers only set bits,
+     * and whose rotations clear a word's bits at once, read by whole-word loads); a key's line
+     * requested for reading (NULL: the lines fit the caches); test-and-add's hint, kept from
+     * batch to batch (read and written without order). */
     void (*look_up)(const void *ctx, const uint64_t *hashes, size_t m, uint8_t *found);
     void (*read_ahead)(const void *ctx, uint64_t place);
     unsigned *misses;
+    /* test-and-add: the share of a group's keys, in quarters (0: 1), below which the lookups cost
+     * more than the locks they spare (a cheap locked pass wants more of them found) */
+    unsigned found_quarters;
 } sbloom_locked;
 #define SBLOOM_LOCKED_REFUSED 2
 
@@ -267,6 +273,11 @@ SBLOOM_LOCKED_INLINE size_t sbloom_checked_look_up(const sbloom_locked *l, const
 {
     const uint32_t *versions[SBLOOM_CHECKED_KEYS];
     uint32_t before[SBLOOM_CHECKED_KEYS];
+    if (!l->spare_version) { /* (answers that need no check) */
+        l->look_up(l->ctx, hashes, m, found);
+        (void)retry;
+        return 0;
+    }
     for (size_t i = 0; i < m; i++) {
         versions[i] = l->stripe(l->ctx, l->place(l->ctx, hashes[i])) + 1;
         before[i] = __atomic_load_n(versions[i], __ATOMIC_ACQUIRE);
@@ -286,8 +297,9 @@ SBLOOM_LOCKED_INLINE size_t sbloom_checked_look_up(const sbloom_locked *l, const
 }
 
 /* The batch of op: lookups (and test-and-adds, the keys found) without locks where the form has
- * them (spare_version and look_up), and the rest under the locks. A test-and-add looks its keys
- * up first while they are mostly found: a group in which fewer than a quarter were found sends
+ * them (look_up), and the rest under the locks. A test-and-add looks its keys
+ * up first while they are mostly found: a group in which fewer than a quarter (found_quarters)
+ * were found sends
  * the next 8 straight to the locks, then tries again, and each such group after it twice as
  * many, up to 128 (a stream of new keys looks up one group of 32 keys in 4,128; where it stands
  * is the hint in misses). As in the locked loop, a key refused for want of room fails the batch
@@ -299,12 +311,13 @@ SBLOOM_LOCKED_INLINE uint64_t sbloom_checked_run(const sbloom_t *f, const sbloom
                                                  size_t n, uint8_t *results)
 {
     int insert = op == SBLOOM_OP_INSERT;
-    int unlocked = l->spare_version && l->look_up && op != SBLOOM_OP_REMOVE;
+    int unlocked = l->look_up && op != SBLOOM_OP_REMOVE;
     uint64_t count = 0;
     /* groups in a row that found few keys (at most 5), and groups still to go straight to the
      * locks: a hint from the batches before (misses + 8 skip) */
     unsigned hint = unlocked && insert ? __atomic_load_n(l->misses, __ATOMIC_RELAXED) : 0;
     unsigned misses = hint % 8 < 5 ? hint % 8 : 5, skip = hint / 8 < 128 ? hint / 8 : 128;
+    unsigned quarters = l->found_quarters ? l->found_quarters : 1;
     for (size_t q = 0, m; q < n; q += m) {
         uint8_t *out = results ? results + q : NULL;
         uint16_t locks[SBLOOM_CHECKED_KEYS]; /* positions to take the locks */
@@ -336,7 +349,7 @@ SBLOOM_LOCKED_INLINE uint64_t sbloom_checked_run(const sbloom_t *f, const sbloom
                     out[i] = insert ? 0 : found[i];
             }
             count += insert ? 0 : present;
-            misses = insert && 4 * present < m ? misses + (misses < 5) : 0;
+            misses = insert && 4 * present < m * quarters ? misses + (misses < 5) : 0;
             skip = misses ? 8u << (misses - 1) : 0;
             which = locks;
         }

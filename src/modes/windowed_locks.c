@@ -136,6 +136,25 @@ static int ages_one(const void *ctx, uint64_t hash)
     return (int)sbloom_ring_pass(k->f, k->w, k->slot, k->op, &hash, 1, NULL);
 }
 
+/* The Bloom forms' lookups, no lock taken: their adds only set bits (a vector store of a line
+ * that holds every bit it held, under the stripe's lock or in a transaction), and a rotation
+ * clears one generation's bits a word at a time, so a load that reads each word whole (native
+ * vector kernels) sees every bit of a key added before the lookup began and not dropped since. */
+static void groups_look_up(const void *ctx, const uint64_t *hashes, size_t m, uint8_t *found)
+{
+    const ring_keys *k = ctx;
+    sbloom_core_run_groups(&k->w->lines, k->w->per_group, k->slot, SBLOOM_OP_CONTAINS, hashes, m,
+                           found);
+}
+
+static void groups_read_ahead(const void *ctx, uint64_t group)
+{
+    const ring_keys *k = ctx;
+    const char *first = (const char *)k->w->lines.blocks + group * k->w->per_group * 64;
+    for (uint32_t g = 0; g < k->w->per_group; g++)
+        __builtin_prefetch(first + g * 64);
+}
+
 /* The ages form's lookups, no lock taken (checked by the stripes' versions: locked.h). */
 static void ages_look_up(const void *ctx, const uint64_t *hashes, size_t m, uint8_t *found)
 {
@@ -179,11 +198,14 @@ uint64_t sbloom_ring_run_locked(const sbloom_t *f, windowed *w, uint32_t slot, s
                               .reaches_spare = ring_reaches_spare,
                               .one = ages_one,
                               .spare_version = versioned ? &w->table.spare_version : NULL,
-                              .look_up = ages_look_up,
+                              .look_up = versioned ? ages_look_up : NULL,
                               .read_ahead = ahead ? ages_read_line : NULL,
                               .misses = &w->misses};
         return sbloom_checked_run(f, &ages, op, hashes, n, results);
     }
+    /* The Bloom forms' lookups need no lock (below) where the kernels' loads read words whole */
+    int lock_free = !SBLOOM_UNDER_TSAN && w->lines.whole_words;
+    int ahead = w->lines.bytes >= SBK_PREFETCH_MIN_BYTES;
     sbloom_locked bloom = {.self = &w->table.self,
                            .ctx = &keys,
                            .place = group_of,
@@ -191,8 +213,12 @@ uint64_t sbloom_ring_run_locked(const sbloom_t *f, windowed *w, uint32_t slot, s
                            .prefetch = ring_prefetch,
                            .one = groups_one,
                            .transaction =
-                               w->lines.kern->window_transaction ? ring_transaction : NULL};
-    return sbloom_locked_run(f, &bloom, hashes, NULL, n, results);
+                               w->lines.kern->window_transaction ? ring_transaction : NULL,
+                           .look_up = lock_free ? groups_look_up : NULL,
+                           .read_ahead = lock_free && ahead ? groups_read_ahead : NULL,
+                           .misses = &w->misses,
+                           .found_quarters = 2};
+    return sbloom_checked_run(f, &bloom, op, hashes, n, results);
 }
 
 /* Groups a stripe lock covers: SBLOOM_STRIPES stripes over the ring. The ages form's in whole
