@@ -252,14 +252,15 @@ SBLOOM_LOCKED_INLINE uint64_t sbloom_locked_run(const sbloom_t *f, const sbloom_
 }
 
 /*
- * Lookups without locks, checked by the stripes' versions (a seqlock), for the forms whose adds
- * move entries (a fingerprint core's, a window of ages): a lookup reading a line mid-shift could
- * miss a key that is there. A batch reads its keys' versions, looks the keys up as one writer
- * would, and reads the versions again: where a key's version was odd or moved, or the spare's
- * did, the answer may rest on a line half moved, and the key is looked up again under its locks.
- * A test-and-add looks its keys up so first (while most of them are found) and takes the locks
- * only for the keys not found: a key found was present when its line was read, and a key not
- * found takes the locks, so each key is still answered new exactly once.
+ * Lookups without locks. Where a form's adds move entries (a fingerprint core's, a window of
+ * ages), a lookup reading a line mid-shift could miss a key that is there, so they are checked by
+ * the stripes' versions (a seqlock): a batch reads its keys' versions, looks the keys up as one
+ * writer would, and reads the versions again; where a key's version was odd or moved, or the
+ * spare's did, the answer may rest on a line half moved, and the key is looked up again under its
+ * locks. Where adds only set bits (a Bloom window, on kernels that read words whole) the answers
+ * stand as read. A test-and-add looks its keys up so first (while enough of them are found) and
+ * takes the locks only for the keys not found: a key found was present when its line was read,
+ * and a key not found takes the locks, so each key is still answered new exactly once.
  */
 
 /* Keys a lookup without locks takes at a time: the versions of each are read before and after
@@ -297,12 +298,11 @@ SBLOOM_LOCKED_INLINE size_t sbloom_checked_look_up(const sbloom_locked *l, const
 }
 
 /* The batch of op: lookups (and test-and-adds, the keys found) without locks where the form has
- * them (look_up), and the rest under the locks. A test-and-add looks its keys
- * up first while they are mostly found: a group in which fewer than a quarter (found_quarters)
- * were found sends
- * the next 8 straight to the locks, then tries again, and each such group after it twice as
- * many, up to 128 (a stream of new keys looks up one group of 32 keys in 4,128; where it stands
- * is the hint in misses). As in the locked loop, a key refused for want of room fails the batch
+ * them (look_up), and the rest under the locks. A test-and-add looks its keys up first while
+ * enough are found: a group in which fewer than a quarter (found_quarters) were found sends the
+ * next 8 straight to the locks, then tries again, and each such group after it twice as many, up
+ * to 128 (a stream of new keys looks up one group of 32 keys in 4,128; where it stands is the
+ * hint in misses). As in the locked loop, a key refused for want of room fails the batch
  * at its end, and a lock kept stops it there (the answers after it 0). A form calls it from one
  * place only: inlined with its functions (a second copy made gcc 12 call the key's operation
  * through its pointer, 7% slower). */

@@ -147,7 +147,8 @@ static void groups_look_up(const void *ctx, const uint64_t *hashes, size_t m, ui
                            found);
 }
 
-static void groups_read_ahead(const void *ctx, uint64_t group)
+/* A key's lines requested for reading: its group's (the ages form: its main line). */
+static void ring_read_ahead(const void *ctx, uint64_t group)
 {
     const ring_keys *k = ctx;
     const char *first = (const char *)k->w->lines.blocks + group * k->w->per_group * 64;
@@ -160,11 +161,6 @@ static void ages_look_up(const void *ctx, const uint64_t *hashes, size_t m, uint
 {
     const ring_keys *k = ctx;
     sbloom_ring_pass(k->f, k->w, k->slot, SBLOOM_OP_CONTAINS, hashes, m, found);
-}
-
-static void ages_read_line(const void *ctx, uint64_t line)
-{
-    __builtin_prefetch((const char *)((const ring_keys *)ctx)->w->lines.blocks + 64 * line);
 }
 
 static int ring_transaction(const void *ctx, const uint64_t *hashes, size_t n, uint8_t *results)
@@ -186,9 +182,9 @@ uint64_t sbloom_ring_run_locked(const sbloom_t *f, windowed *w, uint32_t slot, s
                                 const uint64_t *hashes, size_t n, uint8_t *results)
 {
     ring_keys keys = {f, w, sbloom_ring_entries(w), slot, op};
+    int ahead = w->lines.bytes >= SBK_PREFETCH_MIN_BYTES; /* lookups' next lines requested */
     if (ages_form(w)) {
         int versioned = w->table.stride == 2;
-        int ahead = w->lines.bytes >= SBK_PREFETCH_MIN_BYTES;
         sbloom_locked ages = {.self = &w->table.self,
                               .spare = &w->table.spare,
                               .ctx = &keys,
@@ -199,13 +195,12 @@ uint64_t sbloom_ring_run_locked(const sbloom_t *f, windowed *w, uint32_t slot, s
                               .one = ages_one,
                               .spare_version = versioned ? &w->table.spare_version : NULL,
                               .look_up = versioned ? ages_look_up : NULL,
-                              .read_ahead = ahead ? ages_read_line : NULL,
+                              .read_ahead = ahead ? ring_read_ahead : NULL,
                               .misses = &w->misses};
         return sbloom_checked_run(f, &ages, op, hashes, n, results);
     }
     /* The Bloom forms' lookups need no lock (below) where the kernels' loads read words whole */
     int lock_free = !SBLOOM_UNDER_TSAN && w->lines.whole_words;
-    int ahead = w->lines.bytes >= SBK_PREFETCH_MIN_BYTES;
     sbloom_locked bloom = {.self = &w->table.self,
                            .ctx = &keys,
                            .place = group_of,
@@ -215,7 +210,7 @@ uint64_t sbloom_ring_run_locked(const sbloom_t *f, windowed *w, uint32_t slot, s
                            .transaction =
                                w->lines.kern->window_transaction ? ring_transaction : NULL,
                            .look_up = lock_free ? groups_look_up : NULL,
-                           .read_ahead = lock_free && ahead ? groups_read_ahead : NULL,
+                           .read_ahead = lock_free && ahead ? ring_read_ahead : NULL,
                            .misses = &w->misses,
                            .found_quarters = 2};
     return sbloom_checked_run(f, &bloom, op, hashes, n, results);
