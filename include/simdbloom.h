@@ -625,16 +625,16 @@ SBLOOM_API int64_t sbloom_contains_keys_allowing(const sbloom_t *filter,
  * may run from any threads at once. Every add of a key new to the window takes the lock of its
  * lines' stripe (4,096 spin locks over runs of adjacent lines; or, where the CPU has hardware
  * transactions, runs in one that reads that lock); lookups, and add_if_new's of keys held, read
- * without it (a Bloom window's adds only set bits; a fingerprint window's lookups check their
- * reads as the fingerprint filter's do; under ThreadSanitizer and with the scalar or emulated
- * kernels they lock), so exactly once and no false negative hold as above, and the window's
- * promise too: sbloom_advance (one thread moves the clock at a time; others wait) clears the
- * reused generation stripe by stripe under the same locks, then publishes the new period. An add
- * racing it goes into the generation current when its batch began or the new one; a lookup racing
- * it sees each word before or after its clear. Only a clock that jumps a whole window at once can
- * clear the generation of an add in flight: that key then counts as added in the new period (held
- * longer, not shorter). Statistics, stages and sbloom_get_window are not concurrent with writers
- * there.
+ * without it (a Bloom window's adds only set bits: it reads so where its kernels read words whole,
+ * not with the scalar or emulated tables; a fingerprint window's lookups check their reads as the
+ * fingerprint filter's do; under ThreadSanitizer both lock), so exactly once and no false negative
+ * hold as above, and the window's promise too: sbloom_advance (one thread moves the clock at a
+ * time; others wait) clears the reused generation stripe by stripe under the same locks, then
+ * publishes the new period. An add racing it goes into the generation current when its batch began
+ * or the new one; a lookup racing it sees each word before or after its clear. Only a clock that
+ * jumps a whole window at once can clear the generation of an add in flight: that key then counts
+ * as added in the new period (held longer, not shorter). Statistics, stages and sbloom_get_window
+ * are not concurrent with writers there.
  *
  * Processes: sbloom_map(path, SBLOOM_OPEN_WRITE | SBLOOM_OPEN_CONCURRENT) maps the file shared
  * and read-write in concurrent mode; the test-and-add locks then live in its lock file

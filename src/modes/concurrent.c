@@ -148,7 +148,7 @@ static int insert_transaction(const void *ctx, const uint64_t *hashes, size_t n,
 /* Keys round[which[0..n)] set in transactions or under their blocks' locks; their answers in
  * out. Returns the count new. */
 static uint64_t insert_absent(sbloom_t *f, const uint64_t *round, const uint16_t *which, size_t n,
-                              uint8_t *out, int transactions)
+                              uint8_t *out, int transactions, uint32_t token)
 {
     stripes *s = f->state;
     sbloom_locked locked = {.self = &s->table.self,
@@ -158,7 +158,7 @@ static uint64_t insert_absent(sbloom_t *f, const uint64_t *round, const uint16_t
                             .prefetch = prefetch_block,
                             .one = insert_under_lock,
                             .transaction = transactions ? insert_transaction : NULL};
-    return sbloom_locked_run(f, &locked, round, which, n, out);
+    return sbloom_locked_run(f, &locked, round, which, n, out, token);
 }
 
 /* Without transactions, one process's plain writes take region locks (src/modes/regions.h says
@@ -189,6 +189,7 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
         return sbloom_regions_run(&locks->regions, &form, &locks->table.self, hashes, n, is_new);
     }
     uint64_t fresh = 0;
+    uint32_t token = sbloom_lock_token(&locks->table.self); /* (once a batch: locked.h) */
     for (size_t at = 0; at < n; at += ROUND) {
         size_t len = n - at < ROUND ? n - at : ROUND;
         const uint64_t *round = hashes + at;
@@ -200,7 +201,7 @@ static uint64_t insert_once(sbloom_t *f, const uint64_t *hashes, size_t n, uint8
             nabsent += !out[i];
             out[i] = 0; /* present: no lock, not new */
         }
-        fresh += insert_absent(f, round, absent, nabsent, out, transactions);
+        fresh += insert_absent(f, round, absent, nabsent, out, transactions, token);
         if (sbloom_object_failed(f))
             break;
     }

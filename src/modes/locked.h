@@ -221,12 +221,12 @@ SBLOOM_LOCKED_INLINE int sbloom_locked_transaction(const sbloom_locked *l, const
 
 /* The keys hashes[which[0..n)] (hashes[0..n) without which), their answers at the same places
  * in results (may be NULL); the count of 1s. A lock another process keeps stops the batch there,
- * said to f (SBLOOM_E_LOCKED), the answers after it 0. */
+ * said to f (SBLOOM_E_LOCKED), the answers after it 0. token: sbloom_lock_token, taken once a
+ * batch by the caller (across processes it is a process ID: a system call). */
 SBLOOM_LOCKED_INLINE uint64_t sbloom_locked_run(const sbloom_t *f, const sbloom_locked *l,
                                                 const uint64_t *hashes, const uint16_t *which,
-                                                size_t n, uint8_t *results)
+                                                size_t n, uint8_t *results, uint32_t token)
 {
-    uint32_t token = sbloom_lock_token(l->self); /* (once a batch: a process ID is a call) */
     int prefetchw = sbk_have_prefetchw();
     if (!(l->transaction && sbk_have_rtm()))
         return sbloom_locked_keys(f, l, hashes, which, 0, n, results, token, prefetchw);
@@ -318,6 +318,7 @@ SBLOOM_LOCKED_INLINE uint64_t sbloom_checked_run(const sbloom_t *f, const sbloom
     unsigned hint = unlocked && insert ? __atomic_load_n(l->misses, __ATOMIC_RELAXED) : 0;
     unsigned misses = hint % 8 < 5 ? hint % 8 : 5, skip = hint / 8 < 128 ? hint / 8 : 128;
     unsigned quarters = l->found_quarters ? l->found_quarters : 1;
+    uint32_t token = 0; /* (taken at the first key that locks: once a batch) */
     for (size_t q = 0, m; q < n; q += m) {
         uint8_t *out = results ? results + q : NULL;
         uint16_t locks[SBLOOM_CHECKED_KEYS]; /* positions to take the locks */
@@ -353,8 +354,10 @@ SBLOOM_LOCKED_INLINE uint64_t sbloom_checked_run(const sbloom_t *f, const sbloom
             skip = misses ? 8u << (misses - 1) : 0;
             which = locks;
         }
-        if (nlocks)
-            count += sbloom_locked_run(f, l, hashes + q, which, nlocks, out);
+        if (nlocks) {
+            token = token ? token : sbloom_lock_token(l->self);
+            count += sbloom_locked_run(f, l, hashes + q, which, nlocks, out, token);
+        }
         int failed = sbloom_object_failed(f);
         if (failed && failed != SBLOOM_E_FULL) {
             for (size_t i = q + m; results && i < n; i++)
