@@ -438,8 +438,9 @@ SBK_FP_INLINE __m512i fp_span(unsigned a, unsigned b)
     return _mm512_andnot_si512(fp_from(b), fp_from(a));
 }
 
-/* A value of at most 32 bits placed at bit `at`: its low part in at's lane, the rest in the next
- * (a negative shift count is a huge one, and gives 0). */
+/* A value (up to 64 bits) placed at bit `at`: its low part in at's lane, the rest in the next
+ * (a negative shift count is a huge one, and gives 0; at a lane's first bit both halves are the
+ * whole value, in that lane). */
 SBK_FP_INLINE __m512i fp_place(uint64_t value, unsigned at)
 {
     __m512i v = _mm512_set1_epi64((long long)value);
@@ -503,16 +504,61 @@ SBK_FP_INLINE void fp_drop512(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
     _mm512_store_si512((void *)w, out);
 }
 
-/* The slots in `slots` taken out (a rotation's): where a line loses many (`many`), in one pass
- * (sbk_fp_compact); else fp_drop512's moves for each, the highest first, in one register, with
- * the directory squeezed once (sbk_fp_directory_without) and the line loaded and stored once. On
- * the AMD Zen 4 VM, 20,000-75,000 lines at 80% (a throwaway program over this code, the scan
- * included): 31-41 ns a line against 38-53 with fp_drop512 for each, in every geometry but
- * fp512-r10 with 4 ages (8 slots a line go: 69 against 50 in one pass). */
+/* sbk_fp_compact in one register, without a branch on the slots: the directory squeezed as
+ * there; then 64 bits of the main bytes at a time, the kept bytes gathered by pext and placed
+ * at their new bit by fp_place, and the same for 64 bits of the extras at a time (a dropped
+ * slot's extra bits found by multiplying its field's first bit, put there by pdep, by the
+ * field's ones: a field that crosses into the next 64 bits carries there as the product's high
+ * half); the line loaded and stored once. */
+SBK_FP_INLINE void fp_compact512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
+{
+    const unsigned e = sbk_fp_extra_bits(g), m = sbk_fp_main_at(g), x = sbk_fp_extra_at(g);
+    const uint64_t ones = (UINT64_C(1) << e) - 1;
+    sbk_u128 d = sbk_fp_directory_without(sbk_fp_directory(w, g), slots);
+    __m512i v = _mm512_load_si512((const void *)w);
+    __m512i dir_bits = fp_directory_lanes((((sbk_u128)1 << (g.q + g.s)) - 1));
+    __m512i out = _mm512_ternarylogic_epi64(dir_bits, fp_directory_lanes(d), v, 0xCA);
+    out = _mm512_and_si512(out, fp_span(0, m)); /* the head; main bytes and extras placed below */
+    unsigned filled = 0;
+    for (unsigned c = 0; 8 * c < g.s; c++) { /* slots 8c .. 8c + 7: a byte each */
+        unsigned n = g.s - 8 * c < 8 ? g.s - 8 * c : 8;
+        uint64_t bytes = n == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * n)) - 1;
+        uint64_t keep =
+            bytes & ~(sbk_fp_pdep(slots >> (8 * c), UINT64_C(0x0101010101010101)) * 0xff);
+        out = _mm512_or_si512(
+            out, fp_place(sbk_fp_pext(sbk_fp_word_at(w, m + 64 * c), keep), m + filled));
+        filled += (unsigned)__builtin_popcountll(keep);
+    }
+    uint64_t carried = 0; /* the high half of the last 64 bits' product */
+    filled = 0;
+    for (unsigned c = 0; 64 * c < e * g.s; c++) { /* bits [64c, 64c + 64) of the extras */
+        unsigned first = (64 * c + e - 1) / e, len = e * g.s - 64 * c;
+        uint64_t starts = 0; /* the first bit of each field that begins in these 64 bits */
+        for (unsigned i = first; i < g.s && e * i < 64 * c + 64; i++)
+            starts |= UINT64_C(1) << (e * i - 64 * c);
+        sbk_u128 gone = (sbk_u128)sbk_fp_pdep(slots >> first, starts) * ones;
+        uint64_t keep =
+            (len >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1) & ~((uint64_t)gone | carried);
+        carried = (uint64_t)(gone >> 64);
+        out = _mm512_or_si512(
+            out, fp_place(sbk_fp_pext(sbk_fp_word_at(w, x + 64 * c), keep), x + filled));
+        filled += (unsigned)__builtin_popcountll(keep);
+    }
+    _mm512_store_si512((void *)w, out);
+}
+
+/* The slots in `slots` taken out (a rotation's): where a line loses many (`many`), in one
+ * register (fp_compact512); else fp_drop512's moves for each, the highest first, in one
+ * register, with the directory squeezed once (sbk_fp_directory_without) and the line loaded and
+ * stored once. On the AMD Zen 4 VM, 20,000-75,000 lines at 80% (a throwaway program over this
+ * code, the scan included): 31-41 ns a line against 38-53 with fp_drop512 for each, in every
+ * geometry but fp512-r10 with 4 ages (8 slots a line go: 69 against 50 with sbk_fp_compact's one
+ * pass). fp_compact512 costs about the same whatever goes (~55 ns a line on an Intel Xeon,
+ * 75,000 lines), so it replaced sbk_fp_compact where many go and no more: docs/notes/window.md. */
 SBK_FP_INLINE void fp_drop_slots512(uint64_t *w, sbk_fp_geo g, uint64_t slots, int many)
 {
     if (SBK_FP_COMPACTS && many) {
-        sbk_fp_compact(w, g, slots);
+        fp_compact512(w, g, slots);
         return;
     }
     unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);

@@ -4,14 +4,18 @@
  * their slots taken out by sbk_fp_compact and by sbk_fp_ref_drop_slots (one by one); the two
  * lines must be equal, word for word. Built twice: as is (pext and pdep a bit at a time) and,
  * on x86, with -mbmi2 (the instructions, as the vector tables use them; that build runs only
- * where the CPU has BMI2).
+ * where the CPU has BMI2). Then a window's rotation (the kernel tables' window_age) of random
+ * lines with random ages, every instruction set's against scalar's, byte for byte: the scan
+ * that finds an age's entries and each form's way of taking them out or retagging them.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../simd/fingerprint.h"
 #include "check.h"
+#include "simdbloom.h"
 
 static uint64_t state = 0x9e3779b97f4a7c15u;
 
@@ -64,6 +68,45 @@ static int compare_geometry(const char *name, sbk_fp_geo g, unsigned lines)
 #define COMPARE(NAME, INDEX, R, S, Q, MARK_BITS, HEAD_BYTES)                                       \
     compare_geometry(#NAME, SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES), 20000);
 
+/* Rotations of ROTATED_LINES lines (main and spare) with their spill bytes: 20 rounds for each
+ * age width of 1 to 3 bits (the ages form keeps at most 8 generations) that the geometry's extras
+ * hold, each dropping or retagging one random age, `isa`'s window_age against scalar's. */
+#define ROTATED_LINES 64
+static int compare_rotations(const char *isa, int layout, const char *name, sbk_fp_geo g)
+{
+    const sbk_window_age_fn fast = sbloom_kernels_by_name(isa)->layout[layout].window_age;
+    const sbk_window_age_fn ref = sbloom_kernels_by_name("scalar")->layout[layout].window_age;
+    size_t words = 8 * (ROTATED_LINES + sbk_fp_spill_lines(ROTATED_LINES));
+    uint64_t *a = aligned_alloc(64, 8 * words), *b = aligned_alloc(64, 8 * words);
+    unsigned rounds = 0, differ = 0;
+    for (unsigned age_bits = 1; age_bits <= 3 && age_bits <= sbk_fp_extra_bits(g); age_bits++) {
+        for (unsigned round = 0; round < 20; round++, rounds++) {
+            for (unsigned line = 0; line < ROTATED_LINES; line++)
+                random_line(a + 8 * line, g, (unsigned)(next_random() % (g.s + 1)));
+            for (size_t i = 8 * ROTATED_LINES; i < words; i++)
+                a[i] = next_random() & UINT64_C(0x0707070707070707); /* spill bytes 0 .. 7 */
+            memcpy(b, a, 8 * words);
+            uint32_t ages = UINT32_C(1) << age_bits, age = (uint32_t)(next_random() % ages);
+            uint32_t to = round % 4 == 3 ? (age + 1) % ages : SBK_FP_AGE_DROP;
+            uint64_t from = round % 5 == 4 ? next_random() % ROTATED_LINES : 0;
+            ref(a, ROTATED_LINES, from, ROTATED_LINES, age_bits, age, to);
+            fast(b, ROTATED_LINES, from, ROTATED_LINES, age_bits, age, to);
+            if (memcmp(a, b, 8 * words) != 0 && differ++ == 0)
+                fprintf(stderr, "%s %s: %u age bits, age %u to %u: the lines differ\n", isa, name,
+                        age_bits, (unsigned)age, (unsigned)to);
+        }
+    }
+    free(a);
+    free(b);
+    CHECK(differ == 0);
+    printf("%-5s %-12s %u rotations of %d lines: %s scalar's\n", name, isa, rounds, ROTATED_LINES,
+           differ ? "DIFFER from" : "equal");
+    return differ == 0;
+}
+
+#define ROTATE(NAME, INDEX, R, S, Q, MARK_BITS, HEAD_BYTES)                                        \
+    compare_rotations(isa, INDEX, #NAME, SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES));
+
 int main(void)
 {
 #if defined(__BMI2__) && (defined(__x86_64__) || defined(__i386__))
@@ -73,5 +116,13 @@ int main(void)
     }
 #endif
     SBK_FP_GEOMETRIES(COMPARE)
+    const char *names[8];
+    size_t isas = sbloom_isa_list(names, 8);
+    for (size_t i = 0; i < isas && i < 8; i++) {
+        const char *isa = names[i];
+        if (strcmp(isa, "scalar") != 0) {
+            SBK_FP_GEOMETRIES(ROTATE)
+        }
+    }
     return check_report();
 }
