@@ -17,12 +17,7 @@
 #include <math.h>
 
 #include "../base.h"
-
-/* Beyond this mean load every layout's block is full to double precision: 1 - (1-1/64)^1e6 == 1. */
-#define SATURATED_LOAD 1e6
-/* Poisson terms are summed over mean +- this many standard deviations (plus a margin for small
- * means); the mass outside is below 1e-30. */
-#define TAIL_SIGMAS 12.0
+#include "poisson.h"
 
 /* Plans round the block count up to a multiple of this (folding by 2, 4, 8). */
 #define FOLD_UNIT 8
@@ -38,12 +33,11 @@ static double blocks_rate(sbloom_layout layout, uint64_t bytes, uint64_t n)
     double load = (double)n / nblocks;
     if (n == 0)
         return 0.0;
-    if (load > SATURATED_LOAD)
+    if (load > SBLOOM_POISSON_SATURATED)
         return 1.0;
 
-    double spread = TAIL_SIGMAS * sqrt(load) + 40.0;
-    double first = fmax(0.0, floor(load - spread));
-    double last = ceil(load + spread);
+    double first, last;
+    sbloom_poisson_span(load, &first, &last);
     double log_clear = log1p(-1.0 / word_bits); /* ln(1 - 1/w) */
     double sum = 0.0;
     for (double l = first; l <= last; l += 1.0) {

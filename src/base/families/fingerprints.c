@@ -19,12 +19,7 @@
 #include <math.h>
 
 #include "../base.h"
-
-/* Beyond this mean load every line is far past full (and the sum below too long). */
-#define SATURATED_LOAD 1e6
-/* Poisson terms are summed over mean +- this many standard deviations (plus a margin for small
- * means); the mass outside is below 1e-30. */
-#define TAIL_SIGMAS 12.0
+#include "poisson.h"
 
 typedef struct {
     double spill; /* E[(X - s)+]: keys a main line sends to the spare */
@@ -34,13 +29,14 @@ typedef struct {
 static line_load fp_load(double lam, double s, double q)
 {
     line_load out = {0.0, 0.0};
-    if (lam > SATURATED_LOAD) {
+    if (lam > SBLOOM_POISSON_SATURATED) {
         out.spill = lam - s;
         out.reach = 1.0;
         return out;
     }
-    double spread = TAIL_SIGMAS * sqrt(lam) + 40.0;
-    double first = fmax(s + 1.0, floor(lam - spread)), last = ceil(lam + spread);
+    double first, last;
+    sbloom_poisson_span(lam, &first, &last);
+    first = fmax(s + 1.0, first); /* (only loads past s spill) */
     for (double x = first; x <= last; x += 1.0) {
         double pmf = exp(x * log(lam) - lam - lgamma(x + 1.0));
         out.spill += pmf * (x - s);
