@@ -477,9 +477,8 @@ SBK_FP_INLINE void fp_put256(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem
 {
     unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
     sbk_u128 d = sbk_fp_directory(w, g);
-    unsigned count = sbk_fp_count_of(d, g), end = sbk_fp_run_end(d, g, q), at = q + end;
-    sbk_u128 low = ((sbk_u128)1 << at) - 1;
-    d = (d & low) | ((sbk_u128)1 << at) | ((d & ~low) << 1);
+    unsigned count = sbk_fp_count_of(d, g), end;
+    d = sbk_fp_directory_with(d, g, q, &end);
     fp_line2 v = fp_load2(w);
     fp_line2 out =
         fp_select2(fp_directory2((((sbk_u128)1 << (g.q + g.s)) - 1)), fp_directory2(d), v);

@@ -462,9 +462,8 @@ SBK_FP_INLINE void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem
 {
     unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
     sbk_u128 d = sbk_fp_directory(w, g);
-    unsigned count = sbk_fp_count_of(d, g), end = sbk_fp_run_end(d, g, q), at = q + end;
-    sbk_u128 low = ((sbk_u128)1 << at) - 1;
-    d = (d & low) | ((sbk_u128)1 << at) | ((d & ~low) << 1);
+    unsigned count = sbk_fp_count_of(d, g), end;
+    d = sbk_fp_directory_with(d, g, q, &end);
     __m512i v = _mm512_load_si512((const void *)w);
     __m512i dir_bits = fp_directory_lanes((((sbk_u128)1 << (g.q + g.s)) - 1));
     __m512i out = _mm512_ternarylogic_epi64(dir_bits, fp_directory_lanes(d), v, 0xCA);

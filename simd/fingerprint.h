@@ -468,6 +468,34 @@ SBK_FP_INLINE unsigned sbk_fp_run_end(sbk_u128 d, sbk_fp_geo g, unsigned q)
     return end < count ? end : count; /* (a damaged line's could be past it) */
 }
 
+/* The directory with a 1 added at the end of quotient q's run (the bits from there up move up
+ * one), and in *end that slot (sbk_fp_run_end). With BMI2, from the one-hot bit of zero number q
+ * (pdep in either word) by adds alone: d + (d's bits from it up) + it, each of d's bits there
+ * counted twice (moved up one) and the new 1 on the 0 they leave; else by shifts. */
+SBK_FP_INLINE sbk_u128 sbk_fp_directory_with(sbk_u128 d, sbk_fp_geo g, unsigned q, unsigned *end)
+{
+    unsigned count = sbk_fp_count_of(d, g);
+#if defined(__BMI2__)
+    uint64_t low = (uint64_t)d, high = (uint64_t)(d >> 64);
+    unsigned zeros_low = 64 - (unsigned)__builtin_popcountll(low);
+    uint64_t in_low = __builtin_ia32_pdep_di(UINT64_C(1) << (q & 63), ~low);
+    uint64_t in_high = __builtin_ia32_pdep_di(UINT64_C(1) << ((q - zeros_low) & 63), ~high);
+    in_high = q < zeros_low || g.q + g.s <= 64 ? 0 : in_high; /* (in_low is 0 past its zeros) */
+    unsigned at =
+        in_low ? (unsigned)__builtin_ctzll(in_low) : 64 + (unsigned)__builtin_ctzll(in_high);
+    if (at - q <= count) { /* (always, but in a damaged line: below) */
+        sbk_u128 bit = (sbk_u128)in_high << 64 | in_low;
+        *end = at - q;
+        return d + (d & -bit) + bit;
+    }
+#endif
+    unsigned e = sbk_fp_run_end(d, g, q), at2 = q + e;
+    sbk_u128 below = ((sbk_u128)1 << at2) - 1;
+    *end = e;
+    (void)count;
+    return (d & below) | ((sbk_u128)1 << at2) | ((d & ~below) << 1);
+}
+
 /* Quotient q's slots [*start, *end) from the directory: its run ends at zero number q (q + end:
  * end ones and q zeros before it) and begins after zero number q - 1 (or at slot 0). */
 SBK_FP_INLINE void sbk_fp_run(sbk_u128 d, sbk_fp_geo g, unsigned q, unsigned *start, unsigned *end)
