@@ -485,12 +485,13 @@ SBK_FP_INLINE void fp_put256(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem
     out = fp_select2(fp_bytes2(head + end + 1, head + count + 1), fp_up2(v, 8), out);
     __m256i byte = _mm256_set1_epi8((char)(rem >> e));
     out = fp_select2(fp_bytes2(head + end, head + end + 1), (fp_line2){byte, byte}, out);
-    fp_line2 span = fp_span2(x + e * end, x + e * (count + 1));
-    fp_line2 moved = fp_up2(fp_and2(v, span), e);
+    /* the extras from x + e end up, taken whole (as fp_put512: the bits past them are 0) */
+    fp_line2 from = {fp_from_half(x + e * end, 0), fp_from_half(x + e * end, 1)};
+    fp_line2 moved = fp_up2(fp_and2(v, from), e);
     uint64_t extra = rem & ((UINT32_C(1) << e) - 1);
     moved.lo = _mm256_or_si256(moved.lo, fp_place_half(extra, x + e * end, 0));
     moved.hi = _mm256_or_si256(moved.hi, fp_place_half(extra, x + e * end, 1));
-    fp_store2(w, fp_select2(span, moved, out));
+    fp_store2(w, fp_select2(from, moved, out));
 }
 
 /* sbk_fp_drop in two registers: slot i and its directory bit taken out, main bytes and extras

@@ -472,11 +472,13 @@ SBK_FP_INLINE void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem
     out = _mm512_mask_mov_epi8(out, moved, fp_up(v, 8));
     out =
         _mm512_mask_mov_epi8(out, UINT64_C(1) << (head + end), _mm512_set1_epi8((char)(rem >> e)));
-    /* extras: bits [x + e end, x + e (count + 1)) become the new key's and those below them */
-    __m512i span = fp_span(x + e * end, x + e * (count + 1));
-    __m512i shifted = _mm512_or_si512(fp_up(_mm512_and_si512(v, span), e),
+    /* extras: bits [x + e end, x + e (count + 1)) become the new key's and those below them;
+     * the line's bits past them are 0 (unused slots, then the padding), and so are the bits moved
+     * there, so the bits from x + e end up are taken whole: no upper bound to compute */
+    __m512i from = fp_from(x + e * end);
+    __m512i shifted = _mm512_or_si512(fp_up(_mm512_and_si512(v, from), e),
                                       fp_place(rem & ((UINT32_C(1) << e) - 1), x + e * end));
-    out = _mm512_ternarylogic_epi64(span, shifted, out, 0xCA); /* span ? shifted : out */
+    out = _mm512_ternarylogic_epi64(from, shifted, out, 0xCA); /* from ? shifted : out */
     _mm512_store_si512((void *)w, out);
 }
 
