@@ -517,42 +517,33 @@ SBK_FP_INLINE fp_line2 fp_or2(fp_line2 a, fp_line2 b)
     return (fp_line2){_mm256_or_si256(a.lo, b.lo), _mm256_or_si256(a.hi, b.hi)};
 }
 
+/* fp_place_half over the line. */
+SBK_FP_INLINE fp_line2 fp_place2(uint64_t value, unsigned at)
+{
+    return (fp_line2){fp_place_half(value, at, 0), fp_place_half(value, at, 1)};
+}
+
 /* fp_compact512 (avx512.c) in the two registers: the kept main bytes and the kept extras
  * gathered 64 bits at a time by pext and placed at their new bits by fp_place_half, the line
  * loaded and stored once, no branch on the slots. */
 SBK_FP_INLINE void fp_compact256(uint64_t *w, sbk_fp_geo g, uint64_t slots)
 {
     const unsigned e = sbk_fp_extra_bits(g), m = sbk_fp_main_at(g), x = sbk_fp_extra_at(g);
-    const uint64_t ones = (UINT64_C(1) << e) - 1;
     sbk_u128 d = sbk_fp_directory_without(sbk_fp_directory(w, g), slots);
     fp_line2 out = fp_and2(fp_select2(fp_directory2((((sbk_u128)1 << (g.q + g.s)) - 1)),
                                       fp_directory2(d), fp_load2(w)),
                            fp_span2(0, m)); /* the head; main bytes and extras placed below */
     unsigned filled = 0;
     for (unsigned c = 0; 8 * c < g.s; c++) { /* slots 8c .. 8c + 7: a byte each */
-        unsigned n = g.s - 8 * c < 8 ? g.s - 8 * c : 8;
-        uint64_t bytes = n == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * n)) - 1;
-        uint64_t keep =
-            bytes & ~(sbk_fp_pdep(slots >> (8 * c), UINT64_C(0x0101010101010101)) * 0xff);
-        uint64_t kept = sbk_fp_pext(sbk_fp_word_at(w, m + 64 * c), keep);
-        out = fp_or2(out, (fp_line2){fp_place_half(kept, m + filled, 0),
-                                     fp_place_half(kept, m + filled, 1)});
+        uint64_t keep = sbk_fp_main_kept(g, slots, c);
+        out = fp_or2(out, fp_place2(sbk_fp_pext(sbk_fp_word_at(w, m + 64 * c), keep), m + filled));
         filled += (unsigned)__builtin_popcountll(keep);
     }
-    uint64_t carried = 0; /* the high half of the last 64 bits' product */
+    uint64_t carried = 0;
     filled = 0;
     for (unsigned c = 0; 64 * c < e * g.s; c++) { /* bits [64c, 64c + 64) of the extras */
-        unsigned first = (64 * c + e - 1) / e, len = e * g.s - 64 * c;
-        uint64_t starts = 0; /* the first bit of each field that begins in these 64 bits */
-        for (unsigned i = first; i < g.s && e * i < 64 * c + 64; i++)
-            starts |= UINT64_C(1) << (e * i - 64 * c);
-        sbk_u128 gone = (sbk_u128)sbk_fp_pdep(slots >> first, starts) * ones;
-        uint64_t keep =
-            (len >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1) & ~((uint64_t)gone | carried);
-        carried = (uint64_t)(gone >> 64);
-        uint64_t kept = sbk_fp_pext(sbk_fp_word_at(w, x + 64 * c), keep);
-        out = fp_or2(out, (fp_line2){fp_place_half(kept, x + filled, 0),
-                                     fp_place_half(kept, x + filled, 1)});
+        uint64_t keep = sbk_fp_extras_kept(g, slots, c, &carried);
+        out = fp_or2(out, fp_place2(sbk_fp_pext(sbk_fp_word_at(w, x + 64 * c), keep), x + filled));
         filled += (unsigned)__builtin_popcountll(keep);
     }
     fp_store2(w, out);

@@ -514,7 +514,6 @@ SBK_FP_INLINE void fp_drop512(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
 SBK_FP_INLINE void fp_compact512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
 {
     const unsigned e = sbk_fp_extra_bits(g), m = sbk_fp_main_at(g), x = sbk_fp_extra_at(g);
-    const uint64_t ones = (UINT64_C(1) << e) - 1;
     sbk_u128 d = sbk_fp_directory_without(sbk_fp_directory(w, g), slots);
     __m512i v = _mm512_load_si512((const void *)w);
     __m512i dir_bits = fp_directory_lanes((((sbk_u128)1 << (g.q + g.s)) - 1));
@@ -522,25 +521,15 @@ SBK_FP_INLINE void fp_compact512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
     out = _mm512_and_si512(out, fp_span(0, m)); /* the head; main bytes and extras placed below */
     unsigned filled = 0;
     for (unsigned c = 0; 8 * c < g.s; c++) { /* slots 8c .. 8c + 7: a byte each */
-        unsigned n = g.s - 8 * c < 8 ? g.s - 8 * c : 8;
-        uint64_t bytes = n == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * n)) - 1;
-        uint64_t keep =
-            bytes & ~(sbk_fp_pdep(slots >> (8 * c), UINT64_C(0x0101010101010101)) * 0xff);
+        uint64_t keep = sbk_fp_main_kept(g, slots, c);
         out = _mm512_or_si512(
             out, fp_place(sbk_fp_pext(sbk_fp_word_at(w, m + 64 * c), keep), m + filled));
         filled += (unsigned)__builtin_popcountll(keep);
     }
-    uint64_t carried = 0; /* the high half of the last 64 bits' product */
+    uint64_t carried = 0;
     filled = 0;
     for (unsigned c = 0; 64 * c < e * g.s; c++) { /* bits [64c, 64c + 64) of the extras */
-        unsigned first = (64 * c + e - 1) / e, len = e * g.s - 64 * c;
-        uint64_t starts = 0; /* the first bit of each field that begins in these 64 bits */
-        for (unsigned i = first; i < g.s && e * i < 64 * c + 64; i++)
-            starts |= UINT64_C(1) << (e * i - 64 * c);
-        sbk_u128 gone = (sbk_u128)sbk_fp_pdep(slots >> first, starts) * ones;
-        uint64_t keep =
-            (len >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1) & ~((uint64_t)gone | carried);
-        carried = (uint64_t)(gone >> 64);
+        uint64_t keep = sbk_fp_extras_kept(g, slots, c, &carried);
         out = _mm512_or_si512(
             out, fp_place(sbk_fp_pext(sbk_fp_word_at(w, x + 64 * c), keep), x + filled));
         filled += (unsigned)__builtin_popcountll(keep);

@@ -679,6 +679,33 @@ SBK_FP_INLINE sbk_u128 sbk_fp_directory_without(sbk_u128 d, uint64_t slots)
            ((sbk_u128)sbk_fp_pext(high, ~gone_high) << kept_low);
 }
 
+/* The kept bits of the 64 bits of main bytes from the c-th (slots 8c .. 8c + 7, a byte each) of a
+ * line losing the slots in `slots`. */
+SBK_FP_INLINE uint64_t sbk_fp_main_kept(sbk_fp_geo g, uint64_t slots, unsigned c)
+{
+    unsigned n = g.s - 8 * c < 8 ? g.s - 8 * c : 8;
+    uint64_t bytes = n == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * n)) - 1;
+    return bytes & ~(sbk_fp_pdep(slots >> (8 * c), UINT64_C(0x0101010101010101)) * 0xff);
+}
+
+/* The kept bits of bits [64c, 64c + 64) of the extras of a line losing the slots in `slots`,
+ * without a branch on them: each dropped field's first bit put by pdep, times the field's ones;
+ * a field that crosses into the next 64 bits carries there as the product's high half (*carried:
+ * in, from bits 64c - 64 on; out, for the next; 0 before c = 0). */
+SBK_FP_INLINE uint64_t sbk_fp_extras_kept(sbk_fp_geo g, uint64_t slots, unsigned c,
+                                          uint64_t *carried)
+{
+    unsigned e = sbk_fp_extra_bits(g), first = (64 * c + e - 1) / e, len = e * g.s - 64 * c;
+    uint64_t starts = 0; /* the first bit of each field that begins in these 64 bits */
+    for (unsigned i = first; i < g.s && e * i < 64 * c + 64; i++)
+        starts |= UINT64_C(1) << (e * i - 64 * c);
+    sbk_u128 gone = (sbk_u128)sbk_fp_pdep(slots >> first, starts) * ((UINT64_C(1) << e) - 1);
+    uint64_t keep =
+        (len >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << len) - 1) & ~((uint64_t)gone | *carried);
+    *carried = (uint64_t)(gone >> 64);
+    return keep;
+}
+
 /* Takes out every slot in `slots` (bit i: slot i, each below the line's count) in one pass: the
  * same line as sbk_fp_ref_drop_slots, which takes them one by one: the directory without the
  * slots' ones (sbk_fp_directory_without), and the main bytes and the extras each squeezed once
@@ -690,9 +717,8 @@ SBK_FP_INLINE void sbk_fp_compact(uint64_t *w, sbk_fp_geo g, uint64_t slots)
     unsigned e = sbk_fp_extra_bits(g);
     uint64_t keep[7] = {0};
     sbk_fp_set_directory(w, g, sbk_fp_directory_without(sbk_fp_directory(w, g), slots));
-    sbk_fp_ones(keep, 8 * g.s); /* a byte a slot: slots 8c .. 8c + 7 in word c */
-    for (unsigned c = 0; 8 * c < g.s; c++)
-        keep[c] &= ~(sbk_fp_pdep(slots >> (8 * c), UINT64_C(0x0101010101010101)) * 0xff);
+    for (unsigned c = 0; 8 * c < g.s; c++) /* a byte a slot: slots 8c .. 8c + 7 in word c */
+        keep[c] = sbk_fp_main_kept(g, slots, c);
     sbk_fp_squeeze(w, sbk_fp_main_at(g), 8 * g.s, keep);
     sbk_fp_ones(keep, e * g.s);
     for (uint64_t rest = slots; rest; rest &= rest - 1)
