@@ -506,11 +506,9 @@ SBK_FP_INLINE void fp_drop512(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
 }
 
 /* sbk_fp_compact in one register, without a branch on the slots: the directory squeezed as
- * there; then 64 bits of the main bytes at a time, the kept bytes gathered by pext and placed
- * at their new bit by fp_place, and the same for 64 bits of the extras at a time (a dropped
- * slot's extra bits found by multiplying its field's first bit, put there by pdep, by the
- * field's ones: a field that crosses into the next 64 bits carries there as the product's high
- * half); the line loaded and stored once. */
+ * there; then 64 bits of the main bytes at a time, the kept bytes (sbk_fp_main_kept) gathered
+ * by pext and placed at their new bit by fp_place, and the same for 64 bits of the extras at a
+ * time (sbk_fp_extras_kept); the line loaded and stored once. */
 SBK_FP_INLINE void fp_compact512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
 {
     const unsigned e = sbk_fp_extra_bits(g), m = sbk_fp_main_at(g), x = sbk_fp_extra_at(g);
@@ -543,7 +541,7 @@ SBK_FP_INLINE void fp_compact512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
  * stored once. On the AMD Zen 4 VM, 20,000-75,000 lines at 80% (a throwaway program over this
  * code, the scan included): 31-41 ns a line against 38-53 with fp_drop512 for each, in every
  * geometry but fp512-r10 with 4 ages (8 slots a line go: 69 against 50 with sbk_fp_compact's one
- * pass). fp_compact512 costs about the same whatever goes (~55 ns a line on an Intel Xeon,
+ * pass). fp_compact512 costs about the same whatever goes (40-58 ns a line on an Intel Xeon,
  * 75,000 lines), so it replaced sbk_fp_compact where many go and no more: docs/notes/window.md. */
 SBK_FP_INLINE void fp_drop_slots512(uint64_t *w, sbk_fp_geo g, uint64_t slots, int many)
 {

@@ -474,8 +474,8 @@ SBK_FP_INLINE unsigned sbk_fp_run_end(sbk_u128 d, sbk_fp_geo g, unsigned q)
  * counted twice (moved up one) and the new 1 on the 0 they leave; else by shifts. */
 SBK_FP_INLINE sbk_u128 sbk_fp_directory_with(sbk_u128 d, sbk_fp_geo g, unsigned q, unsigned *end)
 {
-    unsigned count = sbk_fp_count_of(d, g);
 #if defined(__BMI2__)
+    unsigned count = sbk_fp_count_of(d, g);
     uint64_t low = (uint64_t)d, high = (uint64_t)(d >> 64);
     unsigned zeros_low = 64 - (unsigned)__builtin_popcountll(low);
     uint64_t in_low = __builtin_ia32_pdep_di(UINT64_C(1) << (q & 63), ~low);
@@ -492,7 +492,6 @@ SBK_FP_INLINE sbk_u128 sbk_fp_directory_with(sbk_u128 d, sbk_fp_geo g, unsigned 
     unsigned e = sbk_fp_run_end(d, g, q), at2 = q + e;
     sbk_u128 below = ((sbk_u128)1 << at2) - 1;
     *end = e;
-    (void)count;
     return (d & below) | ((sbk_u128)1 << at2) | ((d & ~below) << 1);
 }
 
@@ -720,6 +719,9 @@ SBK_FP_INLINE void sbk_fp_compact(uint64_t *w, sbk_fp_geo g, uint64_t slots)
     for (unsigned c = 0; 8 * c < g.s; c++) /* a byte a slot: slots 8c .. 8c + 7 in word c */
         keep[c] = sbk_fp_main_kept(g, slots, c);
     sbk_fp_squeeze(w, sbk_fp_main_at(g), 8 * g.s, keep);
+    /* the extras' kept bits, a dropped slot's cleared one by one: AVX2 calls this where few go
+     * (lines of more than 24 slots), and there it measured faster than sbk_fp_extras_kept's
+     * product for every 64 bits (docs/notes/window.md) */
     sbk_fp_ones(keep, e * g.s);
     for (uint64_t rest = slots; rest; rest &= rest - 1)
         sbk_fp_set_bits(keep, e * (unsigned)__builtin_ctzll(rest), e, 0);
