@@ -9,7 +9,7 @@
 
 #include "simdbloom.h"
 
-#define FUZZ_MAX_ISAS 8
+#define FUZZ_MAX_ISAS 12
 /* The fixed-size layouts (1 .. 4) the kernel fuzzers pick from: the scalable one (5) has stages,
  * not blocks of its own. Kept at 4 so that committed inputs keep their meaning. */
 #define FUZZ_FIXED_LAYOUTS SBLOOM_LAYOUT_COUNTING512

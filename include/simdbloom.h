@@ -883,8 +883,9 @@ SBLOOM_API int sbloom_second_line_shares(const sbloom_t *filter, double *absent_
 
 /* ---- Instruction sets --------------------------------------------------------------------- */
 
-/* Name of the instruction set new filters use: "scalar", "avx2", "avx512" or "neon". It is picked
- * once from the CPU, or from the environment variable SIMDBLOOM_ISA when set. */
+/* Name of the instruction set new filters use: "scalar", "avx2", "avx512", "avx512vbmi2" (AVX-512
+ * with VBMI and VBMI2) or "neon". It is picked once from the CPU, or from the environment variable
+ * SIMDBLOOM_ISA when set. */
 SBLOOM_API const char *sbloom_isa(void);
 /* Forces the instruction set for filters created afterwards (NULL or "auto" returns to the
  * CPU's best). SBLOOM_E_ISA if unknown or unsupported by this CPU/build. Call it before other

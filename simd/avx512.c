@@ -390,6 +390,15 @@ static void xxh64_x8(const uint8_t *const keys[8], const size_t lens[8], uint64_
 
 #include "fingerprint.h"
 
+/* VBMI and VBMI2 (simd/avx512_vbmi2.c compiles this file with them, for the CPUs that have them:
+ * src/base/dispatch.c checks): a line's bytes moved by one byte permute or compress, and its bits
+ * across lanes by one funnel shift. */
+#if defined(__AVX512VBMI__) && defined(__AVX512VBMI2__) && !defined(SIMDBLOOM_X86_SIMDE)
+#define SBK_FP_VBMI2 1
+#else
+#define SBK_FP_VBMI2 0
+#endif
+
 /* Bit i set when byte i of the line equals `byte`. */
 SBK_FP_INLINE uint64_t fp_matches(const uint64_t *w, uint8_t byte)
 {
@@ -408,15 +417,38 @@ SBK_FP_INLINE __m512i fp_up(__m512i v, unsigned k)
 {
     __m512i below = _mm512_maskz_permutexvar_epi64(0xFE, _mm512_setr_epi64(0, 0, 1, 2, 3, 4, 5, 6),
                                                    v); /* lane j: v's lane j-1, lane 0 zero */
+#if SBK_FP_VBMI2
+    /* lane j: the high half of (v_j : below_j) << k, one funnel shift */
+    return _mm512_shldv_epi64(v, below, _mm512_set1_epi64(k));
+#else
     return _mm512_or_si512(_mm512_slli_epi64(v, k), _mm512_srli_epi64(below, 64 - k));
+#endif
 }
 
 SBK_FP_INLINE __m512i fp_down(__m512i v, unsigned k)
 {
     __m512i above = _mm512_maskz_permutexvar_epi64(0x7F, _mm512_setr_epi64(1, 2, 3, 4, 5, 6, 7, 7),
                                                    v); /* lane j: v's lane j+1, lane 7 zero */
+#if SBK_FP_VBMI2
+    /* lane j: the low half of (above_j : v_j) >> k, one funnel shift */
+    return _mm512_shrdv_epi64(v, above, _mm512_set1_epi64(k));
+#else
     return _mm512_or_si512(_mm512_srli_epi64(v, k), _mm512_slli_epi64(above, 64 - k));
+#endif
 }
+
+#if SBK_FP_VBMI2
+/* Byte indexes for a byte permute: byte i of the result takes byte i + delta (vpermb reads the
+ * low 6 bits of each index, so i + delta outside 0 .. 63 wraps: callers mask those bytes). */
+SBK_FP_INLINE __m512i fp_byte_index(int delta)
+{
+    static const uint8_t iota[64] = {
+        0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+        22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43,
+        44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63};
+    return _mm512_add_epi8(_mm512_loadu_si512((const void *)iota), _mm512_set1_epi8((char)delta));
+}
+#endif
 
 SBK_FP_INLINE __m512i fp_lane_bits(void)
 {
@@ -469,7 +501,11 @@ SBK_FP_INLINE void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem
     __m512i out = _mm512_ternarylogic_epi64(dir_bits, fp_directory_lanes(d), v, 0xCA);
     /* main bytes: byte head + end takes the new key's, those up to head + count the one below */
     __mmask64 moved = ((UINT64_C(2) << (head + count)) - 1) & ~((UINT64_C(2) << (head + end)) - 1);
+#if SBK_FP_VBMI2
+    out = _mm512_mask_permutexvar_epi8(out, moved, fp_byte_index(-1), v); /* byte i: byte i - 1 */
+#else
     out = _mm512_mask_mov_epi8(out, moved, fp_up(v, 8));
+#endif
     out =
         _mm512_mask_mov_epi8(out, UINT64_C(1) << (head + end), _mm512_set1_epi8((char)(rem >> e)));
     /* extras: bits [x + e end, x + e (count + 1)) become the new key's and those below them;
@@ -496,8 +532,14 @@ SBK_FP_INLINE void fp_drop512(uint64_t *w, sbk_fp_geo g, unsigned q, unsigned i)
     __m512i out = _mm512_ternarylogic_epi64(dir_bits, fp_directory_lanes(d), v, 0xCA);
     /* main bytes head + i .. head + count - 1 take the byte above (the last one a 0) */
     __mmask64 moved = ((UINT64_C(1) << (head + count)) - 1) & ~((UINT64_C(1) << (head + i)) - 1);
+#if SBK_FP_VBMI2
+    __mmask64 top = UINT64_C(1) << (head + count - 1); /* byte i: byte i + 1, the top one 0 */
+    out = _mm512_mask_mov_epi8(out, moved,
+                               _mm512_maskz_permutexvar_epi8(moved & ~top, fp_byte_index(1), v));
+#else
     __m512i above = _mm512_maskz_mov_epi8(moved & ~(UINT64_C(1) << (head + i)), v);
     out = _mm512_mask_mov_epi8(out, moved, fp_down(above, 8));
+#endif
     /* extras: bits [x + e i, x + e count) take those e above them, the top e zero */
     __m512i span = fp_span(x + e * i, x + e * count);
     __m512i source = _mm512_and_si512(v, fp_span(x + e * (i + 1), x + e * count));
@@ -516,14 +558,23 @@ SBK_FP_INLINE void fp_compact512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
     __m512i v = _mm512_load_si512((const void *)w);
     __m512i dir_bits = fp_directory_lanes((((sbk_u128)1 << (g.q + g.s)) - 1));
     __m512i out = _mm512_ternarylogic_epi64(dir_bits, fp_directory_lanes(d), v, 0xCA);
-    out = _mm512_and_si512(out, fp_span(0, m)); /* the head; main bytes and extras placed below */
     unsigned filled = 0;
+#if SBK_FP_VBMI2
+    /* the head and the kept main bytes, in order, from byte 0 (one byte compress); 0s after */
+    (void)m;
+    __mmask64 kept = ((UINT64_C(1) << g.head_bytes) - 1) |
+                     ((((UINT64_C(1) << g.s) - 1) & ~slots) << g.head_bytes);
+    out = _mm512_maskz_compress_epi8(kept, out);
+#else
+    out = _mm512_and_si512(out, fp_span(0, m)); /* the head; main bytes and extras placed below */
+    filled = 0;
     for (unsigned c = 0; 8 * c < g.s; c++) { /* slots 8c .. 8c + 7: a byte each */
         uint64_t keep = sbk_fp_main_kept(g, slots, c);
         out = _mm512_or_si512(
             out, fp_place(sbk_fp_pext(sbk_fp_word_at(w, m + 64 * c), keep), m + filled));
         filled += (unsigned)__builtin_popcountll(keep);
     }
+#endif
     uint64_t carried = 0;
     filled = 0;
     for (unsigned c = 0; 64 * c < e * g.s; c++) { /* bits [64c, 64c + 64) of the extras */
@@ -554,13 +605,21 @@ SBK_FP_INLINE void fp_drop_slots512(uint64_t *w, sbk_fp_geo g, uint64_t slots, i
     unsigned count = sbk_fp_count_of(d, g);
     d = sbk_fp_directory_without(d, slots);
     __m512i v = _mm512_load_si512((const void *)w);
+#if SBK_FP_VBMI2
+    /* the main bytes at once: bytes [0, head + count) without the slots', in order (one byte
+     * compress), 0s after them */
+    __mmask64 used = (UINT64_C(1) << (head + count)) - 1;
+    v = _mm512_mask_mov_epi8(v, used, _mm512_maskz_compress_epi8(used & ~(slots << head), v));
+#endif
     while (slots) { /* as fp_drop512, the line in v */
         unsigned i = 63 - (unsigned)__builtin_clzll(slots);
         slots &= ~(UINT64_C(1) << i);
+#if !SBK_FP_VBMI2
         __mmask64 moved =
             ((UINT64_C(1) << (head + count)) - 1) & ~((UINT64_C(1) << (head + i)) - 1);
         __m512i above = _mm512_maskz_mov_epi8(moved & ~(UINT64_C(1) << (head + i)), v);
         v = _mm512_mask_mov_epi8(v, moved, fp_down(above, 8));
+#endif
         __m512i span = fp_span(x + e * i, x + e * count);
         __m512i source = _mm512_and_si512(v, fp_span(x + e * (i + 1), x + e * count));
         v = _mm512_ternarylogic_epi64(span, fp_down(source, e), v, 0xCA);
@@ -575,8 +634,15 @@ SBK_FP_VECTOR_LINE(fp_line, fp_matches, fp_put512, fp_drop512, fp_drop_slots512)
 #define SBK_FP_LINE fp_line
 SBK_FP_GEOMETRIES(SBK_FP_KERNELS)
 
-const sbloom_kernels SBK_X86_TABLE(avx512) = {
-    .name = SBK_X86_NAME(avx512),
+#if SBK_FP_VBMI2
+#define SBK_AVX512_TABLE avx512vbmi2
+#else
+#define SBK_AVX512_TABLE avx512
+#endif
+#define SBK_AVX512_NAMED(macro, isa) macro(isa) /* (isa expanded first) */
+
+const sbloom_kernels SBK_AVX512_NAMED(SBK_X86_TABLE, SBK_AVX512_TABLE) = {
+    .name = SBK_AVX512_NAMED(SBK_X86_NAME, SBK_AVX512_TABLE),
     .layout = {[SBK_PARQUET] = SBK_LAYOUT_ENTRY(parquet),
                [SBK_BLOCK512_K8] = SBK_BLOCK512_ENTRY(k8),
                [SBK_BLOCK512_K16] = SBK_BLOCK512_ENTRY(k16),

@@ -297,7 +297,7 @@ static inline size_t sbk_prefetch_ahead(uint64_t bytes)
 typedef void (*sbk_xxh64_fn)(const uint8_t *const keys[8], const size_t lens[8], uint64_t out[8]);
 
 typedef struct sbloom_kernels {
-    const char *name; /* "scalar", "avx2", "avx512", "neon" */
+    const char *name; /* "scalar", "avx2", "avx512", "avx512vbmi2", "neon" */
     sbloom_layout_kernels layout[SBK_LAYOUTS];
     sbk_xxh64_fn xxh64_x8; /* NULL: one key at a time (XXH64) */
 } sbloom_kernels;
@@ -306,6 +306,7 @@ typedef struct sbloom_kernels {
 extern const sbloom_kernels sbloom_kernels_scalar;
 extern const sbloom_kernels sbloom_kernels_avx2;
 extern const sbloom_kernels sbloom_kernels_avx512;
+extern const sbloom_kernels sbloom_kernels_avx512vbmi2; /* the same with VBMI and VBMI2 */
 extern const sbloom_kernels sbloom_kernels_neon;
 extern const sbloom_kernels sbloom_kernels_avx2_simde; /* test builds: x86 kernels via SIMDe */
 extern const sbloom_kernels sbloom_kernels_avx512_simde;

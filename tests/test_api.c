@@ -504,14 +504,14 @@ static void answer_counts(void)
 
 static void instruction_sets(void)
 {
-    const char *names[8], *before = sbloom_isa();
-    size_t count = sbloom_isa_list(names, 8);
+    const char *names[16], *before = sbloom_isa();
+    size_t count = sbloom_isa_list(names, 16);
     int has_scalar = 0;
-    for (size_t i = 0; i < count && i < 8; i++)
+    for (size_t i = 0; i < count && i < 16; i++)
         has_scalar |= strcmp(names[i], "scalar") == 0;
     CHECK(count >= 1 && has_scalar);
     CHECK(sbloom_isa_list(NULL, 0) == count);
-    for (size_t i = 0; i < count && i < 8; i++) {
+    for (size_t i = 0; i < count && i < 16; i++) {
         CHECK(sbloom_set_isa(names[i]) == SBLOOM_OK);
         CHECK(strcmp(sbloom_isa(), names[i]) == 0);
         sbloom_t *f;

@@ -116,9 +116,9 @@ int main(void)
     }
 #endif
     SBK_FP_GEOMETRIES(COMPARE)
-    const char *names[8];
-    size_t isas = sbloom_isa_list(names, 8);
-    for (size_t i = 0; i < isas && i < 8; i++) {
+    const char *names[16];
+    size_t isas = sbloom_isa_list(names, 16);
+    for (size_t i = 0; i < isas && i < 16; i++) {
         const char *isa = names[i];
         if (strcmp(isa, "scalar") != 0) {
             SBK_FP_GEOMETRIES(ROTATE)

@@ -3,9 +3,9 @@
  *
  * The best table this CPU runs is picked once, on first use: on x86 from cpuid *and* xgetbv (the
  * CPU may have AVX-512 while the OS does not save ZMM registers, and then it must not be used),
- * on aarch64 NEON is architectural. SIMDBLOOM_ISA=scalar|avx2|avx512|neon forces a table;
- * sbloom_set_isa() does the same from code. The choice is one atomic pointer, so concurrent
- * first calls are harmless: they compute the same answer.
+ * on aarch64 NEON is architectural. SIMDBLOOM_ISA=scalar|avx2|avx512|avx512vbmi2|neon forces a
+ * table; sbloom_set_isa() does the same from code. The choice is one atomic pointer, so
+ * concurrent first calls are harmless: they compute the same answer.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -69,6 +69,16 @@ __attribute__((unused)) static int cpu_has_avx512(void)
         return 0;
     const unsigned need = bit_AVX512F | bit_AVX512DQ | bit_AVX512BW | bit_AVX512VL;
     return (b & need) == need;
+}
+
+/* AVX-512 with VBMI and VBMI2 (CPUID 7, ECX bits 1 and 6: byte permutes, compresses and funnel
+ * shifts). */
+__attribute__((unused)) static int cpu_has_avx512_vbmi2(void)
+{
+    unsigned a, b, c, d;
+    if (!cpu_has_avx512() || !__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return 0;
+    return (c & (1u << 1)) && (c & (1u << 6));
 }
 #endif
 
@@ -156,6 +166,9 @@ static const struct {
 #endif
 #ifdef SIMDBLOOM_HAVE_AVX512
     {&sbloom_kernels_avx512, cpu_has_avx512},
+#endif
+#ifdef SIMDBLOOM_HAVE_AVX512_VBMI2
+    {&sbloom_kernels_avx512vbmi2, cpu_has_avx512_vbmi2},
 #endif
 };
 

@@ -26,7 +26,7 @@ static const char main_help[] =
     "  pull       copy a fleet filter from Redis into a file\n"
     "\n"
     "'simdbloom COMMAND --help' describes one. 'simdbloom --version' (-V) names the version and\n"
-    "the instruction set in use (SIMDBLOOM_ISA=scalar|avx2|avx512|neon forces one).\n";
+    "the instruction set in use (SIMDBLOOM_ISA=scalar|avx2|avx512|avx512vbmi2|neon forces one).\n";
 
 /* The instruction sets this binary runs here, space-separated, into buf. */
 static const char *usable_isas(char *buf, size_t cap)
@@ -50,6 +50,7 @@ static int check_isa_variable(void)
         const char *name, *feature;
     } known[] = {{"avx2", "AVX2"},
                  {"avx512", "AVX-512"},
+                 {"avx512vbmi2", "AVX-512 with VBMI and VBMI2"},
                  {"neon", "NEON"},
                  {"avx2-simde", "the emulated AVX2 kernels (test builds only)"},
                  {"avx512-simde", "the emulated AVX-512 kernels (test builds only)"}};
