@@ -388,16 +388,20 @@ static void xxh64_x8(const uint8_t *const keys[8], const size_t lens[8], uint64_
  * in one ZMM compare into a mask register; the rest of each operation is the word-level form ----
  */
 
-#include "fingerprint.h"
-
 /* VBMI and VBMI2 (simd/avx512_vbmi2.c compiles this file with them, for the CPUs that have them:
- * src/base/dispatch.c checks): a line's bytes moved by one byte permute or compress, and its bits
- * across lanes by one funnel shift. */
+ * src/base/dispatch.c checks): a line's bytes moved by one byte permute or compress, its bits
+ * across lanes by one funnel shift, and a rotation's ages read by a byte permute and a multishift
+ * (fp_age_scan512, below). */
 #if defined(__AVX512VBMI__) && defined(__AVX512VBMI2__) && !defined(SIMDBLOOM_X86_SIMDE)
 #define SBK_FP_VBMI2 1
+#define SBK_FP_AGE_SCAN fp_age_scan512
+#define SBK_FP_AGE_SCAN_INIT fp_age_scan512_init
+#define SBK_FP_SLOTS_OF_AGE fp_slots_of_age512
 #else
 #define SBK_FP_VBMI2 0
 #endif
+
+#include "fingerprint.h"
 
 /* Bit i set when byte i of the line equals `byte`. */
 SBK_FP_INLINE uint64_t fp_matches(const uint64_t *w, uint8_t byte)
@@ -629,6 +633,51 @@ SBK_FP_INLINE void fp_drop_slots512(uint64_t *w, sbk_fp_geo g, uint64_t slots, i
     v = _mm512_ternarylogic_epi64(dir_bits, fp_directory_lanes(d), v, 0xCA);
     _mm512_store_si512((void *)w, v);
 }
+
+#if SBK_FP_VBMI2
+/* A rotation's scan with VBMI: every slot's age bits in a byte of their own, by one byte permute
+ * (each 64-bit lane gets the 8 line bytes from the one holding its first slot's extras) and one
+ * multishift (byte j of lane L: the 8 bits from slot kL + j's extras, k slots a lane, as many as
+ * fit: (k - 1) e + 7 + a <= 64), then one byte test against the age; pext keeps the k bytes of
+ * each lane. k is 3 (fp512-r27, r29) to 8 (r10, r13): one register holds every slot of a line. */
+typedef struct fp_age_scan512 {
+    __m512i index;  /* the permute: byte 8L + t takes line byte b_L + t */
+    __m512i shift;  /* the multishift: byte 8L + j takes bits from slot kL + j's first */
+    __m512i age;    /* the sought age in every byte */
+    __m512i bits;   /* the age's bits, a - 1 .. 0, in every byte */
+    uint64_t lanes; /* the k low bits of every byte: the slots' bytes */
+} fp_age_scan512;
+
+SBK_FP_INLINE void fp_age_scan512_init(fp_age_scan512 *scan, sbk_fp_geo g, unsigned a, uint32_t age)
+{
+    unsigned e = sbk_fp_extra_bits(g), x = sbk_fp_extra_at(g), k = 8;
+    while (k > 1 && (k - 1) * e + 7 + a > 64)
+        k--;
+    uint8_t index[64] = {0}, shift[64] = {0};
+    for (unsigned lane = 0; lane < 8; lane++) {
+        unsigned first = k * lane, base = first < g.s ? (x + e * first) / 8 : 0;
+        for (unsigned t = 0; t < 8; t++)
+            index[8 * lane + t] = (uint8_t)((base + t) & 63);
+        for (unsigned j = 0; j < k && first + j < g.s; j++)
+            shift[8 * lane + j] = (uint8_t)(x + e * (first + j) - 8 * base);
+    }
+    scan->index = _mm512_loadu_si512((const void *)index);
+    scan->shift = _mm512_loadu_si512((const void *)shift);
+    scan->age = _mm512_set1_epi8((char)age);
+    scan->bits = _mm512_set1_epi8((char)((1u << a) - 1));
+    scan->lanes = UINT64_C(0x0101010101010101) * ((1u << k) - 1);
+}
+
+SBK_FP_INLINE uint64_t fp_slots_of_age512(const fp_age_scan512 *scan, const uint64_t *w,
+                                          sbk_fp_geo g, unsigned count)
+{
+    (void)g;
+    __m512i bytes = _mm512_permutexvar_epi8(scan->index, _mm512_load_si512((const void *)w));
+    __m512i ages = _mm512_multishift_epi64_epi8(scan->shift, bytes);
+    uint64_t same = _mm512_testn_epi8_mask(_mm512_xor_si512(ages, scan->age), scan->bits);
+    return sbk_fp_pext(same, scan->lanes) & ((UINT64_C(1) << count) - 1);
+}
+#endif
 
 SBK_FP_VECTOR_LINE(fp_line, fp_matches, fp_put512, fp_drop512, fp_drop_slots512)
 #define SBK_FP_LINE fp_line

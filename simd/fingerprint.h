@@ -1200,6 +1200,14 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
     return slots & ((UINT64_C(1) << count) - 1);
 }
 
+/* The scan a rotation runs over every line: an ISA file may name its own form (type, init, and
+ * the slots of the age) before it includes this header; else the one above. */
+#ifndef SBK_FP_AGE_SCAN
+#define SBK_FP_AGE_SCAN sbk_fp_age_scan
+#define SBK_FP_AGE_SCAN_INIT sbk_fp_age_scan_init
+#define SBK_FP_SLOTS_OF_AGE sbk_fp_slots_of_age
+#endif
+
 /* A window's batch loop (kernels.h's sbk_window_fn: groups the lines, lines the age's bits,
  * target the age) over a per-key function PER_KEY(blocks, lines, a, age, key): the body of
  * SBK_FP_DEFINE_LOOP (its prefetch window; a refused key's answer 2 as there). */
@@ -1294,7 +1302,7 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
     SBK_FP_DEFINE_WINDOW_LOOP(PREFIX##_window_insert, PREFIX##_window_add, 1)                      \
     SBK_FP_DEFINE_WINDOW_LOOP(PREFIX##_window_contains, PREFIX##_window_held, 0)                   \
     /* Lines [from, to): each entry of age `age` dropped (a line's at once: LINE##_drop_slots) or  \
-     * retagged; sbk_fp_slots_of_age finds them */                                                 \
+     * retagged; SBK_FP_SLOTS_OF_AGE finds them */                                                 \
     static void PREFIX##_window_age(void *blocks, uint64_t lines, uint64_t from, uint64_t to,      \
                                     uint32_t a, uint32_t age, uint32_t to_age)                     \
     {                                                                                              \
@@ -1302,8 +1310,8 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
         const unsigned e = sbk_fp_extra_bits(g);                                                   \
         const uint64_t main = sbk_fp_main_lines(lines);                                            \
         uint64_t *spills = (uint64_t *)blocks + 8 * lines;                                         \
-        sbk_fp_age_scan scan;                                                                      \
-        sbk_fp_age_scan_init(&scan, g, a, age);                                                    \
+        SBK_FP_AGE_SCAN scan;                                                                      \
+        SBK_FP_AGE_SCAN_INIT(&scan, g, a, age);                                                    \
         const int many = ((S)*4 / 5 >> a) >= 6; /* a plan's 80% full line, one age in 2^a */       \
         for (uint64_t line = from; line < to; line++) {                                            \
             uint64_t *w = PREFIX##_line(blocks, line);                                             \
@@ -1312,7 +1320,7 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
                 if (to_age == SBK_FP_AGE_DROP)                                                     \
                     sbk_fp_set_bits(w, g.q + g.s, g.mark_bits, 0); /* the mark back to Q */        \
             }                                                                                      \
-            uint64_t old = sbk_fp_slots_of_age(&scan, w, g, sbk_fp_count(w, g));                   \
+            uint64_t old = SBK_FP_SLOTS_OF_AGE(&scan, w, g, sbk_fp_count(w, g));                   \
             if (to_age == SBK_FP_AGE_DROP) {                                                       \
                 if (old)                                                                           \
                     LINE##_drop_slots(w, g, old, many);                                            \
