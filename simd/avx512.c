@@ -565,14 +565,12 @@ SBK_FP_INLINE void fp_compact512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
     unsigned filled = 0;
 #if SBK_FP_VBMI2
     /* the head and the kept main bytes, in order, from byte 0 (one byte compress); 0s after */
-    (void)m;
-    __mmask64 kept = ((UINT64_C(1) << g.head_bytes) - 1) |
-                     ((((UINT64_C(1) << g.s) - 1) & ~slots) << g.head_bytes);
+    __mmask64 kept =
+        ((UINT64_C(1) << m / 8) - 1) | ((((UINT64_C(1) << g.s) - 1) & ~slots) << m / 8);
     out = _mm512_maskz_compress_epi8(kept, out);
 #else
     out = _mm512_and_si512(out, fp_span(0, m)); /* the head; main bytes and extras placed below */
-    filled = 0;
-    for (unsigned c = 0; 8 * c < g.s; c++) { /* slots 8c .. 8c + 7: a byte each */
+    for (unsigned c = 0; 8 * c < g.s; c++) {    /* slots 8c .. 8c + 7: a byte each */
         uint64_t keep = sbk_fp_main_kept(g, slots, c);
         out = _mm512_or_si512(
             out, fp_place(sbk_fp_pext(sbk_fp_word_at(w, m + 64 * c), keep), m + filled));
