@@ -8,7 +8,9 @@
 set -u
 bin=$1
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# Only this shell removes it: a child forked for a pipeline and killed before its exec would
+# otherwise run the copied trap and remove the directory under the running test.
+trap '[ "$BASHPID" = "$$" ] && rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/lib.sh"
 skip() { echo "SKIP: $*"; }
 cd "$tmp" || exit 1
@@ -72,10 +74,12 @@ check "query in a pipe: the answer comes out before more input arrives" [ "$firs
 # stays open, so the signal always lands while dedup runs.
 for sig in TERM INT HUP; do
   # After the input, a line already seen every 0.1 s: the stream stays open, and the writer
-  # ends by SIGPIPE once dedup has gone.
+  # ends by SIGPIPE once dedup has gone. The last run's output goes first: the signal must wait
+  # for this run's first line (dedup started), never find the old file and land before the exec.
+  rm -f stopped.out
   { cat big; while head -n 1 big; do sleep 0.1; done; } 2>/dev/null |
     "$bin" dedup --quiet --expect 3M >stopped.out & pid=$!
-  for i in $(seq 1 100); do [ -s stopped.out ] && break; sleep 0.05; done
+  for i in $(seq 1 600); do [ -s stopped.out ] && break; sleep 0.05; done
   kill -0 $pid 2>/dev/null; alive=$?
   kill -$sig $pid; wait $pid; rc=$?
   check "dedup stopped by SIG$sig: was running, exit $rc = 128 + signal" bash -c "[ $alive -eq 0 ] && [ $rc -eq \$((128 + \$(kill -l $sig))) ]"

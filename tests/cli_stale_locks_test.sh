@@ -17,6 +17,7 @@ tmp=$(mktemp -d)
 export SIMDBLOOM_CLAIMS_DIR=$tmp
 sleeper= holder= waiter=
 cleanup() {
+  [ "$BASHPID" = "$$" ] || return # a forked child killed before its exec: not its directory
   for p in $sleeper $holder $waiter; do kill "$p" 2>/dev/null; done
   exec 3>&- 2>/dev/null
   wait 2>/dev/null
