@@ -17,6 +17,8 @@
  * The second term is about 6% of the first at the loads plans use (docs/SIZING.md).
  */
 #include <math.h>
+#include <stdatomic.h>
+#include <string.h>
 
 #include "../base.h"
 #include "poisson.h"
@@ -56,7 +58,7 @@ static line_load fp_load(double lam, double s, double q)
  * of some keys full in most periods from the second window on; at 3% in none. */
 #define AGES_MAX_SPILL 0.03
 
-static double fp_max_load(const sbk_fp_geo *g, double max_spill)
+static double fp_max_load_computed(const sbk_fp_geo *g, double max_spill)
 {
     double lo = 1.0, hi = g->s;
     for (int i = 0; i < 60; i++) {
@@ -69,6 +71,29 @@ static double fp_max_load(const sbk_fp_geo *g, double max_spill)
     return lo;
 }
 
+/* fp_max_load_computed's answers by layout, for plain and for aged entries (the two spill limits),
+ * as the double's bits, 0 until known: a plan asks the same value for every n and p, and its 60
+ * Poisson sums were 40% of a fingerprint filter's create (most of one under an emulator). Threads
+ * that race compute the same bits. */
+static _Atomic uint64_t max_loads[SBLOOM_LAYOUT_FP512_R29 + 1][2];
+
+static double fp_max_load(sbloom_layout layout, const sbk_fp_geo *g, int aged)
+{
+    double max_spill = aged ? AGES_MAX_SPILL : FP_MAX_SPILL;
+    if ((unsigned)layout > SBLOOM_LAYOUT_FP512_R29)
+        return fp_max_load_computed(g, max_spill);
+    uint64_t bits = atomic_load_explicit(&max_loads[layout][aged], memory_order_relaxed);
+    double load;
+    if (bits) {
+        memcpy(&load, &bits, sizeof load);
+        return load;
+    }
+    load = fp_max_load_computed(g, max_spill);
+    memcpy(&bits, &load, sizeof bits);
+    atomic_store_explicit(&max_loads[layout][aged], bits, memory_order_relaxed);
+    return load;
+}
+
 /* The spare's load at which two choices leave both lines of a key full with probability below
  * 1e-16 a line (the fluid limit of two-choice allocation with lines of s slots: 0.77 of 16 slots,
  * 0.84 of 23, 0.91 of 42; this line lies under each of them). */
@@ -77,16 +102,23 @@ static double fp_spare_load(const sbk_fp_geo *g)
     return 0.77 + (g->s - 16.0) * (0.14 / 26.0);
 }
 
-static double fp_rate(const sbk_fp_geo *g, uint64_t nblocks, uint64_t n)
+/* The rate of main lines at load lam (their line_load given) and the spare lines. */
+static double fp_rate_at(const sbk_fp_geo *g, uint64_t main, uint64_t spare, double lam,
+                         line_load load)
 {
-    uint64_t main = sbk_fp_main_lines(nblocks), spare = nblocks - main;
-    double lam = (double)n / (double)main, q = g->q;
-    if (lam > g->s) /* more keys than the lines have slots: most would be refused, not held */
-        return 1.0;
-    line_load load = fp_load(lam, g->s, q);
+    double q = g->q;
     double occupied = fmin((double)g->s, (double)main * load.spill / (double)spare);
     double rate = (lam / q + load.reach * 2.0 * occupied / q) * ldexp(1.0, -(int)g->r);
     return fmin(rate, 1.0);
+}
+
+static double fp_rate(const sbk_fp_geo *g, uint64_t nblocks, uint64_t n)
+{
+    uint64_t main = sbk_fp_main_lines(nblocks), spare = nblocks - main;
+    double lam = (double)n / (double)main;
+    if (lam > g->s) /* more keys than the lines have slots: most would be refused, not held */
+        return 1.0;
+    return fp_rate_at(g, main, spare, lam, fp_load(lam, g->s, g->q));
 }
 
 /* Whether nblocks lines of a fingerprint layout hold n keys within rate p: the rate, a main load
@@ -97,9 +129,12 @@ static int fp_holds(const sbk_fp_geo *g, uint64_t nblocks, uint64_t n, double p,
 {
     uint64_t main = sbk_fp_main_lines(nblocks), spare = nblocks - main;
     double lam = (double)n / (double)main;
-    if (lam > max_load || fp_rate(g, nblocks, n) > p)
+    if (lam > max_load) /* (max_load < s: fp_rate's refusal never applies here) */
         return 0;
-    double spilled = (double)main * fp_load(lam, g->s, g->q).spill;
+    line_load load = fp_load(lam, g->s, g->q); /* (fp_rate's, computed once) */
+    if (fp_rate_at(g, main, spare, lam, load) > p)
+        return 0;
+    double spilled = (double)main * load.spill;
     return spilled + 6.0 * sqrt(spilled) + g->s <= fp_spare_load(g) * g->s * spare;
 }
 
@@ -111,7 +146,7 @@ static int plan_fingerprint(uint64_t n, double p, sbloom_layout layout, unsigned
     sbk_fp_geo g;
     sbloom_layout_fp_geometry(layout, &g);
     g.r -= age_bits;
-    double max_load = fp_max_load(&g, age_bits ? AGES_MAX_SPILL : FP_MAX_SPILL);
+    double max_load = fp_max_load(layout, &g, age_bits != 0);
     uint64_t lo = 2, hi = SBLOOM_MAX_BYTES / 64;
     if (!fp_holds(&g, hi, n, p, max_load))
         return SBLOOM_E_TOO_LARGE;
