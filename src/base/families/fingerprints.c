@@ -129,7 +129,7 @@ static int fp_holds(const sbk_fp_geo *g, uint64_t nblocks, uint64_t n, double p,
 {
     uint64_t main = sbk_fp_main_lines(nblocks), spare = nblocks - main;
     double lam = (double)n / (double)main;
-    if (lam > max_load) /* (max_load < s: fp_rate's refusal never applies here) */
+    if (lam > max_load) /* (max_load <= s: fp_rate's refusal never applies here) */
         return 0;
     line_load load = fp_load(lam, g->s, g->q); /* (fp_rate's, computed once) */
     if (fp_rate_at(g, main, spare, lam, load) > p)
