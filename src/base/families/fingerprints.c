@@ -75,12 +75,12 @@ static double fp_max_load_computed(const sbk_fp_geo *g, double max_spill)
  * as the double's bits, 0 until known: a plan asks the same value for every n and p, and its 60
  * Poisson sums were 40% of a fingerprint filter's create (most of one under an emulator). Threads
  * that race compute the same bits. */
-static _Atomic uint64_t max_loads[SBLOOM_LAYOUT_FP512_R29 + 1][2];
+static _Atomic uint64_t max_loads[SBLOOM_LAYOUT_COUNT + 1][2]; /* (by layout value) */
 
 static double fp_max_load(sbloom_layout layout, const sbk_fp_geo *g, int aged)
 {
     double max_spill = aged ? AGES_MAX_SPILL : FP_MAX_SPILL;
-    if ((unsigned)layout > SBLOOM_LAYOUT_FP512_R29)
+    if ((unsigned)layout > SBLOOM_LAYOUT_COUNT)
         return fp_max_load_computed(g, max_spill);
     uint64_t bits = atomic_load_explicit(&max_loads[layout][aged], memory_order_relaxed);
     double load;
