@@ -143,12 +143,49 @@ static void bad_arguments(void)
     CHECK(isnan(sbloom_classic_bits_per_key(1)));
 }
 
+/* Plans asked again and again, and one after another that differ in a single argument (count,
+ * rate, layout), the planner's recent plans in play: each answer is the plan for its own
+ * arguments (the rate met, the formula's rate for its size and count, 8 blocks fewer missing). */
+static void plans_asked_again(void)
+{
+    static const struct {
+        uint64_t n;
+        double p;
+        sbloom_layout layout;
+    } asks[] = {
+        {123457, 1e-3, SBLOOM_LAYOUT_BLOCK512_K8}, {123457, 1e-6, SBLOOM_LAYOUT_BLOCK512_K8},
+        {246914, 1e-3, SBLOOM_LAYOUT_BLOCK512_K8}, {123457, 1e-3, SBLOOM_LAYOUT_BLOCK512_K16},
+        {123457, 1e-3, SBLOOM_LAYOUT_PARQUET},     {123458, 1e-3, SBLOOM_LAYOUT_BLOCK512_K8},
+        {123457, 2e-3, SBLOOM_LAYOUT_BLOCK512_K8}, {1000, 1e-2, SBLOOM_LAYOUT_BLOCK512_K16},
+        {10000000, 1e-6, SBLOOM_LAYOUT_PARQUET},   {10000000, 1e-6, SBLOOM_LAYOUT_BLOCK512_K16},
+    };
+    size_t count = sizeof asks / sizeof asks[0];
+    for (size_t round = 0; round < 6; round++)
+        for (size_t j = 0; j < count; j++) {
+            /* forwards, backwards, then in strides that interleave the asks */
+            size_t i = round == 1 ? count - 1 - j : round < 2 ? j : (j * (round + 1)) % count;
+            sbloom_plan plan = sbloom_plan_init();
+            plan.bytes = 1; /* overwritten */
+            CHECK(sbloom_plan_for_layout(asks[i].n, asks[i].p, asks[i].layout, &plan) == SBLOOM_OK);
+            uint32_t block = sbloom_layout_block_bytes(asks[i].layout);
+            CHECK(plan.size == sizeof plan && plan.layout == asks[i].layout);
+            CHECK(plan.k == sbloom_layout_k(asks[i].layout) && plan.bytes % (8 * block) == 0);
+            CHECK(plan.fpp <= asks[i].p);
+            CHECK(plan.fpp == sbloom_blocked_fpp(asks[i].layout, plan.bytes, asks[i].n));
+            CHECK(plan.bits_per_key == (double)plan.bytes * 8.0 / (double)asks[i].n);
+            CHECK(plan.bytes == 8 * block ||
+                  sbloom_blocked_fpp(asks[i].layout, plan.bytes - 8 * block, asks[i].n) >
+                      asks[i].p);
+        }
+}
+
 int main(void)
 {
     seed000_table();
     seed004();
     parquet_spec_table();
     plans();
+    plans_asked_again();
     blocked_formula();
     bad_arguments();
     return check_report();

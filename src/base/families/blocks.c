@@ -39,9 +39,10 @@ static double blocks_rate(sbloom_layout layout, uint64_t bytes, uint64_t n)
     double first, last;
     sbloom_poisson_span(load, &first, &last);
     double log_clear = log1p(-1.0 / word_bits); /* ln(1 - 1/w) */
+    double log_load = log(load);
     double sum = 0.0;
     for (double l = first; l <= last; l += 1.0) {
-        double log_pmf = l * log(load) - load - lgamma(l + 1.0);
+        double log_pmf = l * log_load - load - lgamma(l + 1.0);
         double word_hit = -expm1(l * log_clear); /* 1 - (1-1/w)^L */
         sum += exp(log_pmf + k * log(word_hit));
     }
