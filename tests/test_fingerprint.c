@@ -34,6 +34,18 @@ static void plans(void)
         CHECK(any.fpp <= rates[i] && any.k == 0);
         CHECK(any.bits_per_key <= 1.4 * log2(1.0 / rates[i]));
         CHECK_REL(any.fpp, sbloom_blocked_fpp(any.layout, any.bytes, n), 1e-12);
+        /* the smallest of every bit and fingerprint layout's own plan (the layouts it passes
+         * over without a search among them) */
+        uint64_t least = UINT64_MAX;
+        for (int l = 1; l <= SBLOOM_LAYOUT_COUNT; l++) {
+            sbloom_plan one = sbloom_plan_init();
+            if ((test_layout_fingerprint((sbloom_layout)l) || sbloom_layout_k((sbloom_layout)l)) &&
+                l != SBLOOM_LAYOUT_COUNTING512 &&
+                sbloom_plan_for_layout(n, rates[i], (sbloom_layout)l, &one) == SBLOOM_OK &&
+                one.bytes < least)
+                least = one.bytes;
+        }
+        CHECK(any.bytes == least);
         printf("rate %-6g %-10s %5.2f bits a key (limit %5.2f, %-12s %5.2f)\n", rates[i],
                sbloom_layout_name(any.layout), any.bits_per_key, log2(1.0 / rates[i]),
                sbloom_layout_name(bits.layout), bits.bits_per_key);

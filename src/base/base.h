@@ -84,7 +84,9 @@ typedef struct sbloom_family {
     int removes;          /* a key added may be removed */
     sbloom_window_form window_form;
     /* its layouts are candidates when a caller asks for the smallest plan of every family
-     * (sbloom_plan_any), after the Bloom layouts, which win a tie */
+     * (sbloom_plan_any), after the Bloom layouts, which win a tie; such a family's plan for n
+     * keys has lines whose max_items is at least n (a layout whose max_items at the best plan's
+     * size is below n is passed over) */
     int in_smallest_plan;
     uint32_t format_version; /* of a file of one core of it */
 

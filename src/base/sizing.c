@@ -98,7 +98,13 @@ int sbloom_plan_for(uint64_t n, double p, sbloom_plan *out)
 static int smaller_of_families(uint64_t n, double p, int best, sbloom_plan *out)
 {
     for (int layout = 1; layout <= SBLOOM_LAYOUT_COUNT; layout++) {
-        if (!sbloom_family_of((sbloom_layout)layout)->in_smallest_plan)
+        const sbloom_family *family = sbloom_family_of((sbloom_layout)layout);
+        if (!family->in_smallest_plan)
+            continue;
+        /* no plan of this layout within the best's bytes holds n keys, so none is smaller and
+         * its search need not run */
+        uint64_t lines = out->bytes / sbloom_layout_block_bytes((sbloom_layout)layout);
+        if (best == SBLOOM_OK && family->max_items((sbloom_layout)layout, lines, out->bytes) < n)
             continue;
         sbloom_plan candidate = sbloom_plan_init();
         if (sbloom_plan_for_layout(n, p, (sbloom_layout)layout, &candidate) == SBLOOM_OK &&

@@ -181,6 +181,10 @@ int sbloom_plan_aged(uint64_t n, double p, unsigned age_bits, sbloom_plan *out)
         sbloom_layout_fp_geometry((sbloom_layout)layout, &g);
         if (g.r < 8 + age_bits) /* the age must lie in the extra bits */
             continue;
+        /* a plan's lines hold its n keys (n <= s a main line, fp_holds): fewer than n in the
+         * best's lines means more lines than the best */
+        if (best == SBLOOM_OK && out->bytes / 64 * g.s < n)
+            continue;
         if (plan_fingerprint(n, p, (sbloom_layout)layout, age_bits, &candidate) == SBLOOM_OK &&
             (best != SBLOOM_OK || candidate.bytes < out->bytes)) {
             *out = candidate;
