@@ -17,9 +17,9 @@ double sbloom_blocked_fpp(sbloom_layout layout, uint64_t bytes, uint64_t n)
  * The last plans this thread made. A plan is a pure function of (n, p, layout), and the same
  * one is often asked for again and again (a filter made per test, per batch, per stage of the
  * same size; sbloom_plan_for and sbloom_plan_any each ask every layout), while a Bloom layout's
- * search evaluates its Poisson sum some 35 times (0.2-0.3 ms; 10-17 ms under qemu-s390x). A hit
- * returns the very plan computed before, so answers cannot differ. Only successful plans are
- * kept; per thread, so that no lock is taken.
+ * search evaluates its Poisson sum about 32 times (0.16-0.27 ms; 8.5-17 ms under qemu-s390x).
+ * A hit returns the very plan computed before, so answers cannot differ. Only successful plans
+ * are kept; per thread, so that no lock is taken.
  */
 #define RECENT_PLANS 8
 
@@ -33,7 +33,7 @@ typedef struct recent_plan {
 static _Thread_local recent_plan recent[RECENT_PLANS];
 static _Thread_local unsigned recent_next;
 
-/* *out's members but size from a kept plan. */
+/* *out set to a kept plan, all but its size member. */
 static void plan_copy(sbloom_plan *out, const sbloom_plan *kept)
 {
     size_t callers_size = out->size; /* a newer caller's struct may be larger */
