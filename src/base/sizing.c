@@ -33,7 +33,7 @@ typedef struct recent_plan {
 static _Thread_local recent_plan recent[RECENT_PLANS];
 static _Thread_local unsigned recent_next;
 
-/* *out set to a kept plan, all but its size member. */
+/* *out set to a plan made here (kept, or a candidate), all but its size member. */
 static void plan_copy(sbloom_plan *out, const sbloom_plan *kept)
 {
     size_t callers_size = out->size; /* a newer caller's struct may be larger */
@@ -83,9 +83,7 @@ int sbloom_plan_for(uint64_t n, double p, sbloom_plan *out)
         if (rc == SBLOOM_E_INVALID)
             return rc;
         if (rc == SBLOOM_OK && (best != SBLOOM_OK || candidate.bytes < out->bytes)) {
-            size_t callers_size = out->size; /* a newer caller's struct may be larger */
-            *out = candidate;
-            out->size = callers_size;
+            plan_copy(out, &candidate);
             best = SBLOOM_OK;
         }
     }
@@ -109,9 +107,7 @@ static int smaller_of_families(uint64_t n, double p, int best, sbloom_plan *out)
         sbloom_plan candidate = sbloom_plan_init();
         if (sbloom_plan_for_layout(n, p, (sbloom_layout)layout, &candidate) == SBLOOM_OK &&
             (best != SBLOOM_OK || candidate.bytes < out->bytes)) {
-            size_t callers_size = out->size;
-            *out = candidate;
-            out->size = callers_size;
+            plan_copy(out, &candidate);
             best = SBLOOM_OK;
         }
     }
