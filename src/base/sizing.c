@@ -17,7 +17,7 @@ double sbloom_blocked_fpp(sbloom_layout layout, uint64_t bytes, uint64_t n)
  * The last plans this thread made. A plan is a pure function of (n, p, layout), and the same
  * one is often asked for again and again (a filter made per test, per batch, per stage of the
  * same size; sbloom_plan_for and sbloom_plan_any each ask every layout), while a Bloom layout's
- * search evaluates its Poisson sum about 32 times (0.16-0.27 ms; 8.5-17 ms under qemu-s390x).
+ * search evaluates its Poisson sum about 32 times (0.16-0.31 ms; 8.5-17 ms under qemu-s390x).
  * A hit returns the very plan computed before, so answers cannot differ. Only successful plans
  * are kept; per thread, so that no lock is taken.
  */
