@@ -170,6 +170,15 @@ static int fp_plan(uint64_t n, double p, sbloom_layout layout, sbloom_plan *out)
     return plan_fingerprint(n, p, layout, 0, out);
 }
 
+/* Every slot of every line. */
+static uint64_t fp_max_items(sbloom_layout layout, uint64_t nlines, uint64_t payload_bytes)
+{
+    (void)payload_bytes;
+    sbk_fp_geo g;
+    sbloom_layout_fp_geometry(layout, &g);
+    return nlines * g.s;
+}
+
 int sbloom_plan_aged(uint64_t n, double p, unsigned age_bits, sbloom_plan *out)
 {
     int best = SBLOOM_E_TOO_LARGE;
@@ -183,7 +192,7 @@ int sbloom_plan_aged(uint64_t n, double p, unsigned age_bits, sbloom_plan *out)
             continue;
         /* a plan's lines hold its n keys (n <= s a main line, fp_holds): fewer than n in the
          * best's lines means more lines than the best */
-        if (best == SBLOOM_OK && out->bytes / 64 * g.s < n)
+        if (best == SBLOOM_OK && fp_max_items((sbloom_layout)layout, out->bytes / 64, 0) < n)
             continue;
         if (plan_fingerprint(n, p, (sbloom_layout)layout, age_bits, &candidate) == SBLOOM_OK &&
             (best != SBLOOM_OK || candidate.bytes < out->bytes)) {
@@ -253,15 +262,6 @@ static void fp_second_line(sbloom_layout layout, const void *lines, uint64_t nli
     double entries = s.main_entries + s.spare_entries;
     *absent_lookups = s.main_read > 0 ? s.asking / s.main_read : 0;
     *spare_keys = entries > 0 ? s.spare_entries / entries : 0;
-}
-
-/* Every slot of every line. */
-static uint64_t fp_max_items(sbloom_layout layout, uint64_t nlines, uint64_t payload_bytes)
-{
-    (void)payload_bytes;
-    sbk_fp_geo g;
-    sbloom_layout_fp_geometry(layout, &g);
-    return nlines * g.s;
 }
 
 const sbloom_family sbloom_family_fingerprints = {
