@@ -496,8 +496,9 @@ SBK_FP_INLINE __m512i fp_directory_lanes(sbk_u128 d)
  * region (the directory's in lanes 0-1, the line's in the others) move up, 1 bit in lanes 0-1
  * and e in the others: one funnel shift with a count a lane, and one variable shift pair places
  * both new values. The main bytes after its slot move up a byte; the line is stored once. (The
- * directory made as a 128-bit number in general registers and moved over took 1.1-1.3x the
- * time an insert: docs/notes/fingerprints.md, "A put in the vector alone".) */
+ * directory made as a 128-bit number in general registers and moved over took up to 1.3x the
+ * time an insert on an Intel Xeon, about 1.05x when its other core was idle:
+ * docs/notes/fingerprints.md, "A put in the vector alone".) */
 SBK_FP_INLINE void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem)
 {
     unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
