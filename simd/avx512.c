@@ -517,10 +517,11 @@ SBK_FP_INLINE void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem
     sbk_u128 directory = ((sbk_u128)1 << (g.q + g.s)) - 1;
     __m512i region = _mm512_setr_epi64((long long)directory, (long long)(directory >> 64), -1, -1,
                                        -1, -1, -1, -1);
-    __m512i from = _mm512_and_si512(
-        region, _mm512_sllv_epi64(
-                    _mm512_set1_epi64(-1),
-                    _mm512_max_epi64(_mm512_sub_epi64(start, lane_bits), _mm512_setzero_si512())));
+    __m512i up = _mm512_sub_epi64(start, lane_bits); /* start's bit within the lane */
+    /* the region's bits from start up (fp_from, a start a lane) */
+    __m512i from =
+        _mm512_and_si512(region, _mm512_sllv_epi64(_mm512_set1_epi64(-1),
+                                                   _mm512_max_epi64(up, _mm512_setzero_si512())));
     __m512i moving = _mm512_and_si512(v, from);
     __m512i below = _mm512_maskz_permutexvar_epi64(0xFE, _mm512_setr_epi64(0, 0, 1, 2, 3, 4, 5, 6),
                                                    moving); /* lane j: lane j-1's */
@@ -532,9 +533,9 @@ SBK_FP_INLINE void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem
                         _mm512_srlv_epi64(below, _mm512_sub_epi64(_mm512_set1_epi64(64), by)));
 #endif
     /* the values at `start` (fp_place's halves with a start a lane) */
-    __m512i up = _mm512_sub_epi64(start, lane_bits);
-    __m512i placed = _mm512_or_si512(_mm512_sllv_epi64(value, up),
-                                     _mm512_srlv_epi64(value, _mm512_sub_epi64(lane_bits, start)));
+    __m512i placed =
+        _mm512_or_si512(_mm512_sllv_epi64(value, up),
+                        _mm512_srlv_epi64(value, _mm512_sub_epi64(_mm512_setzero_si512(), up)));
     __m512i out = _mm512_ternarylogic_epi64(from, _mm512_or_si512(shifted, placed), v, 0xCA);
     /* main bytes: byte head + end takes the new key's, those above it to the last slot the one
      * below (past the line's keys those are 0s) */
