@@ -416,17 +416,25 @@ SBK_FP_INLINE uint64_t fp_matches(const uint64_t *w, uint8_t byte)
 
 /* The line as one 512-bit number in a ZMM register (lane j: bits 64j .. 64j+63). */
 
-/* v shifted up (toward bit 511) or down by k bits, 1 <= k <= 63, across the lanes. */
-SBK_FP_INLINE __m512i fp_up(__m512i v, unsigned k)
+/* v shifted up (toward bit 511) across the lanes, lane j's bits by k_j (1 .. 63) and taking
+ * the top k_j bits of lane j-1. */
+SBK_FP_INLINE __m512i fp_up_lanes(__m512i v, __m512i k)
 {
     __m512i below = _mm512_maskz_permutexvar_epi64(0xFE, _mm512_setr_epi64(0, 0, 1, 2, 3, 4, 5, 6),
                                                    v); /* lane j: v's lane j-1, lane 0 zero */
 #if SBK_FP_VBMI2
-    /* lane j: the high half of (v_j : below_j) << k, one funnel shift */
-    return _mm512_shldv_epi64(v, below, _mm512_set1_epi64(k));
+    /* lane j: the high half of (v_j : below_j) << k_j, one funnel shift */
+    return _mm512_shldv_epi64(v, below, k);
 #else
-    return _mm512_or_si512(_mm512_slli_epi64(v, k), _mm512_srli_epi64(below, 64 - k));
+    return _mm512_or_si512(_mm512_sllv_epi64(v, k),
+                           _mm512_srlv_epi64(below, _mm512_sub_epi64(_mm512_set1_epi64(64), k)));
 #endif
+}
+
+/* v shifted up (toward bit 511) or down by k bits, 1 <= k <= 63, across the lanes. */
+SBK_FP_INLINE __m512i fp_up(__m512i v, unsigned k)
+{
+    return fp_up_lanes(v, _mm512_set1_epi64(k));
 }
 
 SBK_FP_INLINE __m512i fp_down(__m512i v, unsigned k)
@@ -459,13 +467,18 @@ SBK_FP_INLINE __m512i fp_lane_bits(void)
     return _mm512_setr_epi64(0, 64, 128, 192, 256, 320, 384, 448);
 }
 
-/* Bits a and above (a lane wholly above a: all ones; one wholly below it, or a >= 512: none),
- * by a variable shift per lane, whose counts of 64 and more give 0. */
+/* Bits a_j and above in each lane j (a lane wholly above a_j: all ones; one wholly below it:
+ * none), by a variable shift per lane, whose counts of 64 and more give 0. */
+SBK_FP_INLINE __m512i fp_from_lanes(__m512i a)
+{
+    __m512i count = _mm512_max_epi64(_mm512_sub_epi64(a, fp_lane_bits()), _mm512_setzero_si512());
+    return _mm512_sllv_epi64(_mm512_set1_epi64(-1), count);
+}
+
+/* Bits a and above (none for a >= 512). */
 SBK_FP_INLINE __m512i fp_from(unsigned a)
 {
-    __m512i count = _mm512_max_epi64(_mm512_sub_epi64(_mm512_set1_epi64(a), fp_lane_bits()),
-                                     _mm512_setzero_si512());
-    return _mm512_sllv_epi64(_mm512_set1_epi64(-1), count);
+    return fp_from_lanes(_mm512_set1_epi64(a));
 }
 
 /* Bits [a, b). */
@@ -477,12 +490,16 @@ SBK_FP_INLINE __m512i fp_span(unsigned a, unsigned b)
 /* A value (up to 64 bits) placed at bit `at`: its low part in at's lane, the rest in the next
  * (a negative shift count is a huge one, and gives 0; at a lane's first bit both halves are the
  * whole value, in that lane). */
+SBK_FP_INLINE __m512i fp_place_lanes(__m512i value, __m512i at)
+{
+    __m512i up = _mm512_sub_epi64(at, fp_lane_bits());
+    return _mm512_or_si512(_mm512_sllv_epi64(value, up),
+                           _mm512_srlv_epi64(value, _mm512_sub_epi64(_mm512_setzero_si512(), up)));
+}
+
 SBK_FP_INLINE __m512i fp_place(uint64_t value, unsigned at)
 {
-    __m512i v = _mm512_set1_epi64((long long)value);
-    __m512i up = _mm512_sub_epi64(_mm512_set1_epi64(at), fp_lane_bits());
-    return _mm512_or_si512(_mm512_sllv_epi64(v, up),
-                           _mm512_srlv_epi64(v, _mm512_sub_epi64(_mm512_setzero_si512(), up)));
+    return fp_place_lanes(_mm512_set1_epi64((long long)value), _mm512_set1_epi64(at));
 }
 
 /* The directory's bits as a vector, for a bit select into the line. */
@@ -503,12 +520,8 @@ SBK_FP_INLINE void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem
 {
     unsigned e = sbk_fp_extra_bits(g), head = g.head_bytes, x = sbk_fp_extra_at(g);
     sbk_u128 d = sbk_fp_directory(w, g);
-    unsigned count = sbk_fp_count_of(d, g);
-    unsigned end = sbk_fp_select0(d, q, g.q + g.s <= 64) - q;
-    end = end < count ? end : count; /* (always, but in a damaged line: as sbk_fp_run_end) */
-    unsigned at = q + end;
+    unsigned end = sbk_fp_run_end(d, g, q), at = q + end;
     __m512i v = _mm512_load_si512((const void *)w);
-    __m512i lane_bits = fp_lane_bits();
     /* per lane: the first bit that moves, how far, and the value placed there */
     __m512i start = _mm512_mask_set1_epi64(_mm512_set1_epi64(x + e * end), 0x03, at);
     __m512i by = _mm512_setr_epi64(1, 1, e, e, e, e, e, e);
@@ -517,25 +530,9 @@ SBK_FP_INLINE void fp_put512(uint64_t *w, sbk_fp_geo g, unsigned q, uint32_t rem
     sbk_u128 directory = ((sbk_u128)1 << (g.q + g.s)) - 1;
     __m512i region = _mm512_setr_epi64((long long)directory, (long long)(directory >> 64), -1, -1,
                                        -1, -1, -1, -1);
-    __m512i up = _mm512_sub_epi64(start, lane_bits); /* start's bit within the lane */
-    /* the region's bits from start up (fp_from, a start a lane) */
-    __m512i from =
-        _mm512_and_si512(region, _mm512_sllv_epi64(_mm512_set1_epi64(-1),
-                                                   _mm512_max_epi64(up, _mm512_setzero_si512())));
-    __m512i moving = _mm512_and_si512(v, from);
-    __m512i below = _mm512_maskz_permutexvar_epi64(0xFE, _mm512_setr_epi64(0, 0, 1, 2, 3, 4, 5, 6),
-                                                   moving); /* lane j: lane j-1's */
-#if SBK_FP_VBMI2
-    __m512i shifted = _mm512_shldv_epi64(moving, below, by);
-#else
-    __m512i shifted =
-        _mm512_or_si512(_mm512_sllv_epi64(moving, by),
-                        _mm512_srlv_epi64(below, _mm512_sub_epi64(_mm512_set1_epi64(64), by)));
-#endif
-    /* the values at `start` (fp_place's halves with a start a lane) */
-    __m512i placed =
-        _mm512_or_si512(_mm512_sllv_epi64(value, up),
-                        _mm512_srlv_epi64(value, _mm512_sub_epi64(_mm512_setzero_si512(), up)));
+    __m512i from = _mm512_and_si512(region, fp_from_lanes(start));
+    __m512i shifted = fp_up_lanes(_mm512_and_si512(v, from), by);
+    __m512i placed = fp_place_lanes(value, start);
     __m512i out = _mm512_ternarylogic_epi64(from, _mm512_or_si512(shifted, placed), v, 0xCA);
     /* main bytes: byte head + end takes the new key's, those above it to the last slot the one
      * below (past the line's keys those are 0s) */
