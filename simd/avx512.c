@@ -613,6 +613,88 @@ SBK_FP_INLINE void fp_compact512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
     _mm512_store_si512((void *)w, out);
 }
 
+#if SBK_FP_VBMI2
+/* fp_squeeze512's unpacking: a slot's extras in a unit of `width` bytes (1 for e <= 6, 2 for
+ * e <= 14), 8 / width slots a 64-bit lane (7 + 8e / width <= 64 bits). Lane `lane` gets the 8
+ * line bytes from the one holding its first slot's extras (one byte permute), and unit j the
+ * 8 x width bits from slot j's first (one multishift). */
+SBK_FP_INLINE long long fp_unpack_index(unsigned x, unsigned e, unsigned width, unsigned lane)
+{
+    uint64_t base = (x + 8 / width * e * lane) / 8; /* (vpermb reads its low 6 bits) */
+    return (long long)(UINT64_C(0x0101010101010101) * base + UINT64_C(0x0706050403020100));
+}
+
+SBK_FP_INLINE long long fp_unpack_shift(unsigned x, unsigned e, unsigned width, unsigned lane)
+{
+    unsigned first = (x + 8 / width * e * lane) % 8;
+    uint64_t shift = 0;
+    for (unsigned j = 0; j < 8 / width; j++)
+        for (unsigned byte = 0; byte < width; byte++)
+            shift |= (uint64_t)((first + e * j + 8 * byte) & 63) << (8 * (width * j + byte));
+    return (long long)shift;
+}
+
+#define FP_UNPACK_LANES(F, X, E, WIDTH)                                                            \
+    _mm512_setr_epi64(F(X, E, WIDTH, 0), F(X, E, WIDTH, 1), F(X, E, WIDTH, 2), F(X, E, WIDTH, 3),  \
+                      F(X, E, WIDTH, 4), F(X, E, WIDTH, 5), F(X, E, WIDTH, 6), F(X, E, WIDTH, 7))
+
+/* Every slot's extras (e <= 6: a byte each, 64 slots at most; e <= 14: a 16-bit word each, 32 at
+ * most) but those not in `kept`, in order from unit 0, and packed back: e bits a slot from bit 0,
+ * 0s after them. Packing: pairs of units into 2e bits of the next wider unit by one multiply-add
+ * (bytes into words, words into 32-bit lanes) until a 64-bit lane holds 8e (bytes) or 4e bits
+ * (words: two lanes then joined into the low e bytes of their 128-bit lane); then one byte
+ * compress gathers the e bytes of every 64- or 128-bit lane. */
+SBK_FP_INLINE __m512i fp_extras_kept512(__m512i v, unsigned x, unsigned e, uint64_t kept)
+{
+    if (e <= 6) {
+        __m512i bytes = _mm512_multishift_epi64_epi8(
+            FP_UNPACK_LANES(fp_unpack_shift, x, e, 1),
+            _mm512_permutexvar_epi8(FP_UNPACK_LANES(fp_unpack_index, x, e, 1), v));
+        bytes = _mm512_and_si512(bytes, _mm512_set1_epi8((char)((1u << e) - 1)));
+        bytes = _mm512_maskz_compress_epi8(kept, bytes);
+        __m512i words = _mm512_maddubs_epi16(bytes, _mm512_set1_epi16((short)(1u | 1u << e << 8)));
+        __m512i pairs = _mm512_madd_epi16(words, _mm512_set1_epi32((int)(1u | 1u << 2 * e << 16)));
+        __m512i eights = _mm512_ternarylogic_epi64(_mm512_set1_epi64((1ll << 4 * e) - 1), pairs,
+                                                   _mm512_srli_epi64(pairs, 32 - 4 * e), 0xCA);
+        return _mm512_maskz_compress_epi8(
+            (__mmask64)(UINT64_C(0x0101010101010101) * ((1u << e) - 1)), eights);
+    }
+    __m512i words = _mm512_multishift_epi64_epi8(
+        FP_UNPACK_LANES(fp_unpack_shift, x, e, 2),
+        _mm512_permutexvar_epi8(FP_UNPACK_LANES(fp_unpack_index, x, e, 2), v));
+    words = _mm512_and_si512(words, _mm512_set1_epi16((short)((1u << e) - 1)));
+    words = _mm512_maskz_compress_epi16((__mmask32)kept, words);
+    __m512i pairs = _mm512_madd_epi16(words, _mm512_set1_epi32((int)(1u | (1u << e) << 16)));
+    __m512i quads = _mm512_ternarylogic_epi64(_mm512_set1_epi64((1ll << 2 * e) - 1), pairs,
+                                              _mm512_srli_epi64(pairs, 32 - 2 * e), 0xCA);
+    /* 128-bit lane: the even 64-bit lane's 4e bits, then the odd one's: 8e bits, e bytes */
+    __m512i low = _mm512_or_si512(quads, _mm512_bsrli_epi128(_mm512_slli_epi64(quads, 4 * e), 8));
+    __m512i eights = _mm512_mask_mov_epi64(low, 0xAA, _mm512_srli_epi64(quads, 64 - 4 * e));
+    return _mm512_maskz_compress_epi8((__mmask64)(UINT64_C(0x0001000100010001) * ((1u << e) - 1)),
+                                      eights);
+}
+
+/* sbk_fp_compact with VBMI2 for lines whose extras unpack into one register (e <= 6, or e <= 14
+ * with at most 32 slots: every geometry but fp512-r27 and -r29), in a few instructions whatever
+ * goes: the directory squeezed as there; the head and the kept main bytes by one byte compress;
+ * the kept extras (fp_extras_kept512) placed from the extras' first byte by one byte expand. */
+SBK_FP_INLINE void fp_squeeze512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
+{
+    const unsigned e = sbk_fp_extra_bits(g), m = sbk_fp_main_at(g), x = sbk_fp_extra_at(g);
+    sbk_u128 d = sbk_fp_directory(w, g);
+    uint64_t kept_slots = ((UINT64_C(1) << sbk_fp_count_of(d, g)) - 1) & ~slots;
+    d = sbk_fp_directory_without(d, slots);
+    __m512i v = _mm512_load_si512((const void *)w);
+    __m512i extras = fp_extras_kept512(v, x, e, kept_slots);
+    __m512i dir_bits = fp_directory_lanes((((sbk_u128)1 << (g.q + g.s)) - 1));
+    __m512i out = _mm512_ternarylogic_epi64(dir_bits, fp_directory_lanes(d), v, 0xCA);
+    __mmask64 kept = ((UINT64_C(1) << m / 8) - 1) | (kept_slots << m / 8);
+    out = _mm512_maskz_compress_epi8(kept, out);
+    out = _mm512_mask_expand_epi8(out, ~((UINT64_C(1) << x / 8) - 1), extras);
+    _mm512_store_si512((void *)w, out);
+}
+#endif
+
 /* The slots in `slots` taken out (a rotation's): where a line loses many (`many`), in one
  * register (fp_compact512); else fp_drop512's moves for each, the highest first, in one
  * register, with the directory squeezed once (sbk_fp_directory_without) and the line loaded and
@@ -623,6 +705,12 @@ SBK_FP_INLINE void fp_compact512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
  * 75,000 lines), so it replaced sbk_fp_compact where many go and no more: docs/notes/window.md. */
 SBK_FP_INLINE void fp_drop_slots512(uint64_t *w, sbk_fp_geo g, uint64_t slots, int many)
 {
+#if SBK_FP_VBMI2
+    if (sbk_fp_extra_bits(g) <= 6 || (sbk_fp_extra_bits(g) <= 14 && g.s <= 32)) {
+        fp_squeeze512(w, g, slots);
+        return;
+    }
+#endif
     if (SBK_FP_COMPACTS && many) {
         fp_compact512(w, g, slots);
         return;
