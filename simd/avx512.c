@@ -638,20 +638,31 @@ SBK_FP_INLINE long long fp_unpack_shift(unsigned x, unsigned e, unsigned width, 
     _mm512_setr_epi64(F(X, E, WIDTH, 0), F(X, E, WIDTH, 1), F(X, E, WIDTH, 2), F(X, E, WIDTH, 3),  \
                       F(X, E, WIDTH, 4), F(X, E, WIDTH, 5), F(X, E, WIDTH, 6), F(X, E, WIDTH, 7))
 
-/* Every slot's extras (e <= 6: a byte each, 64 slots at most; e <= 14: a 16-bit word each, 32 at
- * most) but those not in `kept`, in order from unit 0, and packed back: e bits a slot from bit 0,
- * 0s after them. Packing: pairs of units into 2e bits of the next wider unit by one multiply-add
- * (bytes into words, words into 32-bit lanes) until a 64-bit lane holds 8e (bytes) or 4e bits
- * (words: two lanes then joined into the low e bytes of their 128-bit lane); then one byte
- * compress gathers the e bytes of every 64- or 128-bit lane. */
-SBK_FP_INLINE __m512i fp_extras_kept512(__m512i v, unsigned x, unsigned e, uint64_t kept)
+/* The geometries whose extras unpack into one register: e <= 6 (a byte a slot, 64 slots at most),
+ * or e <= 14 with at most 32 slots (a 16-bit word a slot): all but fp512-r27 and -r29. */
+#define FP_UNPACKS(G) (sbk_fp_extra_bits(G) <= 6 || (sbk_fp_extra_bits(G) <= 14 && (G).s <= 32))
+
+/* Every slot's extras in a unit of its own (byte i for e <= 6, else 16-bit word i: slot i's e
+ * bits), by one byte permute and one multishift. */
+SBK_FP_INLINE __m512i fp_unpack512(__m512i v, unsigned x, unsigned e)
+{
+    const unsigned width = e <= 6 ? 1 : 2;
+    __m512i units = _mm512_multishift_epi64_epi8(
+        FP_UNPACK_LANES(fp_unpack_shift, x, e, width),
+        _mm512_permutexvar_epi8(FP_UNPACK_LANES(fp_unpack_index, x, e, width), v));
+    return width == 1 ? _mm512_and_si512(units, _mm512_set1_epi8((char)((1u << e) - 1)))
+                      : _mm512_and_si512(units, _mm512_set1_epi16((short)((1u << e) - 1)));
+}
+
+/* The units (fp_unpack512's) in `kept`, in order, packed back: e bits a slot from bit 0, 0s after
+ * them. Pairs of units go into 2e bits of the next wider unit by one multiply-add (bytes into
+ * words, words into 32-bit lanes) until a 64-bit lane holds 8e (bytes) or 4e bits (words: two
+ * lanes then joined into the low e bytes of their 128-bit lane); then one byte compress gathers
+ * the e bytes of every 64- or 128-bit lane. */
+SBK_FP_INLINE __m512i fp_pack_kept512(__m512i units, unsigned e, uint64_t kept)
 {
     if (e <= 6) {
-        __m512i bytes = _mm512_multishift_epi64_epi8(
-            FP_UNPACK_LANES(fp_unpack_shift, x, e, 1),
-            _mm512_permutexvar_epi8(FP_UNPACK_LANES(fp_unpack_index, x, e, 1), v));
-        bytes = _mm512_and_si512(bytes, _mm512_set1_epi8((char)((1u << e) - 1)));
-        bytes = _mm512_maskz_compress_epi8(kept, bytes);
+        __m512i bytes = _mm512_maskz_compress_epi8(kept, units);
         __m512i words = _mm512_maddubs_epi16(bytes, _mm512_set1_epi16((short)(1u | 1u << e << 8)));
         __m512i pairs = _mm512_madd_epi16(words, _mm512_set1_epi32((int)(1u | 1u << 2 * e << 16)));
         __m512i eights = _mm512_ternarylogic_epi64(_mm512_set1_epi64((1ll << 4 * e) - 1), pairs,
@@ -659,11 +670,7 @@ SBK_FP_INLINE __m512i fp_extras_kept512(__m512i v, unsigned x, unsigned e, uint6
         return _mm512_maskz_compress_epi8(
             (__mmask64)(UINT64_C(0x0101010101010101) * ((1u << e) - 1)), eights);
     }
-    __m512i words = _mm512_multishift_epi64_epi8(
-        FP_UNPACK_LANES(fp_unpack_shift, x, e, 2),
-        _mm512_permutexvar_epi8(FP_UNPACK_LANES(fp_unpack_index, x, e, 2), v));
-    words = _mm512_and_si512(words, _mm512_set1_epi16((short)((1u << e) - 1)));
-    words = _mm512_maskz_compress_epi16((__mmask32)kept, words);
+    __m512i words = _mm512_maskz_compress_epi16((__mmask32)kept, units);
     __m512i pairs = _mm512_madd_epi16(words, _mm512_set1_epi32((int)(1u | (1u << e) << 16)));
     __m512i quads = _mm512_ternarylogic_epi64(_mm512_set1_epi64((1ll << 2 * e) - 1), pairs,
                                               _mm512_srli_epi64(pairs, 32 - 2 * e), 0xCA);
@@ -674,10 +681,10 @@ SBK_FP_INLINE __m512i fp_extras_kept512(__m512i v, unsigned x, unsigned e, uint6
                                       eights);
 }
 
-/* sbk_fp_compact with VBMI2 for lines whose extras unpack into one register (e <= 6, or e <= 14
- * with at most 32 slots: every geometry but fp512-r27 and -r29), in a few instructions whatever
+/* sbk_fp_compact with VBMI2 for the geometries of FP_UNPACKS, in a few instructions whatever
  * goes: the directory squeezed as there; the head and the kept main bytes by one byte compress;
- * the kept extras (fp_extras_kept512) placed from the extras' first byte by one byte expand. */
+ * the kept extras (fp_unpack512, fp_pack_kept512) placed from the extras' first byte by one byte
+ * expand. */
 SBK_FP_INLINE void fp_squeeze512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
 {
     const unsigned e = sbk_fp_extra_bits(g), m = sbk_fp_main_at(g), x = sbk_fp_extra_at(g);
@@ -685,7 +692,7 @@ SBK_FP_INLINE void fp_squeeze512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
     uint64_t kept_slots = ((UINT64_C(1) << sbk_fp_count_of(d, g)) - 1) & ~slots;
     d = sbk_fp_directory_without(d, slots);
     __m512i v = _mm512_load_si512((const void *)w);
-    __m512i extras = fp_extras_kept512(v, x, e, kept_slots);
+    __m512i extras = fp_pack_kept512(fp_unpack512(v, x, e), e, kept_slots);
     __m512i dir_bits = fp_directory_lanes((((sbk_u128)1 << (g.q + g.s)) - 1));
     __m512i out = _mm512_ternarylogic_epi64(dir_bits, fp_directory_lanes(d), v, 0xCA);
     __mmask64 kept = ((UINT64_C(1) << m / 8) - 1) | (kept_slots << m / 8);
@@ -695,7 +702,8 @@ SBK_FP_INLINE void fp_squeeze512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
 }
 #endif
 
-/* The slots in `slots` taken out (a rotation's): where a line loses many (`many`), in one
+/* The slots in `slots` taken out (a rotation's): with VBMI2 at once (fp_squeeze512) where the
+ * geometry's extras unpack; else where a line loses many (`many`), in one
  * register (fp_compact512); else fp_drop512's moves for each, the highest first, in one
  * register, with the directory squeezed once (sbk_fp_directory_without) and the line loaded and
  * stored once. On the AMD Zen 4 VM, 20,000-75,000 lines at 80% (a throwaway program over this
@@ -706,7 +714,7 @@ SBK_FP_INLINE void fp_squeeze512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
 SBK_FP_INLINE void fp_drop_slots512(uint64_t *w, sbk_fp_geo g, uint64_t slots, int many)
 {
 #if SBK_FP_VBMI2
-    if (sbk_fp_extra_bits(g) <= 6 || (sbk_fp_extra_bits(g) <= 14 && g.s <= 32)) {
+    if (FP_UNPACKS(g)) {
         fp_squeeze512(w, g, slots);
         return;
     }
