@@ -614,29 +614,32 @@ SBK_FP_INLINE void fp_compact512(uint64_t *w, sbk_fp_geo g, uint64_t slots)
 }
 
 #if SBK_FP_VBMI2
-/* fp_squeeze512's unpacking: a slot's extras in a unit of `width` bytes (1 for e <= 6, 2 for
- * e <= 14), 8 / width slots a 64-bit lane (7 + 8e / width <= 64 bits). Lane `lane` gets the 8
- * line bytes from the one holding its first slot's extras (one byte permute), and unit j the
- * 8 x width bits from slot j's first (one multishift). */
-SBK_FP_INLINE long long fp_unpack_index(unsigned x, unsigned e, unsigned width, unsigned lane)
+/* Slots' extras unpacked into units of `width` bytes, `per` slots a 64-bit lane (the extras start
+ * at bit x, e bits a slot; 7 + per x e <= 64, with the unit's own bits): lane `lane` gets the 8
+ * line bytes from the one holding its first slot's extras (one byte permute by the index), and
+ * unit j the 8 x width bits from slot j's first (one multishift by the shift). fp_unpack512 and
+ * a rotation's scan (fp_age_scan512) build their controls with these. */
+SBK_FP_INLINE long long fp_unpack_index(unsigned x, unsigned e, unsigned per, unsigned lane)
 {
-    uint64_t base = (x + 8 / width * e * lane) / 8; /* (vpermb reads its low 6 bits) */
+    uint64_t base = (x + per * e * lane) / 8; /* (vpermb reads its low 6 bits) */
     return (long long)(UINT64_C(0x0101010101010101) * base + UINT64_C(0x0706050403020100));
 }
 
-SBK_FP_INLINE long long fp_unpack_shift(unsigned x, unsigned e, unsigned width, unsigned lane)
+SBK_FP_INLINE long long fp_unpack_shift(unsigned x, unsigned e, unsigned per, unsigned width,
+                                        unsigned lane)
 {
-    unsigned first = (x + 8 / width * e * lane) % 8;
+    unsigned first = (x + per * e * lane) % 8;
     uint64_t shift = 0;
-    for (unsigned j = 0; j < 8 / width; j++)
+    for (unsigned j = 0; j < per; j++)
         for (unsigned byte = 0; byte < width; byte++)
             shift |= (uint64_t)((first + e * j + 8 * byte) & 63) << (8 * (width * j + byte));
     return (long long)shift;
 }
 
-#define FP_UNPACK_LANES(F, X, E, WIDTH)                                                            \
-    _mm512_setr_epi64(F(X, E, WIDTH, 0), F(X, E, WIDTH, 1), F(X, E, WIDTH, 2), F(X, E, WIDTH, 3),  \
-                      F(X, E, WIDTH, 4), F(X, E, WIDTH, 5), F(X, E, WIDTH, 6), F(X, E, WIDTH, 7))
+/* F(..., lane) for the 8 lanes of a ZMM register */
+#define FP_LANES(F, ...)                                                                           \
+    _mm512_setr_epi64(F(__VA_ARGS__, 0), F(__VA_ARGS__, 1), F(__VA_ARGS__, 2), F(__VA_ARGS__, 3),  \
+                      F(__VA_ARGS__, 4), F(__VA_ARGS__, 5), F(__VA_ARGS__, 6), F(__VA_ARGS__, 7))
 
 /* The geometries whose extras unpack into one register: e <= 6 (a byte a slot, 64 slots at most),
  * or e <= 14 with at most 32 slots (a 16-bit word a slot): all but fp512-r27 and -r29. */
@@ -648,8 +651,8 @@ SBK_FP_INLINE __m512i fp_unpack512(__m512i v, unsigned x, unsigned e)
 {
     const unsigned width = e <= 6 ? 1 : 2;
     __m512i units = _mm512_multishift_epi64_epi8(
-        FP_UNPACK_LANES(fp_unpack_shift, x, e, width),
-        _mm512_permutexvar_epi8(FP_UNPACK_LANES(fp_unpack_index, x, e, width), v));
+        FP_LANES(fp_unpack_shift, x, e, 8 / width, width),
+        _mm512_permutexvar_epi8(FP_LANES(fp_unpack_index, x, e, 8 / width), v));
     return width == 1 ? _mm512_and_si512(units, _mm512_set1_epi8((char)((1u << e) - 1)))
                       : _mm512_and_si512(units, _mm512_set1_epi16((short)((1u << e) - 1)));
 }
@@ -772,16 +775,9 @@ SBK_FP_INLINE void fp_age_scan512_init(fp_age_scan512 *scan, sbk_fp_geo g, unsig
     unsigned e = sbk_fp_extra_bits(g), x = sbk_fp_extra_at(g), k = 8;
     while (k > 1 && (k - 1) * e + 7 + a > 64)
         k--;
-    uint8_t index[64] = {0}, shift[64] = {0};
-    for (unsigned lane = 0; lane < 8; lane++) {
-        unsigned first = k * lane, base = first < g.s ? (x + e * first) / 8 : 0;
-        for (unsigned t = 0; t < 8; t++)
-            index[8 * lane + t] = (uint8_t)((base + t) & 63);
-        for (unsigned j = 0; j < k && first + j < g.s; j++)
-            shift[8 * lane + j] = (uint8_t)(x + e * (first + j) - 8 * base);
-    }
-    scan->index = _mm512_loadu_si512((const void *)index);
-    scan->shift = _mm512_loadu_si512((const void *)shift);
+    /* (lanes past the line's slots read bytes that fp_slots_of_age512's count mask drops) */
+    scan->index = FP_LANES(fp_unpack_index, x, e, k);
+    scan->shift = FP_LANES(fp_unpack_shift, x, e, k, 1);
     scan->age = _mm512_set1_epi8((char)age);
     scan->bits = _mm512_set1_epi8((char)((1u << a) - 1));
     scan->lanes = UINT64_C(0x0101010101010101) * ((1u << k) - 1);
