@@ -19,7 +19,9 @@
  *   - with --repeat F, the windowed filter's test-and-add again, in its steady state, of N keys
  *     of which a share F repeat one of the stream's last N / G keys (still in the window: a
  *     crawl's stream is mostly repeats) and the rest are fresh; its ratio to the fresh keys'.
- * It prints ns a key, the windowed / plain ratios, the rotation and the memory ratio. Pre-hashed
+ * It prints ns a key, the windowed / plain ratios, the rotation and the memory ratio, and for
+ * fingerprint filters the shares of absent lookups and of keys on a second line
+ * (sbloom_second_line_shares: the plain filter full, the window at a period's end). Pre-hashed
  * 64-bit keys, batches of 4,096 (what the CLI's dedup hands the library).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -92,7 +94,8 @@ static void usage(FILE *to)
         "concurrent mode;\n  --any-family: both with SBLOOM_OPTS_ANY_FAMILY (the fingerprint "
         "window);\n  --repeat F: also the window's test-and-add of a stream whose share F repeats "
         "keys\n  of its last N / G ('w.rep', and its ratio to 'w.add');\n"
-        "  'rotate ms': one sbloom_advance by a period, alone\n");
+        "  'rotate ms': one sbloom_advance by a period, alone; 'second line': fingerprint\n"
+        "  filters' shares of absent lookups and keys that read a spare line\n");
 }
 
 static int run_size(uint64_t n, uint32_t periods, int reps, double p)
@@ -121,6 +124,7 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
     }
     fill_keys(absent, n, 0xAB5E47 + n);
     double best[2][2] = {{1e30, 1e30}, {1e30, 1e30}}, rotation = 1e30, repeats = 1e30;
+    double second[2][2] = {{0, 0}, {0, 0}}; /* [plain, window][absent lookups, spare keys] */
     uint64_t clock = 0;
     for (int rep = 0; rep < reps; rep++) {
         /* the windowed filter's steady state: one window of other keys behind it */
@@ -131,6 +135,7 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
         double t = add_keys(window, fresh, n, results, kept.periods, clock, kept.period);
         clock += kept.periods;
         best[1][0] = t < best[1][0] ? t : best[1][0];
+        sbloom_second_line_shares(window, &second[1][0], &second[1][1]);
         t = look_up(window, absent, n, results);
         best[1][1] = t < best[1][1] ? t : best[1][1];
         for (uint32_t q = 0; q < kept.periods; q++, clock++) {
@@ -150,6 +155,7 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
         sbloom_clear(plain);
         t = add_keys(plain, fresh, n, results, 1, 0, 1);
         best[0][0] = t < best[0][0] ? t : best[0][0];
+        sbloom_second_line_shares(plain, &second[0][0], &second[0][1]);
         t = look_up(plain, absent, n, results);
         best[0][1] = t < best[0][1] ? t : best[0][1];
     }
@@ -161,6 +167,10 @@ static int run_size(uint64_t n, uint32_t periods, int reps, double p)
     if (repeat_share > 0)
         printf("%11s  w.rep %6.2f ns a key with %.0f%% repeats: %5.2fx w.add\n", "", repeats * ns,
                100 * repeat_share, repeats / best[1][0]);
+    if (second[0][1] > 0 || second[1][1] > 0)
+        printf("%11s  second line: absent lookups %.1f%%, keys %.1f%% (plain, full); "
+               "%.1f%%, %.1f%% (window, a period's end)\n",
+               "", 100 * second[0][0], 100 * second[0][1], 100 * second[1][0], 100 * second[1][1]);
     fflush(stdout);
     sbloom_free(plain);
     sbloom_free(window);

@@ -877,7 +877,10 @@ SBLOOM_API int sbloom_estimate(const sbloom_t *filter, sbloom_stats *out);
  * every line, O(bytes)): *absent_lookups, the share of lookups of absent keys that reach a spare
  * line (their quotient at or above their line's mark); *spare_keys, the share of its keys held in
  * spare lines (each such key's insert wrote two lines, and its lookups read two). Both 0 for a
- * filter of one line a key (the Bloom layouts). SBLOOM_E_NULL for a NULL argument. */
+ * filter of one line a key (the Bloom layouts). A filter of fingerprint stages (or a window of
+ * them, SBLOOM_OPTS_ANY_FAMILY) answers over all of them: the share of absent keys whose lookup
+ * reads a spare line in any stage (each stage's taken as independent), and of all its keys.
+ * SBLOOM_E_NULL for a NULL argument. */
 SBLOOM_API int sbloom_second_line_shares(const sbloom_t *filter, double *absent_lookups,
                                          double *spare_keys);
 

@@ -286,6 +286,20 @@ static void grows_fingerprint_stages(void)
            (unsigned long long)sbloom_bytes(f), sbloom_stages(f),
            (unsigned long long)sbloom_bytes(bloom));
     CHECK(sbloom_bytes(f) < 0.8 * (double)sbloom_bytes(bloom));
+    /* a second line over the stages: an absent key's lookup reads one where it does in any stage,
+     * the spare keys those of every stage */
+    double absent = 0, spare = 0, reaches_none = 1, spare_keys = 0;
+    for (uint32_t i = 0; i < sbloom_stages(f); i++) {
+        double a = 0, s = 0;
+        CHECK(sbloom_second_line_shares(sbloom_stage(f, i), &a, &s) == SBLOOM_OK);
+        reaches_none *= 1 - a;
+        spare_keys += s * (double)sbloom_items(sbloom_stage(f, i));
+    }
+    CHECK(sbloom_second_line_shares(f, &absent, &spare) == SBLOOM_OK);
+    printf("second line over the stages: %.4f of absent lookups, %.4f of the keys\n", absent,
+           spare);
+    CHECK(spare > 0 && fabs(spare - spare_keys / (double)sbloom_items(f)) < 1e-12);
+    CHECK(absent > 0 && fabs(absent - (1 - reaches_none)) < 1e-12);
     uint64_t *probes = random_keys(12, PROBES);
     CHECK(sbloom_contains_hashes(f, probes, PROBES, NULL) <= 10); /* expected at most 2 */
     sbloom_stats stats = sbloom_stats_init();

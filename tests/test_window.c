@@ -659,6 +659,50 @@ static void steady_stream_keeps_its_rate(double p)
     sbloom_free(f);
 }
 
+/* sbloom_second_line_shares of the ages form: none before a key; in its steady state (a window of
+ * keys held, each period's added as the oldest period's go) some of its keys in the spare lines
+ * and some absent lookups reading them, under the plain filter's design bound past its plan (the
+ * window's lines are as full as a plain filter's at its plan at a period's end: 5% at 1M keys,
+ * simdbloom-bench-window); once every key is forgotten, none again: the spare lines emptied and
+ * every line's mark back. A ring of Bloom generations reads one line a key: none. */
+static void second_line_of_a_window(double p)
+{
+    enum { N = 30000 };
+    sbloom_t *f = NULL, *bloom = NULL;
+    CHECK(make_window(&f, N, p, 3, 60, 0) == SBLOOM_OK);
+    CHECK(sbloom_create_windowed(&bloom, N, p, 3, 60, 0) == SBLOOM_OK);
+    sbloom_window w = sbloom_window_init();
+    if (!f || !bloom || sbloom_get_window(f, &w) != SBLOOM_OK)
+        return;
+    double absent = -1, spare = -1;
+    CHECK(sbloom_second_line_shares(f, &absent, &spare) == SBLOOM_OK && absent == 0 && spare == 0);
+    static uint64_t keys[N];
+    uint64_t seed = 17, t = 0;
+    double most_absent = 0, most_spare = 0;
+    for (uint32_t q = 0; q < 4 * w.periods; q++, t += w.period) {
+        CHECK(sbloom_advance(f, t) == SBLOOM_OK && sbloom_advance(bloom, t) == SBLOOM_OK);
+        for (size_t i = 0; i < N / w.periods; i++)
+            keys[i] = test_rand(&seed);
+        CHECK(sbloom_add_hashes(f, keys, N / w.periods) >= 0);
+        CHECK(sbloom_add_hashes(bloom, keys, N / w.periods) >= 0);
+        CHECK(sbloom_second_line_shares(f, &absent, &spare) == SBLOOM_OK);
+        most_absent = absent > most_absent ? absent : most_absent;
+        most_spare = spare > most_spare ? spare : most_spare;
+    }
+    printf("window of ages at %g, %d keys: second line at a period's end: %.4f of absent lookups, "
+           "%.4f of the keys (the most over %u periods: %.4f, %.4f)\n",
+           p, N, absent, spare, 4 * w.periods, most_absent, most_spare);
+    CHECK(absent > 0 && spare > 0 && most_absent < 0.1 && most_spare < 0.1);
+    double held = spare * (double)sbloom_items(f); /* a whole count of the keys held */
+    CHECK(fabs(held - round(held)) < 1e-6 * (double)N);
+    CHECK(sbloom_second_line_shares(bloom, &absent, &spare) == SBLOOM_OK && absent == 0 &&
+          spare == 0);
+    CHECK(sbloom_advance(f, t + w.periods * w.period) == SBLOOM_OK && sbloom_items(f) == 0);
+    CHECK(sbloom_second_line_shares(f, &absent, &spare) == SBLOOM_OK && absent == 0 && spare == 0);
+    sbloom_free(f);
+    sbloom_free(bloom);
+}
+
 /* The ages form (SBLOOM_OPTS_ANY_FAMILY, where it is smaller than a ring of generations): less
  * memory than sbloom_create_windowed's for the same window, the window kept in finer periods
  * where the period divides; its file saved, loaded, cloned and mapped, answering as the filter
@@ -801,6 +845,8 @@ int main(void)
     rate_over_a_window(3, 1e-6);
     fingerprint_window(0.01);
     fingerprint_window(1e-6);
+    second_line_of_a_window(1e-6);
+    second_line_of_a_window(1e-4);
     steady_stream_keeps_its_rate(1e-4);
     any_family = 0;
     window_and_file(3, 0.01, 1);  /* slots pay at 1% */

@@ -113,7 +113,9 @@ int sbloom_second_line_shares(const sbloom_t *filter, double *absent_lookups, do
     if (!filter || !absent_lookups || !spare_keys)
         return SBLOOM_E_NULL;
     *absent_lookups = *spare_keys = 0;
-    if (filter->mode->has_core) /* (the fingerprint layouts are plain filters only) */
+    if (filter->mode->second_line)
+        filter->mode->second_line(filter, absent_lookups, spare_keys);
+    else if (filter->mode->has_core)
         sbloom_core_second_line(&filter->core, absent_lookups, spare_keys);
     return SBLOOM_OK;
 }

@@ -73,6 +73,21 @@ void sbloom_core_stats(const sbloom_core *c, int sampled, sbloom_stats *out);
 /* A fingerprint core's share of absent-key lookups that read a spare line and of its entries held
  * in spare lines (both 0 for the other layouts). */
 void sbloom_core_second_line(const sbloom_core *c, double *absent_lookups, double *spare_keys);
+/* The same over the cores of a composite filter (a scalable filter's stages, a window's rings),
+ * added one by one with the keys each holds: an absent key's lookup reads a spare line where it
+ * does in any core (each core's share taken as independent), and the spare keys' share is the
+ * cores' shares weighted by their keys. */
+typedef struct sbloom_second_line_sum {
+    double reaches_none; /* the product of (1 - each core's absent-lookup share): 1 for none */
+    double spare_keys, keys;
+} sbloom_second_line_sum;
+static inline sbloom_second_line_sum sbloom_second_line_none(void)
+{
+    return (sbloom_second_line_sum){.reaches_none = 1};
+}
+void sbloom_second_line_add(sbloom_second_line_sum *sum, const sbloom_core *c, uint64_t keys);
+void sbloom_second_line_shares_of(const sbloom_second_line_sum *sum, double *absent_lookups,
+                                  double *spare_keys);
 /* The item count those statistics give (0 when the filter is full). */
 uint64_t sbloom_core_estimated_items(const sbloom_core *c);
 

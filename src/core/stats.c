@@ -12,6 +12,22 @@ void sbloom_core_second_line(const sbloom_core *c, double *absent_lookups, doubl
         family->second_line(c->layout, c->blocks, c->nblocks, absent_lookups, spare_keys);
 }
 
+void sbloom_second_line_add(sbloom_second_line_sum *sum, const sbloom_core *c, uint64_t keys)
+{
+    double absent, spare;
+    sbloom_core_second_line(c, &absent, &spare);
+    sum->reaches_none *= 1 - absent;
+    sum->spare_keys += spare * (double)keys;
+    sum->keys += (double)keys;
+}
+
+void sbloom_second_line_shares_of(const sbloom_second_line_sum *sum, double *absent_lookups,
+                                  double *spare_keys)
+{
+    *absent_lookups = 1 - sum->reaches_none;
+    *spare_keys = sum->keys > 0 ? sum->spare_keys / sum->keys : 0;
+}
+
 /* Blocks the estimate reads at most: 4096 x 64 bytes = 256 KiB, a few microseconds. */
 #define ESTIMATE_BLOCKS 4096
 

@@ -415,6 +415,19 @@ static const sbloom_part *windowed_core_at(const sbloom_t *f, uint32_t i)
     return view;
 }
 
+/* The ages form's rings (their lines but the spill lines); none in the ring of Bloom
+ * generations, whose keys each read one line. */
+static void windowed_second_line(const sbloom_t *f, double *absent_lookups, double *spare_keys)
+{
+    sbloom_second_line_sum sum = sbloom_second_line_none();
+    for (const windowed *r = state_of(f); r; r = r->older)
+        if (ages_form(r)) {
+            sbloom_core entries = sbloom_ring_entries(r);
+            sbloom_second_line_add(&sum, &entries, sbloom_ring_items(r));
+        }
+    sbloom_second_line_shares_of(&sum, absent_lookups, spare_keys);
+}
+
 static uint64_t windowed_items(const sbloom_t *f)
 {
     uint64_t sum = 0;
@@ -750,5 +763,6 @@ const sbloom_mode sbloom_mode_windowed = {
     .release = windowed_release,
     .cores = windowed_cores,
     .core_at = windowed_core_at,
+    .second_line = windowed_second_line,
     .sync = windowed_sync,
 };
