@@ -240,6 +240,18 @@ check "build --layout bloom at 1e-6: block512-k16, which takes lines past its pl
   bash -c "[ $rc -eq 0 ] && '$bin' info '$tmp/bloom.sbloom' | grep -q 'layout  *block512-k16'"
 check "dedup --layout bloom: the Bloom layout the plan names" bash -c \
   "seq 10 | '$bin' dedup -v --expect 1k --fpp 1e-2 --layout bloom 2>&1 >/dev/null | grep -q '^filter: block512-k8,'"
+# a named layout far larger than the plan's smallest (fp512-r19 below its remainder's reach:
+# nearly empty lines) is made as asked, with one warning naming both; none for one within 4x
+seq 1 1000 | "$bin" build --expect 10k --fpp 1e-8 --layout fp512-r19 -o "$tmp/r19.sbloom" 2>"$tmp/err"; rc=$?
+check "build --layout fp512-r19 at 1e-8: made, one warning naming the smallest (fp512-r27)" \
+  bash -c "[ $rc -eq 0 ] && '$bin' info '$tmp/r19.sbloom' | grep -q 'layout  *fp512-r19' &&
+           [ \$(grep -c . '$tmp/err') -eq 1 ] && grep -q 'warning: fp512-r19 needs .*x the .* of the smallest layout for that plan (fp512-r27)' '$tmp/err'"
+seq 1 1000 | "$bin" dedup --expect 10k --fpp 1e-8 --layout fp512-r19 2>"$tmp/err" >/dev/null
+check "... dedup warns as build does" grep -q 'warning: fp512-r19 needs' "$tmp/err"
+seq 1 1000 | "$bin" build -q --expect 10k --fpp 1e-8 --layout fp512-r19 -o "$tmp/r19.sbloom" 2>"$tmp/err"
+check "... --quiet: no warning" bash -c "[ ! -s '$tmp/err' ]"
+seq 1 1000 | "$bin" build --expect 10k --fpp 1e-8 --layout block512-k16 -o "$tmp/k16.sbloom" 2>"$tmp/err"
+check "... block512-k16 at 1e-8 (1.8x the smallest): no warning" bash -c "! grep -q warning '$tmp/err'"
 echo x | "$bin" dedup --redis 127.0.0.1:1 --name t --expect 1k --layout fp512-r19 >/dev/null 2>"$tmp/err"; rc=$?
 if grep -q 'built without Redis support' "$tmp/err"; then # (the cross builds have no Redis)
   check "dedup --redis in a build without Redis: exit 2" [ $rc -eq 2 ]

@@ -17,7 +17,7 @@ static const char build_help[] =
     "The layout is the smallest for the plan ('simdbloom plan'): a fingerprint layout at rates of\n"
     "1e-3 and below (removes lines; refuses lines past its plan: the build then fails, naming\n"
     "it), a Bloom one above; --layout L names one, or bloom the smallest Bloom one (for merge\n"
-    "and fold).\n"
+    "and fold); a warning says when the named one needs 4x the memory of the smallest or more.\n"
     "Without --expect (and --layout, --counting) the filter grows as lines come, as dedup's does\n"
     "(a scalable filter: stages of 1M, 2M, 4M, ... lines, fingerprint ones at 1e-3 and below,\n"
     "or Bloom ones with --layout bloom). Saves it crash-safely to FILTER, replacing what was\n"

@@ -72,6 +72,31 @@ static int planned_result(const cli_options *o, int rc, const char *what)
     return rc == SBLOOM_E_NOMEM || rc == SBLOOM_E_ISA ? EXIT_RUNTIME : EXIT_USAGE;
 }
 
+/* A layout --layout named that takes this many times the memory of the smallest for the plan
+ * (or more) is made as asked, with a warning: a fingerprint layout asked for a rate below its
+ * remainder's reach keeps it with nearly empty lines (fp512-r19 at 1e-8: 2,385 bits a key, 65x
+ * fp512-r27's 36.8). */
+#define LAYOUT_WARN_TIMES 4
+
+static void warn_if_oversized(const cli_options *o, const sbloom_t *f, int any_family)
+{
+    sbloom_plan smallest = sbloom_plan_init();
+    if (!o->layout || o->quiet ||
+        (any_family ? sbloom_plan_any(o->expect, o->fpp, &smallest)
+                    : sbloom_plan_for(o->expect, o->fpp, &smallest)) != SBLOOM_OK)
+        return;
+    uint64_t bytes = sbloom_bytes(f);
+    if ((double)bytes < LAYOUT_WARN_TIMES * (double)smallest.bytes)
+        return;
+    char have[32], need[32];
+    fprintf(stderr,
+            "simdbloom: warning: %s needs %s for %llu items at rate %g, %.0fx the %s of the "
+            "smallest layout for that plan (%s)\n",
+            sbloom_layout_name(o->layout), human_bytes(bytes, have, sizeof have),
+            (unsigned long long)o->expect, o->fpp, (double)bytes / (double)smallest.bytes,
+            human_bytes(smallest.bytes, need, sizeof need), sbloom_layout_name(smallest.layout));
+}
+
 int create_planned(const cli_options *o, sbloom_t **out, int any_family)
 {
     sbloom_opts opts = sbloom_opts_init();
@@ -80,6 +105,8 @@ int create_planned(const cli_options *o, sbloom_t **out, int any_family)
     opts.layout = o->layout;
     opts.flags = any_family && !o->bloom_layout ? SBLOOM_OPTS_ANY_FAMILY : 0;
     int rc = sbloom_create_opts(out, &opts);
+    if (rc == SBLOOM_OK)
+        warn_if_oversized(o, *out, any_family);
     return planned_result(o, rc, "filter");
 }
 
