@@ -1098,6 +1098,16 @@ SBK_FP_INLINE uint64_t sbk_fp_matches_portable(const uint64_t *w, uint8_t byte)
     static int PREFIX##_contains_one(const void *blocks, uint64_t nblocks, uint64_t hash)          \
     {                                                                                              \
         return PREFIX##_probe(blocks, nblocks, &hash);                                             \
+    }                                                                                              \
+    /* kernels.h's reaches_spare: a key at or above its line's mark may be in the spare (a lookup  \
+     * reads it there, a remove takes it, an add looks there first and puts it there); an add to a \
+     * full line sends a key out to the spare */                                                   \
+    static int PREFIX##_reaches_spare(const void *blocks, uint64_t nblocks, uint64_t hash)         \
+    {                                                                                              \
+        const sbk_fp_geo g = SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES);                           \
+        sbk_fp_key k = sbk_fp_split(hash, sbk_fp_main_lines(nblocks), g);                          \
+        const uint64_t *w = PREFIX##_line(blocks, k.line);                                         \
+        return k.q >= sbk_fp_mark(w, g) || sbk_fp_count(w, g) >= (S);                              \
     }
 
 /*
@@ -1355,7 +1365,8 @@ SBK_FP_INLINE uint64_t sbk_fp_slots_of_age(const sbk_fp_age_scan *scan, const ui
     {                                                                                              \
         PREFIX##_insert_batch, PREFIX##_contains_batch, PREFIX##_remove_batch, NULL, NULL,         \
             PREFIX##_insert_one, PREFIX##_contains_one, PREFIX##_window_insert,                    \
-            PREFIX##_window_contains, NULL, NULL, NULL, PREFIX##_window_age                        \
+            PREFIX##_window_contains, NULL, NULL, NULL, PREFIX##_window_age,                       \
+            PREFIX##_reaches_spare                                                                 \
     }
 
 #endif /* SIMDBLOOM_FINGERPRINT_H */

@@ -460,7 +460,7 @@ static inline void sbk_window_clear(uint64_t *restrict words, uint64_t count, ui
     {                                                                                              \
         NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared,  \
             NAME##_insert_one, NAME##_contains_one, NULL, NULL, SBK_TRANSACTION(NAME), NULL, NULL, \
-            NULL                                                                                   \
+            NULL, NULL                                                                             \
     }
 
 /* A 512-bit layout's entry: the same, and the windowed mode's adjacent lines. */
@@ -468,7 +468,7 @@ static inline void sbk_window_clear(uint64_t *restrict words, uint64_t count, ui
     {                                                                                              \
         NAME##_insert_batch, NAME##_contains, NULL, NAME##_insert_shared, NAME##_contains_shared,  \
             NAME##_insert_one, NAME##_contains_one, NAME##_window_insert, NAME##_window_contains,  \
-            SBK_TRANSACTION(NAME), SBK_WINDOW_TRANSACTION(NAME), NULL, NULL                        \
+            SBK_TRANSACTION(NAME), SBK_WINDOW_TRANSACTION(NAME), NULL, NULL, NULL                  \
     }
 
 #define SBK_DEFINE_COUNTING_KERNELS(NAME)                                                          \
@@ -482,7 +482,7 @@ static inline void sbk_window_clear(uint64_t *restrict words, uint64_t count, ui
     {                                                                                              \
         NAME##_add, NAME##_contains, NAME##_remove, NULL, NULL, NAME##_insert_one,                 \
             NAME##_contains_one, NAME##_window_insert, NAME##_window_contains, NULL,               \
-            SBK_WINDOW_TRANSACTION(NAME), sbk_window_clear, NULL                                   \
+            SBK_WINDOW_TRANSACTION(NAME), sbk_window_clear, NULL, NULL                             \
     }
 
 #endif

@@ -218,6 +218,10 @@ typedef struct sbloom_layout_kernels {
     sbk_window_transaction_fn window_transaction;
     sbk_window_clear_fn window_clear; /* (above) */
     sbk_window_age_fn window_age;
+    /* Fingerprint layouts: 1 where an operation on the key may read or write the spare lines as
+     * its line stands now (its quotient at or above the line's mark, or the line full), for the
+     * concurrent forms' spare lock (src/modes/locked.h); NULL for the others. */
+    sbk_probe_one_fn reaches_spare;
 } sbloom_layout_kernels;
 
 #define SBK_COUNTER_MAX 15

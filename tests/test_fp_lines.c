@@ -107,6 +107,38 @@ static int compare_rotations(const char *isa, int layout, const char *name, sbk_
 #define ROTATE(NAME, INDEX, R, S, Q, MARK_BITS, HEAD_BYTES)                                        \
     compare_rotations(isa, INDEX, #NAME, SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES));
 
+/* The concurrent forms' spare lock (kernels.h's reaches_spare) over SPARE_LINES random lines of
+ * every fill, full ones among them, their marks random: each key's answer is its definition's, its
+ * quotient at or above its line's mark or its line full, on every table (scalar's too). */
+#define SPARE_LINES 64
+static int compare_reaches_spare(const char *isa, int layout, const char *name, sbk_fp_geo g)
+{
+    const sbk_probe_one_fn fast = sbloom_kernels_by_name(isa)->layout[layout].reaches_spare;
+    uint64_t *lines = aligned_alloc(64, 64 * SPARE_LINES);
+    uint64_t main = sbk_fp_main_lines(SPARE_LINES);
+    unsigned keys = 0, differ = 0, reaching = 0;
+    for (unsigned round = 0; round < 20; round++) {
+        for (unsigned line = 0; line < SPARE_LINES; line++)
+            random_line(lines + 8 * line, g, (unsigned)(next_random() % (g.s + 1)));
+        for (unsigned i = 0; i < 200; i++, keys++) {
+            uint64_t hash = next_random();
+            sbk_fp_key k = sbk_fp_split(hash, main, g);
+            const uint64_t *w = lines + 8 * k.line;
+            int want = k.q >= sbk_fp_mark(w, g) || sbk_fp_count(w, g) >= g.s;
+            reaching += (unsigned)want;
+            differ += (unsigned)(fast(lines, SPARE_LINES, hash) != want);
+        }
+    }
+    free(lines);
+    CHECK(differ == 0 && reaching > 0 && reaching < keys);
+    printf("%-5s %-12s reaches_spare: %u keys (%u reaching the spare), %u wrong\n", name, isa, keys,
+           reaching, differ);
+    return differ == 0;
+}
+
+#define REACHES_SPARE(NAME, INDEX, R, S, Q, MARK_BITS, HEAD_BYTES)                                 \
+    compare_reaches_spare(isa, INDEX, #NAME, SBK_FP_GEO(R, S, Q, MARK_BITS, HEAD_BYTES));
+
 int main(void)
 {
 #if defined(__BMI2__) && (defined(__x86_64__) || defined(__i386__))
@@ -120,6 +152,7 @@ int main(void)
     size_t isas = sbloom_isa_list(names, 16);
     for (size_t i = 0; i < isas && i < 16; i++) {
         const char *isa = names[i];
+        SBK_FP_GEOMETRIES(REACHES_SPARE)
         if (strcmp(isa, "scalar") != 0) {
             SBK_FP_GEOMETRIES(ROTATE)
         }
