@@ -260,6 +260,11 @@ else
     bash -c "[ $rc -eq 2 ] && grep -q 'takes a bit layout' '$tmp/err'"
 fi
 seq 1 1000 | "$bin" build -q -o "$tmp/grow.sbloom"
+seq 1 20000 | "$bin" build -q --expect 20000 -o "$tmp/fp-plan.sbloom"
+check "info of a fingerprint filter at its plan: its second lines, some keys and under 10%" \
+  bash -c "'$bin' info '$tmp/fp-plan.sbloom' | awk '/^  second line  / { v = \$9 + 0; n++; ok = v > 0 && v < 10 } END { exit !(n == 1 && ok) }'"
+check "... none for a Bloom filter" \
+  bash -c "! '$bin' info '$tmp/bloom.sbloom' | grep -q 'second line'"
 check "build without --expect: a scalable filter (not 10M planned)" \
   bash -c "'$bin' info '$tmp/grow.sbloom' | grep -q 'scalable'"
 check "... whose stages at 1e-6 are fingerprint layouts" \

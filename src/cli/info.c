@@ -14,8 +14,9 @@ static const char info_help[] =
     "items estimated from the fill, the false-positive rate planned and the one estimated now,\n"
     "the checksum status and the instruction set that would run it. For a counting filter the\n"
     "items are adds less removes, the fill counts non-zero counters, and saturated counters\n"
-    "are shown; for a scalable filter, each stage. Temporary files an interrupted save left beside "
-    "a filter (NAME.tmp.XXXXXX) are\n"
+    "are shown; for a scalable filter, each stage; for fingerprint lines, the shares of lookups\n"
+    "of absent keys and of keys that read a spare line too (about 5% at their plan, more past\n"
+    "it). Temporary files an interrupted save left beside a filter (NAME.tmp.XXXXXX) are\n"
     "named on standard error.\n"
     "  --clean   remove those temporary files (only while no other command is saving the filter)\n"
     "  --rewind  a windowed filter whose window is ahead of this clock (a clock once set ahead,\n"
@@ -140,6 +141,11 @@ static int info_one(const char *path)
         printf("  planned           (made by size, no plan)\n");
     printf("  fpp now           %.3g (estimated from the %s)\n", st.estimated_fpp,
            fingerprint ? "lines' entries" : "bits");
+    double absent = 0, spare = 0; /* (from a scan of every line) */
+    if (fingerprint && sbloom_second_line_shares(f, &absent, &spare) == SBLOOM_OK)
+        printf("  second line       %.2f%% of lookups of absent keys, %.2f%% of the keys (read "
+               "a spare line too)\n",
+               100 * absent, 100 * spare);
     printf("  checksums         header and bits verified\n");
     printf("  isa               %s\n", sbloom_filter_isa(f));
     sbloom_free(f);
