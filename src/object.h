@@ -95,8 +95,9 @@ struct sbloom_mode {
      * one core, whose one stage is the filter itself. */
     uint32_t (*cores)(const sbloom_t *f);
     const struct sbloom_part *(*core_at)(const sbloom_t *f, uint32_t i);
-    /* A composite mode's sbloom_second_line_shares over its cores (sbloom_second_line_add); NULL:
-     * f->core's where the mode has one, else none. */
+    /* sbloom_second_line_shares where core_at's cores are not where keys live (the window of
+     * ages: its views are per generation, its entries one core); NULL: summed over core_at's
+     * cores, else f->core's where the mode has one, else none. */
     void (*second_line)(const sbloom_t *f, double *absent_lookups, double *spare_keys);
     /* A mode whose file mapping is its own (the windowed filter's): brings the file up to date
      * (sbloom_sync); NULL: the object's sync of f->image. */

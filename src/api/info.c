@@ -113,10 +113,19 @@ int sbloom_second_line_shares(const sbloom_t *filter, double *absent_lookups, do
     if (!filter || !absent_lookups || !spare_keys)
         return SBLOOM_E_NULL;
     *absent_lookups = *spare_keys = 0;
-    if (filter->mode->second_line)
+    if (filter->mode->second_line) {
         filter->mode->second_line(filter, absent_lookups, spare_keys);
-    else if (filter->mode->has_core)
+    } else if (filter->mode->cores) { /* each core weighed by its keys */
+        sbloom_second_line_sum sum = sbloom_second_line_none();
+        for (uint32_t i = 0; i < filter->mode->cores(filter); i++) {
+            const sbloom_part *part = filter->mode->core_at(filter, i);
+            if (part)
+                sbloom_second_line_add(&sum, &part->core, part->items);
+        }
+        sbloom_second_line_shares_of(&sum, absent_lookups, spare_keys);
+    } else if (filter->mode->has_core) {
         sbloom_core_second_line(&filter->core, absent_lookups, spare_keys);
+    }
     return SBLOOM_OK;
 }
 

@@ -134,14 +134,6 @@ static const sbloom_part *scalable_core_at(const sbloom_t *f, uint32_t i)
     return &state_of(f)->stages[i];
 }
 
-static void scalable_second_line(const sbloom_t *f, double *absent_lookups, double *spare_keys)
-{
-    sbloom_second_line_sum sum = sbloom_second_line_none();
-    for (uint32_t i = 0; i < state_of(f)->nstages; i++)
-        sbloom_second_line_add(&sum, &state_of(f)->stages[i].core, state_of(f)->stages[i].items);
-    sbloom_second_line_shares_of(&sum, absent_lookups, spare_keys);
-}
-
 static uint64_t scalable_items(const sbloom_t *f)
 {
     return sbloom_parts_items(state_of(f)->stages, state_of(f)->nstages);
@@ -393,6 +385,5 @@ const sbloom_mode sbloom_mode_scalable = {
     .release = scalable_release,
     .cores = scalable_cores,
     .core_at = scalable_core_at,
-    .second_line = scalable_second_line,
     .removes = scalable_removes,
 };
