@@ -93,22 +93,30 @@ static sbloom_locked form_of(fake_form *form, unsigned *misses)
                            .misses = misses};
 }
 
-/* The keys 0 .. KEYS - 1 (each its own line, 16 stripes: key 4 alone on the victim's), looked
- * up once with the writer's step; the positions to look up again, in retry. */
-static size_t checked_once(writer_step step, uint16_t *retry)
+/* The form with the writer's step (key 4's stripe or the spare lines odd before the read where
+ * the step says a writer is at work), over 16 stripes; and the keys 0 .. KEYS - 1 in hashes. */
+static void form_init(fake_form *form, writer_step step, unsigned read_torn, uint64_t *hashes)
 {
-    fake_form form = {.step = step, .victim = 4};
-    sbloom_lock_table_init(&form.table);
-    CHECK(sbloom_lock_table_alloc(&form.table, 16, 1) == SBLOOM_OK);
-    unsigned misses = 0;
-    sbloom_locked l = form_of(&form, &misses);
+    *form = (fake_form){.step = step, .victim = 4, .read_torn = read_torn};
+    sbloom_lock_table_init(&form->table);
+    CHECK(sbloom_lock_table_alloc(&form->table, 16, 1) == SBLOOM_OK);
     if (step == STRIPE_BEING_WRITTEN)
-        stripe(&form, place(&form, form.victim))[1] = 1;
+        stripe(form, place(form, form->victim))[1] = 1;
     if (step == SPARE_BEING_WRITTEN)
-        form.table.spare_version = 3;
-    uint64_t hashes[KEYS];
+        form->table.spare_version = 3;
     for (size_t i = 0; i < KEYS; i++)
         hashes[i] = i;
+}
+
+/* The keys 0 .. KEYS - 1 (each its own line, key 4 alone on the victim's stripe), looked up
+ * once with the writer's step; the positions to look up again, in retry. */
+static size_t checked_once(writer_step step, uint16_t *retry)
+{
+    fake_form form;
+    uint64_t hashes[KEYS];
+    form_init(&form, step, 0, hashes);
+    unsigned misses = 0;
+    sbloom_locked l = form_of(&form, &misses);
     uint8_t found[KEYS];
     size_t n = sbloom_checked_look_up(&l, hashes, KEYS, found, retry);
     sbloom_lock_table_release(&form.table);
@@ -146,18 +154,11 @@ static void torn_reads_are_answered_under_the_locks(const sbloom_t *f)
                  {SPARE_WRITTEN, KEYS},
                  {SPARE_BEING_WRITTEN, KEYS}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        fake_form form = {.step = cases[c].step, .victim = 4, .read_torn = 1};
-        sbloom_lock_table_init(&form.table);
-        CHECK(sbloom_lock_table_alloc(&form.table, 16, 1) == SBLOOM_OK);
-        if (form.step == STRIPE_BEING_WRITTEN)
-            stripe(&form, place(&form, form.victim))[1] = 1;
-        if (form.step == SPARE_BEING_WRITTEN)
-            form.table.spare_version = 3;
+        fake_form form;
+        uint64_t hashes[KEYS];
+        form_init(&form, cases[c].step, 1, hashes);
         unsigned misses = 0;
         sbloom_locked l = form_of(&form, &misses);
-        uint64_t hashes[KEYS];
-        for (size_t i = 0; i < KEYS; i++)
-            hashes[i] = i;
         uint8_t found[KEYS];
         memset(found, 0xee, sizeof found);
         uint64_t count = sbloom_checked_run(f, &l, SBLOOM_OP_CONTAINS, hashes, KEYS, found);
