@@ -155,11 +155,13 @@ static void run_pattern(rc_cluster *c, const sbloom_redis_plan *plan, const char
                     if (pattern == PATTERN_SETBIT)
                         argv[arg++] = "1";
                     cmds[ncmd++] =
-                        (rc_cmd){(int)(arg - one), argv + one, lens + one, slots[s], NULL, 0, -1};
+                        (rc_cmd){.argc = (int)(arg - one), .argv = argv + one,
+                                 .argvlen = lens + one, .slot = slots[s], .ask_node = -1};
                 }
             if (pattern == PATTERN_BITFIELD_RO)
                 cmds[ncmd++] =
-                    (rc_cmd){(int)(arg - first), argv + first, lens + first, slots[s], NULL, 0, -1};
+                    (rc_cmd){.argc = (int)(arg - first), .argv = argv + first,
+                             .argvlen = lens + first, .slot = slots[s], .ask_node = -1};
         }
         for (size_t j = 0; j < arg; j++)
             lens[j] = strlen(argv[j]);

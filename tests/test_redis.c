@@ -5,7 +5,9 @@
  *   - two clients (threads, one handle each) add overlapping key sets at once: every distinct
  *     key is reported new by exactly one of them;
  *   - the local front changes no answer; plans are checked; errors are codes with messages;
- *   - a windowed filter (check_window). */
+ *   - a windowed filter (check_window);
+ *   - a shard's slot moved to another master between rounds: replies still meet their commands
+ *     (check_slot_moved_between_rounds, on a cluster). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,6 +336,140 @@ static void check_damaged_keys(const char *host, int port)
     redisFree(c);
 }
 
+/* A master's connection to HOST:PORT (authenticated when the test has a password), or NULL. */
+static redisContext *connect_to(const char *host, int port)
+{
+    redisContext *c = redisConnect(host, port);
+    if (!c || c->err) {
+        redisFree(c);
+        return NULL;
+    }
+    if (password)
+        freeReplyObject(redisCommand(c, "AUTH %s", password));
+    return c;
+}
+
+/* The cluster's masters that are up, connected (at most 8); returns how many. */
+static int connect_masters(redisContext **masters)
+{
+    char host[64];
+    int port = 0, n = 0;
+    if (sscanf(nodes, "%63[^:]:%d", host, &port) != 2)
+        return 0;
+    redisContext *seed = connect_to(host, port);
+    redisReply *r = seed ? redisCommand(seed, "CLUSTER NODES") : NULL;
+    for (char *line = r && r->type == REDIS_REPLY_STRING ? r->str : NULL; line && n < 8;) {
+        char *end = strchr(line, '\n'), addr[128], flags[128];
+        if (end)
+            *end = 0;
+        int p;
+        if (sscanf(line, "%*s %127s %127s", addr, flags) == 2 && strstr(flags, "master") &&
+            !strstr(flags, "fail") && sscanf(addr, "%63[^:]:%d", host, &p) == 2 &&
+            (masters[n] = connect_to(host, p)))
+            n++;
+        line = end ? end + 1 : NULL;
+    }
+    freeReplyObject(r);
+    redisFree(seed);
+    return n;
+}
+
+/* Moves the slot of `key` from master `from` to master `to` (each a connection) as redis-cli's
+ * reshard does, every master told, without the filter's handle knowing. Returns 0 when done. */
+static int move_slot(redisContext **masters, int nmasters, const char *key, int from, int to)
+{
+    redisReply *slot = redisCommand(masters[from], "CLUSTER KEYSLOT %s", key);
+    redisReply *from_id = redisCommand(masters[from], "CLUSTER MYID");
+    redisReply *to_id = redisCommand(masters[to], "CLUSTER MYID");
+    int ok = slot && slot->type == REDIS_REPLY_INTEGER && from_id && to_id &&
+             from_id->type == REDIS_REPLY_STRING && to_id->type == REDIS_REPLY_STRING;
+    long long s = ok ? slot->integer : 0;
+    redisReply *r;
+    if (ok) {
+        r = redisCommand(masters[to], "CLUSTER SETSLOT %lld IMPORTING %s", s, from_id->str);
+        ok = r && r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+        r = redisCommand(masters[from], "CLUSTER SETSLOT %lld MIGRATING %s", s, to_id->str);
+        ok = ok && r && r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+    }
+    if (ok) { /* the key itself: MIGRATE to the other master's address */
+        redisReply *port = redisCommand(masters[to], "CONFIG GET port");
+        ok = port && port->type == REDIS_REPLY_ARRAY && port->elements == 2;
+        r = ok ? (password ? redisCommand(masters[from], "MIGRATE 127.0.0.1 %s %s 0 5000 AUTH %s",
+                                          port->element[1]->str, key, password)
+                           : redisCommand(masters[from], "MIGRATE 127.0.0.1 %s %s 0 5000",
+                                          port->element[1]->str, key))
+               : NULL;
+        ok = ok && r && r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+        freeReplyObject(port);
+    }
+    for (int m = 0; ok && m < nmasters; m++) { /* the importing master first, as redis-cli */
+        int at = m == 0 ? to : m == to ? 0 : m;
+        r = redisCommand(masters[at], "CLUSTER SETSLOT %lld NODE %s", s, to_id->str);
+        ok = r && r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+    }
+    freeReplyObject(slot);
+    freeReplyObject(from_id);
+    freeReplyObject(to_id);
+    return ok ? 0 : -1;
+}
+
+/* A shard's slot moves to another master between two rounds: the next lookup round sends many
+ * GETRANGEs of that shard to its old master, which answers MOVED to each, while the new master
+ * answers its own shards' commands in the same round. Every reply must still be read from the
+ * connection its command went out on: every key added is found, absent keys are not, and no
+ * shard reads as damaged. */
+static void check_slot_moved_between_rounds(void)
+{
+    redisContext *masters[8] = {0};
+    int nmasters = connect_masters(masters);
+    CHECK(nmasters >= 2);
+    sbloom_redis_plan plan = sbloom_redis_plan_init();
+    plan.layout = SBLOOM_LAYOUT_BLOCK512_K8;
+    plan.bytes = 1 << 20; /* (64 shards over the masters) */
+    sbloom_redis_t *f = nmasters >= 2 ? open_named("moved", &plan, 0) : NULL;
+    enum { N = 4000 };
+    static uint64_t keys[2 * N];
+    static uint8_t held[2 * N];
+    uint64_t seed = 77;
+    for (size_t i = 0; i < 2 * N; i++)
+        keys[i] = test_rand(&seed);
+    CHECK(!f || sbloom_redis_add_hashes(f, keys, N) > N - 10);
+    for (int round = 0; f && round < 2; round++) { /* twice: shard 3, then shard 3's again back */
+        const char *key = "sbloom:{moved#3}";
+        int from = -1;
+        for (int m = 0; m < nmasters && from < 0; m++) {
+            redisReply *r = redisCommand(masters[m], "EXISTS %s", key);
+            if (r && r->type == REDIS_REPLY_INTEGER && r->integer == 1)
+                from = m;
+            freeReplyObject(r);
+        }
+        CHECK(from >= 0);
+        if (from < 0 || move_slot(masters, nmasters, key, from, (from + 1) % nmasters) != 0) {
+            CHECK(!"the slot moved");
+            break;
+        }
+        memset(held, 0, sizeof held);
+        int64_t found = sbloom_redis_contains_hashes(f, keys, 2 * N, held);
+        if (found < 0)
+            fprintf(stderr, "lookups after a slot moved: %s\n", sbloom_redis_message(f));
+        size_t present = 0, false_positives = 0;
+        for (size_t i = 0; i < 2 * N; i++)
+            *(i < N ? &present : &false_positives) += held[i];
+        printf("slot moved (round %d): %lld found, %zu of %d added, %zu of %d absent\n", round,
+               (long long)found, present, N, false_positives, N);
+        CHECK(found >= 0 && present == N && false_positives < 40); /* expected 0.02% */
+    }
+    if (f)
+        CHECK(sbloom_redis_drop(f) == 0);
+    sbloom_redis_close(f);
+    for (int m = 0; m < nmasters; m++)
+        redisFree(masters[m]);
+}
+
 /* Sleeps until the wall clock reads at least t (seconds since the epoch), plus a tenth. */
 static void sleep_until(uint64_t t)
 {
@@ -490,6 +626,8 @@ int main(int argc, char **argv)
     check_exactly_once();
     check_window();
     check_errors();
+    if (strchr(nodes, ','))
+        check_slot_moved_between_rounds();
     if (!strchr(nodes, ',')) { /* the standalone server: its keys reached directly */
         char host[64];
         int port = 0;

@@ -519,6 +519,7 @@ int rc_run(rc_cluster *c, rc_cmd *cmds, size_t n)
             }
             for (size_t j = first; j < norder; j++) {
                 rc_cmd *cmd = &cmds[order[j]];
+                cmd->sent_to = node;
                 if (cmd->ask_node >= 0)
                     redisAppendCommand(c->nodes[node].ctx, "ASKING");
                 if (append_command(c, c->nodes[node].ctx, cmd) != 0) {
@@ -529,29 +530,25 @@ int rc_run(rc_cluster *c, rc_cmd *cmds, size_t n)
         }
         /* Every node's pipeline goes out before any reply is read: the masters work at once. */
         for (size_t w = 0; w < norder && rc == 0;) {
-            rc_cmd *cmd = &cmds[order[w]];
-            int node = cmd->ask_node >= 0 ? cmd->ask_node : c->slot_node[cmd->slot];
-            int done = 0;
+            int node = cmds[order[w]].sent_to, done = 0;
             redisContext *ctx = c->nodes[node].ctx;
             while (ctx && !done)
                 if (redisBufferWrite(ctx, &done) != REDIS_OK)
                     break;
-            while (w < norder) { /* skip to the next node's commands */
-                rc_cmd *next = &cmds[order[w]];
-                if ((next->ask_node >= 0 ? next->ask_node : c->slot_node[next->slot]) != node)
-                    break;
+            while (w < norder && cmds[order[w]].sent_to == node) /* to the next node's */
                 w++;
-            }
         }
-        /* Replies, node by node, in the order sent. A command refused with an error that no
-         * retry cures (WRONGTYPE, OOM, ...) ends the run, but the replies already sent for are
-         * still read, so that the caller knows which commands ran. */
+        /* Replies, node by node, in the order sent, each from the connection its command went
+         * out on (a MOVED read here changes slot_node for the commands after it in the same
+         * slot, whose replies still wait on the old node's connection). A command refused with
+         * an error that no retry cures (WRONGTYPE, OOM, ...) ends the run, but the replies
+         * already sent for are still read, so that the caller knows which commands ran. */
         int written = rc == 0, broken = 0;
         size_t j = 0;
         for (; written && !broken && j < norder; j++) {
             rc_cmd *cmd = &cmds[order[j]];
-            int node = cmd->ask_node >= 0 ? cmd->ask_node : c->slot_node[cmd->slot];
-            int asked = cmd->ask_node >= 0;
+            int node = cmd->sent_to;
+            int asked = cmd->ask_node >= 0; /* (set only by this command's own earlier reply) */
             redisContext *ctx = c->nodes[node].ctx;
             redisReply *r = NULL;
             if (ctx && asked) { /* the ASKING reply, then the command's */

@@ -27,6 +27,7 @@ typedef struct rc_cmd {
     void *reply;
     int uncertain;
     int ask_node; /* internal: the node an ASK redirect named, or -1 */
+    int sent_to;  /* internal: the node whose connection this round sent it on */
 } rc_cmd;
 
 /* Connects to the first seed that answers and reads the topology. nodes: "host:port,...";
