@@ -486,6 +486,34 @@ static void shards(void)
     CHECK(trap > 0.1);
 }
 
+/* The two children's answers (each N bytes of is_new down its pipe, fds[c][0]), read, the
+ * children waited for (each must exit 0), and checked: no key new in both, at most 40 new in
+ * neither (N keys at well under 1e-4). Returns the keys reported new, both children together. */
+static uint64_t keys_new_once(int fds[2][2], const pid_t pid[2], uint8_t *is_new[2], size_t n)
+{
+    for (int c = 0; c < 2; c++) {
+        size_t got = 0;
+        ssize_t r;
+        while (got < n && (r = read(fds[c][0], is_new[c] + got, n - got)) > 0)
+            got += (size_t)r;
+        close(fds[c][0]);
+        int status = 0;
+        waitpid(pid[c], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        CHECK(got == n);
+    }
+    uint64_t twice = 0, never = 0, total = 0;
+    for (size_t i = 0; i < n; i++) {
+        int times = is_new[0][i] + is_new[1][i];
+        twice += times > 1;
+        never += times == 0;
+        total += (uint64_t)times;
+    }
+    CHECK(twice == 0);
+    CHECK(never <= 40);
+    return total;
+}
+
 /* Two processes test-and-add overlapping halves of one key set through one file mapped with
  * SBLOOM_OPEN_CONCURRENT: every key is new in exactly one of them (false positives aside). Also
  * for a windowed file, whose clock one of them moves while both add. */
@@ -540,26 +568,7 @@ static void processes(int windowed)
         close(fds[c][1]);
     }
     uint8_t *is_new[2] = {calloc(N, 1), calloc(N, 1)};
-    for (int c = 0; c < 2; c++) {
-        size_t got = 0;
-        ssize_t r;
-        while (got < N && (r = read(fds[c][0], is_new[c] + got, N - got)) > 0)
-            got += (size_t)r;
-        close(fds[c][0]);
-        int status = 0;
-        waitpid(pid[c], &status, 0);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        CHECK(got == N);
-    }
-    uint64_t twice = 0, never = 0, total = 0;
-    for (size_t i = 0; i < N; i++) {
-        int times = is_new[0][i] + is_new[1][i];
-        twice += times > 1;
-        never += times == 0;
-        total += (uint64_t)times;
-    }
-    CHECK(twice == 0);
-    CHECK(never <= 40); /* 120,000 keys at well under 1e-4 */
+    uint64_t total = keys_new_once(fds, pid, is_new, N);
     /* after the last process, a sync makes the file valid again, with both processes' count */
     sbloom_t *live = NULL;
     CHECK(sbloom_load(&live, path) == SBLOOM_E_CORRUPT); /* the bits changed; no sync yet */
@@ -641,26 +650,7 @@ static void image_processes(void)
         close(fds[c][1]);
     }
     uint8_t *is_new[2] = {calloc(N, 1), calloc(N, 1)};
-    for (int c = 0; c < 2; c++) {
-        size_t got = 0;
-        ssize_t r;
-        while (got < N && (r = read(fds[c][0], is_new[c] + got, N - got)) > 0)
-            got += (size_t)r;
-        close(fds[c][0]);
-        int status = 0;
-        waitpid(pid[c], &status, 0);
-        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        CHECK(got == N);
-    }
-    uint64_t twice = 0, never = 0, total = 0;
-    for (size_t i = 0; i < N; i++) {
-        int times = is_new[0][i] + is_new[1][i];
-        twice += times > 1;
-        never += times == 0;
-        total += (uint64_t)times;
-    }
-    CHECK(twice == 0);
-    CHECK(never <= 40);
+    uint64_t total = keys_new_once(fds, pid, is_new, N);
     /* a handle sharing the region sees both processes' count; its sync writes it to the image */
     sbloom_t *live = NULL;
     CHECK(sbloom_attach(&live, mem, image, SBLOOM_OPEN_WRITE) == SBLOOM_OK);
