@@ -154,14 +154,18 @@ static void run_pattern(rc_cluster *c, const sbloom_redis_plan *plan, const char
                     argv[arg++] = text[bits++];
                     if (pattern == PATTERN_SETBIT)
                         argv[arg++] = "1";
-                    cmds[ncmd++] =
-                        (rc_cmd){.argc = (int)(arg - one), .argv = argv + one,
-                                 .argvlen = lens + one, .slot = slots[s], .ask_node = -1};
+                    cmds[ncmd++] = (rc_cmd){.argc = (int)(arg - one),
+                                            .argv = argv + one,
+                                            .argvlen = lens + one,
+                                            .slot = slots[s],
+                                            .ask_node = -1};
                 }
             if (pattern == PATTERN_BITFIELD_RO)
-                cmds[ncmd++] =
-                    (rc_cmd){.argc = (int)(arg - first), .argv = argv + first,
-                             .argvlen = lens + first, .slot = slots[s], .ask_node = -1};
+                cmds[ncmd++] = (rc_cmd){.argc = (int)(arg - first),
+                                        .argv = argv + first,
+                                        .argvlen = lens + first,
+                                        .slot = slots[s],
+                                        .ask_node = -1};
         }
         for (size_t j = 0; j < arg; j++)
             lens[j] = strlen(argv[j]);

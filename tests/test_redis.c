@@ -399,15 +399,15 @@ static int move_slot(redisContext **masters, int nmasters, const char *key, int 
              port->type == REDIS_REPLY_ARRAY && port->elements == 2;
     long long s = ok ? slot->integer : 0;
     if (ok && step == 0) {
-        ok = status_of(redisCommand(masters[to], "CLUSTER SETSLOT %lld IMPORTING %s", s,
-                                    from_id->str)) &&
-             status_of(redisCommand(masters[from], "CLUSTER SETSLOT %lld MIGRATING %s", s,
-                                    to_id->str)) &&
-             status_of(password ? redisCommand(masters[from],
-                                               "MIGRATE 127.0.0.1 %s %s 0 5000 AUTH %s",
-                                               port->element[1]->str, key, password)
-                                : redisCommand(masters[from], "MIGRATE 127.0.0.1 %s %s 0 5000",
-                                               port->element[1]->str, key));
+        ok = status_of(
+                 redisCommand(masters[to], "CLUSTER SETSLOT %lld IMPORTING %s", s, from_id->str)) &&
+             status_of(
+                 redisCommand(masters[from], "CLUSTER SETSLOT %lld MIGRATING %s", s, to_id->str)) &&
+             status_of(password
+                           ? redisCommand(masters[from], "MIGRATE 127.0.0.1 %s %s 0 5000 AUTH %s",
+                                          port->element[1]->str, key, password)
+                           : redisCommand(masters[from], "MIGRATE 127.0.0.1 %s %s 0 5000",
+                                          port->element[1]->str, key));
     }
     for (int m = 0; ok && step == 1 && m < nmasters; m++) { /* the importing master first */
         int at = m == 0 ? to : m == to ? 0 : m;
@@ -422,8 +422,7 @@ static int move_slot(redisContext **masters, int nmasters, const char *key, int 
 
 /* Looks up the N added keys and N absent ones in one call: all found, no error, few of the
  * absent ones (expected 0.02%). */
-static void check_lookups_after(sbloom_redis_t *f, const uint64_t *keys, size_t n,
-                                const char *what)
+static void check_lookups_after(sbloom_redis_t *f, const uint64_t *keys, size_t n, const char *what)
 {
     static uint8_t held[8000];
     if (2 * n > sizeof held)
@@ -435,8 +434,8 @@ static void check_lookups_after(sbloom_redis_t *f, const uint64_t *keys, size_t 
     size_t present = 0, false_positives = 0;
     for (size_t i = 0; i < 2 * n; i++)
         *(i < n ? &present : &false_positives) += held[i];
-    printf("lookups %s: %lld found, %zu of %zu added, %zu of %zu absent\n", what,
-           (long long)found, present, n, false_positives, n);
+    printf("lookups %s: %lld found, %zu of %zu added, %zu of %zu absent\n", what, (long long)found,
+           present, n, false_positives, n);
     CHECK(found >= 0 && present == n && false_positives < n / 100);
 }
 
