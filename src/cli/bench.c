@@ -91,11 +91,6 @@ static void cache_sizes(uint64_t out[3])
         out[i] = found[i] > 0 ? (uint64_t)found[i] : fallback[i];
 }
 
-static uint64_t mix(uint64_t *state)
-{
-    return url_splitmix(state);
-}
-
 /* The line-read limit: ns per key to read one random 64-byte line of an array of `bytes` (on
  * huge pages where the kernel grants them, as the filters get their memory), the lines of keys
  * i + ahead requested while key i is read; the best over ahead = 16, 32, ... 256, as the peer
@@ -172,7 +167,7 @@ static sbloom_t *filled_filter(const bench_config *c, uint64_t bytes, uint64_t *
     for (uint64_t done = 0; done < items;) {
         size_t len = items - done < n ? (size_t)(items - done) : n;
         for (size_t i = 0; i < len; i++)
-            buf[i] = mix(&state);
+            buf[i] = url_splitmix(&state);
         sbloom_add_hashes(f, buf, len);
         done += len;
     }
@@ -208,7 +203,7 @@ static int time_filter(const sbloom_t *base, const uint64_t *probe, uint64_t *fr
         double t1 = now_seconds();
         best[0] = fmin(best[0], (t1 - t0) * 1e9 / (double)n);
         for (size_t i = 0; i < n; i++) /* fresh keys: adds that change the filter */
-            fresh[i] = mix(&state);
+            fresh[i] = url_splitmix(&state);
         t0 = now_seconds();
         sbloom_add_hashes(f, fresh, n);
         t1 = now_seconds();
@@ -220,7 +215,7 @@ static int time_filter(const sbloom_t *base, const uint64_t *probe, uint64_t *fr
             best[5] = fmin(best[5], (t1 - t0) * 1e9 / (double)n);
         }
         for (size_t i = 0; i < n; i++)
-            fresh[i] = mix(&state);
+            fresh[i] = url_splitmix(&state);
         t0 = now_seconds();
         sbloom_add_if_new_hashes(f, fresh, n, out);
         t1 = now_seconds();
@@ -479,7 +474,7 @@ int cmd_bench(int argc, char **argv)
         goto done;
     }
     for (size_t i = 0; i < n; i++)
-        probe[i] = mix(&state);
+        probe[i] = url_splitmix(&state);
 
     char cpu[128];
     cpu_model(cpu, sizeof cpu);

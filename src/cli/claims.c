@@ -70,7 +70,8 @@ static uint64_t name_hash(const char *s)
     return h;
 }
 
-static uint64_t mix(uint64_t x)
+/* A hash's bits mixed down (MurmurHash3's finalizer, first half), for a table slot. */
+static uint64_t slot_hash(uint64_t x)
 {
     x ^= x >> 33;
     x *= UINT64_C(0xff51afd7ed558ccd);
@@ -87,7 +88,7 @@ static int owed_grow(claims *c)
         uint64_t h = c->owed[i];
         if (!h)
             continue;
-        size_t at = (size_t)mix(h) & (cap - 1);
+        size_t at = (size_t)slot_hash(h) & (cap - 1);
         while (table[at])
             at = (at + 1) & (cap - 1);
         table[at] = h;
@@ -107,7 +108,7 @@ static int owed_add(claims *c, uint64_t h)
     }
     if ((c->owed_count + 1) * 2 > c->owed_cap && owed_grow(c) < 0)
         return -1;
-    size_t at = (size_t)mix(h) & (c->owed_cap - 1);
+    size_t at = (size_t)slot_hash(h) & (c->owed_cap - 1);
     while (c->owed[at] && c->owed[at] != h)
         at = (at + 1) & (c->owed_cap - 1);
     if (!c->owed[at]) {
@@ -128,7 +129,7 @@ static int owed_take(claims *c, uint64_t h)
     }
     if (!c->owed_cap)
         return 0;
-    size_t mask = c->owed_cap - 1, at = (size_t)mix(h) & mask;
+    size_t mask = c->owed_cap - 1, at = (size_t)slot_hash(h) & mask;
     while (c->owed[at] && c->owed[at] != h)
         at = (at + 1) & mask;
     if (!c->owed[at])
@@ -138,7 +139,7 @@ static int owed_take(claims *c, uint64_t h)
     for (size_t next = (at + 1) & mask; c->owed[next]; next = (next + 1) & mask) {
         uint64_t moved = c->owed[next];
         c->owed[next] = 0;
-        size_t home = (size_t)mix(moved) & mask;
+        size_t home = (size_t)slot_hash(moved) & mask;
         while (c->owed[home])
             home = (home + 1) & mask;
         c->owed[home] = moved;
@@ -152,7 +153,7 @@ static uint64_t words_sum(const uint64_t *w, size_t n)
 {
     uint64_t h = UINT64_C(0x9e3779b97f4a7c15);
     for (size_t i = 0; i < n; i++)
-        h = mix(h ^ w[i]) + i;
+        h = slot_hash(h ^ w[i]) + i;
     return h;
 }
 
