@@ -424,10 +424,10 @@ static int move_slot(redisContext **masters, int nmasters, const char *key, int 
  * absent ones (expected 0.02%). */
 static void check_lookups_after(sbloom_redis_t *f, const uint64_t *keys, size_t n, const char *what)
 {
-    static uint8_t held[8000];
-    if (2 * n > sizeof held)
+    uint8_t *held = calloc(2 * n, 1);
+    CHECK(held != NULL);
+    if (!held)
         return;
-    memset(held, 0, 2 * n);
     int64_t found = sbloom_redis_contains_hashes(f, keys, 2 * n, held);
     if (found < 0)
         fprintf(stderr, "lookups %s: %s\n", what, sbloom_redis_message(f));
@@ -437,6 +437,7 @@ static void check_lookups_after(sbloom_redis_t *f, const uint64_t *keys, size_t 
     printf("lookups %s: %lld found, %zu of %zu added, %zu of %zu absent\n", what, (long long)found,
            present, n, false_positives, n);
     CHECK(found >= 0 && present == n && false_positives < n / 100);
+    free(held);
 }
 
 /* A shard's slot moves to another master between rounds, as in a reshard: the next lookup round
