@@ -260,6 +260,7 @@ enum {
     KEY_SIZE,
     KEY_ISA,
     KEY_URLS,
+    KEY_WINDOW_KEYS,
     KEY_STRICT,
     KEY_REWIND
 };
@@ -295,6 +296,7 @@ static const struct option long_options[] = {
     {"size", required_argument, NULL, KEY_SIZE},
     {"isa", required_argument, NULL, KEY_ISA},
     {"urls", required_argument, NULL, KEY_URLS},
+    {"window-keys", required_argument, NULL, KEY_WINDOW_KEYS},
     {"strict", no_argument, NULL, KEY_STRICT},
     {"rewind", no_argument, NULL, KEY_REWIND},
     {NULL, 0, NULL, 0},
@@ -331,7 +333,8 @@ static unsigned flag_of(int key)
     case KEY_JSON:
     case KEY_SIZE:
     case KEY_ISA:
-    case KEY_URLS: return OPT_BENCH;
+    case KEY_URLS:
+    case KEY_WINDOW_KEYS: return OPT_BENCH;
     case KEY_STRICT: return OPT_STRICT;
     case KEY_REWIND: return OPT_REWIND;
     default: return 0;
@@ -453,6 +456,10 @@ static int take_option(const char *command, int key, const char *value, cli_opti
         break;
     case KEY_ISA: o->isa = value; break;
     case KEY_URLS: o->urls = value; break;
+    case KEY_WINDOW_KEYS:
+        if (!parse_count(name, value, &o->window_keys))
+            return EXIT_USAGE;
+        break;
     case KEY_STRICT: o->strict = 1; break;
     default: break;
     }

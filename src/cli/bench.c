@@ -21,7 +21,7 @@
 
 static const char bench_help[] =
     "usage: simdbloom bench [--quick] [--size BYTES] [--isa NAME] [--layout L] [--urls FILE]\n"
-    "                       [--json]\n"
+    "                       [--window-keys N] [--json]\n"
     "\n"
     "Measures this build on this CPU: for filter sizes picked from the cache sizes (half of L1d,\n"
     "L2, L3, and 256 MiB for DRAM) and every instruction set that runs natively, batch contains,\n"
@@ -44,6 +44,9 @@ static const char bench_help[] =
     "                fp512-r*, 70% of their plan, add a remove row; the fingerprint layouts\n"
     "                also the share of lookups and keys that read a second line)\n"
     "  --urls FILE   URL strings from FILE (one per line) instead of generated ones\n"
+    "  --window-keys N\n"
+    "                the windows' rows at N keys a window only (1k to 1G; k, M, G: 10^3, 10^6,\n"
+    "                10^9), instead of 1M and 100M\n"
     "  --json        one JSON document on standard output instead of the table\n"
     "Machines are noisy: compare rows of one run (the ratio to the limit), not runs.\n";
 
@@ -52,6 +55,7 @@ typedef struct bench_config {
     uint64_t size; /* 0: from the caches */
     const char *isa, *urls_path;
     sbloom_layout layout;
+    uint64_t window_keys; /* 0: 1M, and 100M in a full run */
 } bench_config;
 
 /* Cache sizes from sysconf where the C library knows them, else typical ones. */
@@ -311,6 +315,10 @@ static int parse_bench(int argc, char **argv, bench_config *c)
     c->size = o.size;
     c->isa = o.isa;
     c->urls_path = o.urls;
+    c->window_keys = o.window_keys;
+    if (c->window_keys && (c->window_keys < 1000 || c->window_keys > UINT64_C(1000000000)))
+        return usage_error("bench", "--window-keys takes 1k to 1G keys, not %llu",
+                           (unsigned long long)c->window_keys);
     if (c->isa && sbloom_set_isa(c->isa) != SBLOOM_OK)
         return usage_error("bench", "--isa %s: not an instruction set this build runs here",
                            c->isa);
@@ -379,15 +387,15 @@ static void print_writers(const bench_config *c, uint64_t bytes, size_t n, int r
 }
 
 /* The windowed rows (bench_window.c) on the default instruction set: WINDOW_PERIODS periods,
- * 1M keys a window, and 100M in a full run (one repetition: about 500M operations); the ring of
- * Bloom generations at 1% against a plain Bloom filter (in JSON, the document's "window" member)
- * and the fingerprint window at the crawler's 1e-6 against the plain fingerprint filter (both
- * SBLOOM_OPTS_ANY_FAMILY; "window_fp"). */
+ * 1M keys a window (--window-keys N: N), and 100M in a full run (one repetition: about 500M
+ * operations); the ring of Bloom generations at 1% against a plain Bloom filter (in JSON, the
+ * document's "window" member) and the fingerprint window at the crawler's 1e-6 against the plain
+ * fingerprint filter (both SBLOOM_OPTS_ANY_FAMILY; "window_fp"). */
 #define WINDOW_PERIODS 3
 static void print_window(const bench_config *c, int reps, double fpp, int any_family)
 {
-    static const uint64_t keys[2] = {1000000, 100000000};
-    int rows = c->quick || c->size ? 1 : 2;
+    const uint64_t keys[2] = {c->window_keys ? c->window_keys : 1000000, 100000000};
+    int rows = c->quick || c->size || c->window_keys ? 1 : 2;
     sbloom_set_isa(c->isa);
     if (c->json)
         printf(", \"%s\": {\"periods\": %d, \"fpp\": %g, \"isa\": \"%s\", \"rows\": [",

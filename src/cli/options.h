@@ -30,7 +30,7 @@ enum {
     OPT_REPAIR = 1 << 16,    /* --repair */
     OPT_TABLE = 1 << 17,     /* --table (plan) */
     OPT_GEN = 1 << 18,       /* --seed S --repeat FRACTION (gen-urls) */
-    OPT_BENCH = 1 << 19,     /* --quick --json --size BYTES --isa NAME --urls FILE (bench) */
+    OPT_BENCH = 1 << 19,     /* --quick --json --size --isa --urls --window-keys (bench) */
     OPT_STRICT = 1 << 20,    /* --strict */
     OPT_REWIND = 1 << 21,    /* --rewind (info) */
 };
@@ -60,6 +60,7 @@ typedef struct cli_options {
     int quick, json;        /* bench --quick, --json */
     uint64_t size;          /* bench --size (0: none) */
     const char *isa, *urls; /* bench --isa, --urls */
+    uint64_t window_keys;   /* bench --window-keys (0: 1M, and 100M in a full run) */
     int summary;      /* print the summary: not quiet, and verbose or standard error a terminal */
     unsigned threads; /* default: the cores online */
     const char *output, *state, *shared;
