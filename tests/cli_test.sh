@@ -204,6 +204,8 @@ check "bench --json: the fingerprint window's row at 1e-6, speeds above 0, less 
          .window_fp.rows[0].memory_ratio < .window.rows[0].memory_ratio and
          ([.window_fp.rows[0] | .plain_add_if_new_ns, .window_add_if_new_ns, .plain_contains_ns,
            .window_contains_ns] | all(. > 0))' "$tmp/bench.json"
+exit_code 2 "$bin" bench --window-keys 999 # (1k to 1G: a usage error, one line, nothing run)
+check "bench --window-keys 999: the error names the option and its range" grep -q -- '--window-keys takes 1k to 1G' "$tmp/err"
 "$bin" bench --quick --size 1MiB --isa scalar --layout counting512 --window-keys 100k --json >"$tmp/bench.json" 2>/dev/null
 check "bench --json, counting512: a whole document, no writers (its counters take one writer)" \
   jq -e '(.results | length > 0) and .writers == null' "$tmp/bench.json"
