@@ -486,6 +486,15 @@ static int run_window_pair(const char *isa, uint32_t periods, double p, uint64_t
     return mismatches == 0;
 }
 
+/* 1 if the first len characters of name are one of the names listed. */
+static int isa_listed(const char *const *names, size_t count, const char *name, size_t len)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0)
+            return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* An argument names the one instruction set to compare (ctest runs one test a set, side by
@@ -498,10 +507,9 @@ int main(int argc, char **argv)
     const char *names[16];
     size_t count = sbloom_isa_list(names, 16);
     CHECK(count >= 1);
-    int found = 0;
-    for (size_t i = 0; i < count && i < 16; i++)
-        found |= only && strcmp(names[i], only) == 0;
-    if (only && !found) {
+    if (count > 16)
+        count = 16;
+    if (only && !isa_listed(names, count, only, strlen(only))) {
         printf("SKIP: instruction set %s is not usable here\n", only);
         return 77;
     }
@@ -509,16 +517,15 @@ int main(int argc, char **argv)
      * left out where its native one ("avx2") runs: the same kernel source, which the native run
      * checks under the sanitizers; on a CPU without it, the emulated run is that source's only. */
     const char *native_first = getenv("SIMDBLOOM_DIFF_NATIVE_FIRST");
-    size_t only_len = only ? strlen(only) : 0;
-    if (only && native_first && native_first[0] == '1' && only_len > 6 &&
-        strcmp(only + only_len - 6, "-simde") == 0)
-        for (size_t i = 0; i < count && i < 16; i++)
-            if (strlen(names[i]) == only_len - 6 && strncmp(names[i], only, only_len - 6) == 0) {
-                printf("SKIP: %s runs natively here (differential@%s)\n", only, names[i]);
-                return 77;
-            }
+    size_t native_len =
+        only && strstr(only, "-simde") ? (size_t)(strstr(only, "-simde") - only) : 0;
+    if (native_len && native_first && native_first[0] == '1' &&
+        isa_listed(names, count, only, native_len)) {
+        printf("SKIP: %s runs natively here (differential@%.*s)\n", only, (int)native_len, only);
+        return 77;
+    }
     size_t compared = 0;
-    for (size_t i = 0; i < count && i < 16; i++) {
+    for (size_t i = 0; i < count; i++) {
         if (only && strcmp(names[i], only) != 0)
             continue;
         for (int l = 0; l < TEST_NLAYOUTS; l++) /* scalar too: its loops are the others' */
