@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "simdbloom.h"
 #include "check.h"
@@ -389,6 +392,26 @@ static void buffer_rules(sbloom_layout layout)
     sbloom_free(f);
 }
 
+/* The plan of a filter past the batch drivers' prefetch threshold (512 KiB) in every layout:
+ * about 700 KiB (at 600,000 keys the fingerprint and counting layouts take 1 to 3.3 MiB, which
+ * every check here writes, zeroes and compares in whole, thousands of times), with room for twice
+ * the longest batch (a fingerprint filter refuses keys past its plan). */
+static uint64_t large_plan(sbloom_layout layout)
+{
+    const uint64_t most = 600000, fewest = 2 * (uint64_t)MAX_KEYS;
+    sbloom_t *f = make_filter(layout, most, 1, 0);
+    CHECK(f != NULL);
+    if (!f)
+        return most;
+    uint64_t plan = (uint64_t)((double)most * (700u << 10) / (double)sbloom_bytes(f));
+    sbloom_free(f);
+    plan = plan < fewest ? fewest : plan > most ? most : plan;
+    f = make_filter(layout, plan, 1, 0);
+    CHECK(f && sbloom_bytes(f) >= (600u << 10)); /* prefetched, whatever the layout */
+    sbloom_free(f);
+    return plan;
+}
+
 static void run_setting(const setting *c, size_t n)
 {
     for (int kind = HASHES; kind <= STRINGS64; kind++)
@@ -410,6 +433,13 @@ int main(int argc, char **argv)
     }
     /* SIMDBLOOM_BATCH_FORMS_QUICK (set under sanitizers and emulators, where each key costs 10 to
      * 100 times more): the edge sizes and one parallel size, not all of them. */
+#ifdef __GLIBC__
+    /* Freed filters stay in the heap for the next ones: glibc would give each back to the kernel
+     * and fault its successor in page by page, 60% of this test's time on a VM whose page faults
+     * are dear (an AMD EPYC Zen 5 under PVM). */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
     const char *quick_env = getenv("SIMDBLOOM_BATCH_FORMS_QUICK");
     int quick = quick_env && quick_env[0] == '1';
     make_keys(&batch_keys, MAX_KEYS, 1);
@@ -420,7 +450,6 @@ int main(int argc, char **argv)
     static const size_t small[] = {0, 1, 63, 65, 511, 513, 1023, 1025, 4097, 2,   3,
                                    5, 7, 8,  9,  31,  64,  127,  512,  1024, 4095};
     size_t nsmall = quick ? 9 : sizeof small / sizeof *small;
-    static const uint64_t plans[] = {2000, 600000}; /* about 2.4 KiB and 700 KiB at 1% */
     /* Parallel batches: sizes above the threshold that no thread count divides, on 2 to 7
      * threads, plain and concurrent. */
     static const struct {
@@ -433,13 +462,14 @@ int main(int argc, char **argv)
         if (family[0] && test_layout_fingerprint(layout) != (family[0] == 'f'))
             continue;
         buffer_rules(layout);
+        /* in the caches (2,000 keys, about 2.4 KiB at 1%; a fingerprint filter refuses keys
+         * past its plan: 5,000 hold the longest small batch) and prefetched */
+        const uint64_t plans[] = {test_layout_fingerprint(layout) ? 5000 : 2000,
+                                  large_plan(layout)};
         for (size_t p = 0; p < 2; p++)
             for (size_t i = 0; i < nsmall; i++)
                 for (int concurrent = 0; concurrent <= 1; concurrent++) {
-                    /* a fingerprint filter refuses keys past its plan: the small one holds the
-                     * longest batch here */
-                    uint64_t plan = test_layout_fingerprint(layout) && p == 0 ? 5000 : plans[p];
-                    setting c = {layout, plan, 1, concurrent};
+                    setting c = {layout, plans[p], 1, concurrent};
                     run_setting(&c, small[i]);
                 }
         /* n = t - 1, t, t + 1 on t threads: below the parallel threshold, so serial, but the
