@@ -383,6 +383,11 @@ static void forged_plans(void)
             {128 + 32 + 8 * now_slot, 10 - gens, 8, stale_by_one, 0},
             {128 + 190, 1, 1, "byte 190 is set", 0},
             {128 + 0, 0, 8, "no window record", 0},
+            /* format version 2: only a window of ages (fingerprint lines) is written with it */
+            {8, 2, 4,
+             periods == 3 ? "format version 2 for lines of counting512"
+                          : "format version 2 for a window of an image per generation",
+             0},
             {128 + 8, 4, 4, "4 periods, 4 generations", 1},
             {keys_at + 8 * ((now_slot + 1) % gens), 1, 8, never_began, 1},
             {keys_at + 8 * now_slot, 1, 8, "their image counts", 1},
@@ -443,6 +448,8 @@ static void forged_plans(void)
         {ring0 + 128 + 16, ring0, ring0_len, 20, 8, "ring 0: 100 items a window"},    /* period */
         {ring1 + 128 + 184, ring1, ring1_len, 2, 1, "ring 1: window record: form 3"}, /* its form */
         {ring0 + 128 + 192 + 200, 0, 0, 0xff, 1, "ring 0: its checksum"}, /* its lines */
+        {8, 0, 0, 2, 4, "format version 2 for a window of rings"},        /* (Bloom rings: 1) */
+        {ring0 + 8, ring0, ring0_len, 2, 4, "ring 0: format version 2 for lines of counting512"},
     };
     for (size_t i = 0; gclean && i < sizeof growing_cases / sizeof growing_cases[0]; i++) {
         memcpy(gbuf, gclean, glen);

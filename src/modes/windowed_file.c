@@ -400,7 +400,13 @@ static int read_header_and_record(const sbloom_header *h, const uint8_t *payload
     if (!(h->flags & 1u)) /* a windowed filter always has its plan */
         return sbloom_fail_with(SBLOOM_E_CORRUPT, "inconsistent header: a windowed filter "
                                                   "without its plan");
-    return read_record(rec, payload, h->payload_bytes);
+    int rc = read_record(rec, payload, h->payload_bytes);
+    /* an image per generation and a growing window's rings are Bloom filters, written with
+     * format version 1 (one image of the lines is checked with its layout: version 2 for ages) */
+    if (rc == SBLOOM_OK && !rec->one_image && h->version != SBLOOM_FORMAT_VERSION)
+        return sbloom_fail_with(SBLOOM_E_CORRUPT, "format version %u for a window of %s",
+                                h->version, rec->rings ? "rings" : "an image per generation");
+    return rc;
 }
 
 /* A ring from its validated header and checksummed payload (of form 0 or 1). */
