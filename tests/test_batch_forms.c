@@ -431,8 +431,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [bloom|fingerprint]\n", argv[0]);
         return 2;
     }
-    /* SIMDBLOOM_BATCH_FORMS_QUICK (set under sanitizers and emulators, where each key costs 10 to
-     * 100 times more): the edge sizes and one parallel size, not all of them. */
 #ifdef __GLIBC__
     /* Freed filters stay in the heap for the next ones: glibc would give each back to the kernel
      * and fault its successor in page by page, 60% of this test's time on a VM whose page faults
@@ -440,6 +438,8 @@ int main(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
+    /* SIMDBLOOM_BATCH_FORMS_QUICK (set under sanitizers and emulators, where each key costs 10 to
+     * 100 times more): the edge sizes and one parallel size, not all of them. */
     const char *quick_env = getenv("SIMDBLOOM_BATCH_FORMS_QUICK");
     int quick = quick_env && quick_env[0] == '1';
     make_keys(&batch_keys, MAX_KEYS, 1);
