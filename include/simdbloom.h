@@ -283,6 +283,16 @@ static inline sbloom_opts sbloom_opts_init(void)
 
 SBLOOM_API int sbloom_create_opts(sbloom_t **out, const sbloom_opts *opts);
 
+/* What sbloom_create_opts(&f, opts) would make, planned without making it (no memory taken): the
+ * layout of its lines and their bytes, k, the rate, and bytes * 8 / expected. A window's plan is
+ * every generation's lines (or the fingerprint window's, with a byte a line beside them) for
+ * `expected` keys a window, its layout that of the lines (counting512: generation slots; a 512-bit
+ * Bloom layout: adjacent lines; fp512-r*: the fingerprint window, SBLOOM_OPTS_ANY_FAMILY where it
+ * is smaller) and its fpp the window's rate. Only a filter planned for a count has a size before
+ * its keys come: options with memory, bytes, or no `expected` (a filter that grows) are
+ * SBLOOM_E_INVALID, as are options sbloom_create_opts refuses. out->size must be set. */
+SBLOOM_API int sbloom_plan_opts(const sbloom_opts *opts, sbloom_plan *out);
+
 /* A filter planned by sbloom_plan_for(n, p) (a bit layout). *out is set to NULL on failure. */
 SBLOOM_API int sbloom_create(sbloom_t **out, uint64_t n, double p);
 /* The same with the layout chosen by the caller (sbloom_plan_for_layout); with

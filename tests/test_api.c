@@ -858,6 +858,86 @@ static void create_from_options(void)
     CHECK(sbloom_create_opts(&f, &o) == SBLOOM_E_INVALID && f == NULL);
 }
 
+/* sbloom_plan_opts: for every filter with a planned size (plain of each family, windows of each
+ * form: slots, adjacent lines, the fingerprint window with its spill bytes), the bytes and layout
+ * of what sbloom_create_opts makes of the same options, over rates, counts and windows; the options
+ * it cannot size refused as sbloom_create_opts refuses them, or as having no size yet. */
+static void plans_from_options(void)
+{
+    static const double rates[] = {0.1, 0.01, 1e-4, 1e-6, 1e-8};
+    static const uint64_t counts[] = {1000, 60000, 1000000};
+    static const uint32_t periods[] = {0, 1, 3, 8};
+    int forms[4] = {0, 0, 0, 0}; /* made: plain; slots; adjacent lines; fingerprint window */
+    for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++)
+        for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+            for (size_t w = 0; w < sizeof periods / sizeof periods[0]; w++)
+                for (unsigned any = 0; any < 2; any++) {
+                    sbloom_opts o = sbloom_opts_init();
+                    o.expected = counts[c];
+                    o.fpp = rates[r];
+                    o.periods = periods[w];
+                    o.period = periods[w] == 8 ? 7 : 6; /* 6: finer periods of 2 and 3 */
+                    o.now = 1000;
+                    o.flags = any ? SBLOOM_OPTS_ANY_FAMILY : 0;
+                    sbloom_plan plan = sbloom_plan_init();
+                    sbloom_t *f = NULL;
+                    int planned = sbloom_plan_opts(&o, &plan), made = sbloom_create_opts(&f, &o);
+                    CHECK(planned == made);
+                    if (planned != SBLOOM_OK || made != SBLOOM_OK) {
+                        sbloom_free(f);
+                        continue;
+                    }
+                    CHECK(plan.bytes == sbloom_bytes(f));
+                    CHECK(plan.bits_per_key == (double)plan.bytes * 8.0 / (double)counts[c]);
+                    CHECK(plan.fpp > 0.0 && plan.fpp <= rates[r]);
+                    if (!periods[w]) {
+                        CHECK(plan.layout == sbloom_get_layout(f));
+                        forms[0]++;
+                    } else {
+                        const sbloom_t *stage = sbloom_stage(f, 0);
+                        int ages = plan.layout >= SBLOOM_LAYOUT_FP512_R10 &&
+                                   plan.layout <= SBLOOM_LAYOUT_FP512_R29;
+                        /* a ring's generations are its stages, each of the plan's layout; the
+                         * fingerprint window has none (its entries are one core) */
+                        CHECK(ages ? sbloom_stages(f) == 0
+                                   : stage && sbloom_get_layout(stage) == plan.layout);
+                        forms[ages ? 3 : plan.layout == SBLOOM_LAYOUT_COUNTING512 ? 1 : 2]++;
+                    }
+                    sbloom_free(f);
+                }
+    CHECK(forms[0] > 0 && forms[1] > 0 && forms[2] > 0 && forms[3] > 0);
+    sbloom_opts o = sbloom_opts_init();
+    sbloom_plan plan = sbloom_plan_init();
+    CHECK(sbloom_plan_opts(&o, &plan) == SBLOOM_E_INVALID); /* no expected: it would grow */
+    o.expected = 1000;
+    o.layout = SBLOOM_LAYOUT_SCALABLE;
+    CHECK(sbloom_plan_opts(&o, &plan) == SBLOOM_E_INVALID);
+    o.layout = 0;
+    o.bytes = 4096;
+    CHECK(sbloom_plan_opts(&o, &plan) == SBLOOM_E_INVALID);
+    o.bytes = 0;
+    o.fpp = 1.5;
+    CHECK(sbloom_plan_opts(&o, &plan) == SBLOOM_E_INVALID);
+    o.fpp = 0.0; /* 1e-6, as sbloom_create_opts takes it */
+    CHECK(sbloom_plan_opts(&o, &plan) == SBLOOM_OK && plan.fpp <= 1e-6 && plan.bytes > 0);
+    o.periods = 3; /* a window of period 0 */
+    CHECK(sbloom_plan_opts(&o, &plan) == SBLOOM_E_INVALID);
+    o.period = 10;
+    o.periods = SBLOOM_WINDOW_MAX_PERIODS + 1;
+    CHECK(sbloom_plan_opts(&o, &plan) == SBLOOM_E_INVALID);
+    o.periods = 3;
+    o.flags = 1u << 7; /* a flag this library does not know */
+    CHECK(sbloom_plan_opts(&o, &plan) == SBLOOM_E_INVALID);
+    o.flags = 0;
+    o.expected = UINT64_C(1) << 40; /* past the largest filter */
+    CHECK(sbloom_plan_opts(&o, &plan) == SBLOOM_E_TOO_LARGE);
+    plan.size = 4; /* a plan struct the caller did not size */
+    o.expected = 1000;
+    CHECK(sbloom_plan_opts(&o, &plan) == SBLOOM_E_INVALID);
+    CHECK(sbloom_plan_opts(NULL, &plan) == SBLOOM_E_NULL &&
+          sbloom_plan_opts(&o, NULL) == SBLOOM_E_NULL);
+}
+
 /* A filter of several cores reports its arrangement's value (SBLOOM_LAYOUT_SCALABLE, _WINDOWED)
  * through a clone and a reload, while its stages report geometries and its strings hash as every
  * XXH3 layout's do (the object itself holds no layout: docs/ARCHITECTURE.md, "Three axes"). */
@@ -909,6 +989,7 @@ int main(void)
 {
     exported_initializers();
     create_from_options();
+    plans_from_options();
     arrangements_report_their_layout();
     errors_have_names();
     overload_estimate();

@@ -68,13 +68,22 @@ static int in_memory(sbloom_t **out, const sbloom_opts *o, double p)
                             p);
 }
 
+/* A window's periods and period from the options (layout windowed alone: 1 period of 1): 1, or 0
+ * for options that make no window. */
+static int window_args(const sbloom_opts *o, double p, uint32_t *periods, uint64_t *period)
+{
+    *periods = o->periods ? o->periods : 1;
+    *period = o->periods ? o->period : 1;
+    return valid_rate(p) && *periods <= SBLOOM_WINDOW_MAX_PERIODS && *period != 0 && !o->bytes &&
+           (!o->layout || o->layout == SBLOOM_LAYOUT_WINDOWED);
+}
+
 /* A window: planned for expected keys a window, or growing from first. */
 static int window(sbloom_t **out, const sbloom_opts *o, double p)
 {
-    uint32_t periods = o->periods ? o->periods : 1; /* (layout windowed alone: 1 period of 1) */
-    uint64_t period = o->periods ? o->period : 1;
-    if (!valid_rate(p) || periods > SBLOOM_WINDOW_MAX_PERIODS || period == 0 || o->bytes ||
-        (o->layout && o->layout != SBLOOM_LAYOUT_WINDOWED))
+    uint32_t periods;
+    uint64_t period;
+    if (!window_args(o, p, &periods, &period))
         return SBLOOM_E_INVALID;
     if (o->expected)
         return sbloom_windowed_new(out, o->expected, p, periods, period, o->now,
@@ -104,4 +113,38 @@ int sbloom_make(sbloom_t **out, const sbloom_opts *o)
                    : SBLOOM_E_INVALID;
     }
     return planned(out, o, o->expected, p);
+}
+
+int sbloom_plan_opts(const sbloom_opts *opts, sbloom_plan *out)
+{
+    if (!opts || !out)
+        return SBLOOM_E_NULL;
+    if (out->size < sizeof(sbloom_plan))
+        return SBLOOM_E_INVALID;
+    sbloom_opts o;
+    int rc = sbloom_read_options(opts, &o);
+    if (rc != SBLOOM_OK)
+        return rc;
+    double p = o.fpp == 0.0 ? DEFAULT_FPP : o.fpp;
+    /* a size only a filter of a planned count has: not one in caller memory, of given bytes, or
+     * growing (its size follows the keys that come) */
+    if (o.memory || o.bytes || !o.expected || o.layout == SBLOOM_LAYOUT_SCALABLE || !valid_rate(p))
+        return SBLOOM_E_INVALID;
+    sbloom_plan plan = sbloom_plan_init();
+    if (o.periods || o.layout == SBLOOM_LAYOUT_WINDOWED) {
+        uint32_t periods;
+        uint64_t period;
+        if (!window_args(&o, p, &periods, &period))
+            return SBLOOM_E_INVALID;
+        rc = sbloom_windowed_plan(o.expected, p, periods, period,
+                                  (o.flags & SBLOOM_OPTS_ANY_FAMILY) != 0, &plan);
+    } else {
+        rc = plan_with(&o, o.expected, p, &plan);
+    }
+    if (rc == SBLOOM_OK) {
+        size_t callers_size = out->size; /* a newer caller's struct may be larger */
+        *out = plan;
+        out->size = callers_size;
+    }
+    return rc;
 }

@@ -79,6 +79,11 @@ int sbloom_scalable_from_payload(sbloom_t **out, const sbloom_header *h, const u
  * validated header and checksummed payload; time moving on; and its window. */
 int sbloom_windowed_new(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
                         uint64_t now, int any_family);
+/* What sbloom_windowed_new makes of the same arguments, planned without making it: its lines'
+ * layout and bytes (every generation's, and the spill lines of the ages form), k, the window's
+ * rate p, and bits a window key. */
+int sbloom_windowed_plan(uint64_t n, double p, uint32_t periods, uint64_t period, int any_family,
+                         sbloom_plan *out);
 /* A growing windowed filter (sbloom_create_windowed_scalable's arguments, checked). */
 int sbloom_windowed_new_growing(sbloom_t **out, uint64_t first, double p, uint32_t periods,
                                 uint64_t period, uint64_t now);

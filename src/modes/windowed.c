@@ -167,6 +167,25 @@ static uint32_t ages_split(uint64_t n, double p, uint32_t periods, uint64_t peri
     return best;
 }
 
+int sbloom_windowed_plan(uint64_t n, double p, uint32_t periods, uint64_t period, int any_family,
+                         sbloom_plan *out)
+{
+    uint32_t split = any_family ? ages_split(n, p, periods, period) : 0;
+    uint32_t ngens = periods * (split ? split : 1) + 1, per_group; /* (counted by the bytes) */
+    sbloom_plan plan = sbloom_plan_init();
+    int rc = split ? sbloom_ring_ages_plan(n, p, ngens - 1, &plan)
+                   : generations_plan(n, p, periods, &plan, &per_group);
+    if (rc == SBLOOM_OK) /* (as ring_new makes them) */
+        rc = sbloom_ring_lines_bytes(plan.bytes / 64, plan.layout, ngens, &out->bytes);
+    if (rc != SBLOOM_OK)
+        return rc;
+    out->layout = plan.layout;
+    out->k = plan.k;
+    out->bits_per_key = (double)out->bytes * 8.0 / (double)n;
+    out->fpp = p;
+    return SBLOOM_OK;
+}
+
 int sbloom_windowed_new(sbloom_t **out, uint64_t n, double p, uint32_t periods, uint64_t period,
                         uint64_t now, int any_family)
 {

@@ -114,6 +114,19 @@ windowed *sbloom_ring_alloc(uint64_t n, double p, uint32_t periods, uint64_t per
     return w;
 }
 
+int sbloom_ring_lines_bytes(uint64_t ngroups, sbloom_layout layout, uint32_t ngens, uint64_t *bytes)
+{
+    sbloom_window_form form = sbloom_window_form_of(layout);
+    uint32_t per_group = sbloom_window_group_lines(form, ngens);
+    if (ngroups > UINT32_MAX || ngroups > SBLOOM_MAX_BYTES / 64 / per_group)
+        return SBLOOM_E_TOO_LARGE;
+    uint64_t spill = form == SBLOOM_WINDOW_AGES ? sbloom_core_fp_spill_lines(ngroups) : 0;
+    if (ngroups * per_group + spill > SBLOOM_MAX_BYTES / 64)
+        return SBLOOM_E_TOO_LARGE;
+    *bytes = (ngroups * per_group + spill) * 64; /* (ages: the spill lines after the lines) */
+    return SBLOOM_OK;
+}
+
 /* The lines for ngroups blocks a generation, zeroed: of the counting layout, generation slots
  * (one line a group); of a 512-bit layout, adjacent lines (G + 1 lines a group). */
 int sbloom_ring_make_lines(windowed *w, uint64_t ngroups, sbloom_layout layout)
@@ -121,13 +134,10 @@ int sbloom_ring_make_lines(windowed *w, uint64_t ngroups, sbloom_layout layout)
     sbloom_window_form form = sbloom_window_form_of(layout);
     int ages = form == SBLOOM_WINDOW_AGES;
     uint32_t per_group = sbloom_window_group_lines(form, w->ngens);
-    if (ngroups > UINT32_MAX || ngroups > SBLOOM_MAX_BYTES / 64 / per_group)
-        return SBLOOM_E_TOO_LARGE;
-    uint64_t spill = ages ? sbloom_core_fp_spill_lines(ngroups) : 0; /* (ages: after the lines) */
-    if (ngroups * per_group + spill > SBLOOM_MAX_BYTES / 64)
-        return SBLOOM_E_TOO_LARGE;
-    int rc =
-        sbloom_core_init(&w->lines, (ngroups * per_group + spill) * 64, layout, SBLOOM_OWNER_HEAP);
+    uint64_t bytes;
+    int rc = sbloom_ring_lines_bytes(ngroups, layout, w->ngens, &bytes);
+    if (rc == SBLOOM_OK)
+        rc = sbloom_core_init(&w->lines, bytes, layout, SBLOOM_OWNER_HEAP);
     if (rc != SBLOOM_OK)
         return rc;
     w->ngroups = ngroups;

@@ -173,6 +173,10 @@ void sbloom_ring_free(windowed *w);
  * (one line a group); of a 512-bit layout, adjacent lines (G + 1 lines a group); of a fingerprint
  * layout, ages (ngroups lines for every generation's entries, then their spill lines). */
 int sbloom_ring_make_lines(windowed *w, uint64_t ngroups, sbloom_layout layout);
+/* The bytes sbloom_ring_make_lines takes for ngroups groups of `layout` lines in a ring of ngens
+ * generations (the ages form's spill lines included), or SBLOOM_E_TOO_LARGE. */
+int sbloom_ring_lines_bytes(uint64_t ngroups, sbloom_layout layout, uint32_t ngens,
+                            uint64_t *bytes);
 /* A heap core of one generation's geometry, no keys. */
 int sbloom_ring_generation_core(const windowed *w, sbloom_core *out);
 /* Generation `slot` copied into a core of its own (gather), or back into the lines (spread). */
