@@ -166,6 +166,23 @@ check "plan picks the fingerprint family at 1e-6, a Bloom layout at 1e-2" bash -
   "'$bin' plan --expect 1M --fpp 1e-6 | grep -q '^auto picks fp512-r19' && grep -q '^auto picks block512-k8' '$tmp/plan'"
 check "plan names the Bloom layout a plan would take (for --shared, Redis, merge)" bash -c \
   "'$bin' plan --expect 1M --fpp 1e-6 | grep -q '^bloom picks block512-k16 '"
+# a window's plan: each form's bytes those of the filter build makes with the same options (the
+# fingerprint window where it is smaller, the ring with --layout bloom), and the pick said
+size_of() { "$bin" info "$1" | awk '$1 == "size" { gsub(/[()]/, "", $4); print $4 }'; }
+for plan in "1M 1e-6 30d fingerprint" "60000 1e-4 90m fingerprint" "1000 0.1 3s ring"; do
+  read -r wn wp wd wform <<<"$plan"
+  "$bin" plan --expect "$wn" --fpp "$wp" --forget-after "$wd" >"$tmp/wplan"
+  rm -f "$tmp/w1.sbf" "$tmp/w2.sbf"
+  "$bin" build -q --expect "$wn" --fpp "$wp" --forget-after "$wd" -o "$tmp/w1.sbf" </dev/null
+  "$bin" build -q --expect "$wn" --fpp "$wp" --forget-after "$wd" --layout bloom -o "$tmp/w2.sbf" </dev/null
+  picked=$(awk -v form="$wform" '$1 == form { print $2 }' "$tmp/wplan")
+  check "plan --forget-after $wd at $wp: the ring's bytes are build --layout bloom's ($(size_of "$tmp/w2.sbf"))" \
+    [ "$(awk '$1 == "ring" { print $2 }' "$tmp/wplan")" = "$(size_of "$tmp/w2.sbf")" ]
+  check "plan --forget-after $wd at $wp: build takes the $wform window, of the planned bytes ($picked)" \
+    bash -c "[ '$picked' = '$(size_of "$tmp/w1.sbf")' ] && grep -q '^build and dedup --state pick the $wform' '$tmp/wplan'"
+done
+exit_code 2 "$bin" plan --table --forget-after 3s
+exit_code 2 "$bin" plan --forget-after 4s
 
 # 7. Option parsing as getopt_long users expect: abbreviations, --opt=VALUE, combined short
 #    options, -oFILE, options after the files, --, -V; refusals name the option.
