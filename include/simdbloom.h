@@ -252,8 +252,9 @@ typedef struct sbloom sbloom_t; /* opaque */
  * SBLOOM_OPTS_ANY_FAMILY: with `expected` and no layout, the smallest of every family
  * (sbloom_plan_any: a fingerprint layout where it is smaller) instead of the smallest bit layout;
  * for a filter that grows, stages of every family (sbloom_create_scalable says how); for a
- * window planned for `expected` keys, a fingerprint window (entries with their period, one
- * writer) where it is smaller, unless SBLOOM_OPTS_CONCURRENT asks for many writers.
+ * window planned for `expected` keys, a fingerprint window (entries with their period) where it
+ * is smaller, whose writers are one thread or the threads of one process (concurrent mode; no
+ * file shared between processes: SBLOOM_E_LAYOUT).
  * Contradictory options (bytes and expected, a window in caller memory) are SBLOOM_E_INVALID.
  * The constructors below are this call with their arguments as options. */
 #define SBLOOM_OPTS_CONCURRENT 1u

@@ -860,8 +860,9 @@ static void create_from_options(void)
 
 /* sbloom_plan_opts: for every filter with a planned size (plain of each family, windows of each
  * form: slots, adjacent lines, the fingerprint window with its spill bytes), the bytes and layout
- * of what sbloom_create_opts makes of the same options, over rates, counts and windows; the options
- * it cannot size refused as sbloom_create_opts refuses them, or as having no size yet. */
+ * of what sbloom_create_opts makes of the same options, over rates, counts and windows, for one
+ * writer and for many (the same lines, their locks taken); the options it cannot size refused as
+ * sbloom_create_opts refuses them, or as having no size yet. */
 static void plans_from_options(void)
 {
     static const double rates[] = {0.1, 0.01, 1e-4, 1e-6, 1e-8};
@@ -871,14 +872,15 @@ static void plans_from_options(void)
     for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++)
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
             for (size_t w = 0; w < sizeof periods / sizeof periods[0]; w++)
-                for (unsigned any = 0; any < 2; any++) {
+                for (unsigned any = 0; any < 3; any++) { /* 2: many writers as well */
                     sbloom_opts o = sbloom_opts_init();
                     o.expected = counts[c];
                     o.fpp = rates[r];
                     o.periods = periods[w];
                     o.period = periods[w] == 8 ? 7 : 6; /* 6: finer periods of 2 and 3 */
                     o.now = 1000;
-                    o.flags = any ? SBLOOM_OPTS_ANY_FAMILY : 0;
+                    o.flags = (any ? SBLOOM_OPTS_ANY_FAMILY : 0) |
+                              (any == 2 ? SBLOOM_OPTS_CONCURRENT : 0);
                     sbloom_plan plan = sbloom_plan_init();
                     sbloom_t *f = NULL;
                     int planned = sbloom_plan_opts(&o, &plan), made = sbloom_create_opts(&f, &o);
