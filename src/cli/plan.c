@@ -80,11 +80,6 @@ static int print_table(void)
     return EXIT_OK;
 }
 
-static int fingerprint_layout(sbloom_layout layout)
-{
-    return layout >= SBLOOM_LAYOUT_FP512_R10 && layout <= SBLOOM_LAYOUT_FP512_R29;
-}
-
 /* The window --forget-after makes (filters.c's create_windowed, planned for --expect), in both
  * forms, as sbloom_plan_opts plans them; the fingerprint window is what build and dedup --state
  * take where it is smaller (SBLOOM_OPTS_ANY_FAMILY). */
@@ -116,7 +111,7 @@ static int print_window(const cli_options *o)
            plans[0].layout == SBLOOM_LAYOUT_COUNTING512
                ? "generation slots: one line a key"
                : "a line a generation: adjacent lines a key");
-    int fingerprints = fingerprint_layout(plans[1].layout);
+    int fingerprints = is_fingerprint_layout(plans[1].layout);
     if (fingerprints)
         printf("%-12s %14llu %12.2f  %s (entries with their period: one line a key)\n",
                "fingerprint", (unsigned long long)plans[1].bytes, plans[1].bits_per_key,
